@@ -1,0 +1,430 @@
+//! `extensions_config.json`: the `mcpServers` map shared with Claude Desktop and DeerFlow.
+//!
+//! One bad server never stops the others: it is reported as a [`SkippedServer`] with its
+//! reason. Only a file that cannot be read or parsed at all is a [`ConfigError`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{ConfigError, EnvLookup, Loaded, expand_env_reference};
+
+/// Top-level keys we know; DeerFlow's file also carries `skills`, which is not ours to warn about.
+const KNOWN_TOP_LEVEL: &[&str] = &["mcpServers", "skills"];
+
+/// How antler talks to an MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio,
+    /// The legacy HTTP+SSE transport (a GET event stream plus POSTed messages).
+    Sse,
+    /// Streamable HTTP.
+    Http,
+}
+
+impl TransportKind {
+    /// The name used in configs and listings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::Sse => "sse",
+            Self::Http => "http",
+        }
+    }
+
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "stdio" => Some(Self::Stdio),
+            "sse" => Some(Self::Sse),
+            "http" | "streamable_http" | "streamable-http" | "streamableHttp" => Some(Self::Http),
+            _ => None,
+        }
+    }
+}
+
+/// One usable MCP server entry, with defaults applied and `$VAR`s expanded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerConfig {
+    /// The key in `mcpServers`; also the default tool-name prefix.
+    pub name: String,
+    /// Disabled servers are listed but never started.
+    pub enabled: bool,
+    /// The transport.
+    pub transport: TransportKind,
+    /// The program to start (stdio).
+    pub command: Option<String>,
+    /// Its arguments (stdio).
+    pub args: Vec<String>,
+    /// Extra environment variables for the child (stdio).
+    pub env: BTreeMap<String, String>,
+    /// The endpoint (sse, http).
+    pub url: Option<String>,
+    /// HTTP headers sent with every request (sse, http).
+    pub headers: BTreeMap<String, String>,
+    /// A human description.
+    pub description: Option<String>,
+    /// Whether tool names get the `{server}_` prefix.
+    pub tool_name_prefix: bool,
+    /// How long connecting and listing tools may take.
+    pub startup_timeout: Duration,
+    /// How long one tool call may take.
+    pub tool_timeout: Duration,
+}
+
+/// A server entry that could not be used, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkippedServer {
+    /// The key in `mcpServers`.
+    pub name: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// The parsed `mcpServers` map, in file order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExtensionsConfig {
+    /// Usable servers (enabled or not).
+    pub servers: Vec<McpServerConfig>,
+    /// Entries that were skipped, with their reasons.
+    pub skipped: Vec<SkippedServer>,
+}
+
+/// The raw shape of one entry, before defaults and validation.
+#[derive(Deserialize)]
+struct RawServer {
+    #[serde(default = "default_true")]
+    enabled: bool,
+    #[serde(rename = "type", default)]
+    type_: Option<String>,
+    #[serde(default)]
+    transport: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default = "default_true")]
+    tool_name_prefix: bool,
+    #[serde(default = "default_startup_timeout")]
+    startup_timeout_secs: f64,
+    #[serde(default = "default_tool_timeout")]
+    tool_timeout_secs: f64,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_startup_timeout() -> f64 {
+    30.0
+}
+fn default_tool_timeout() -> f64 {
+    60.0
+}
+
+/// Reads and parses the extensions file at `path`.
+pub fn load_extensions_config(
+    path: &Path,
+    env: EnvLookup<'_>,
+) -> Result<Loaded<ExtensionsConfig>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_extensions_config(&text, path, env)
+}
+
+/// Parses the text of an extensions file; `path` is only used in messages.
+pub fn parse_extensions_config(
+    text: &str,
+    path: &Path,
+    env: EnvLookup<'_>,
+) -> Result<Loaded<ExtensionsConfig>, ConfigError> {
+    let file = path.display();
+    let root: Value = serde_json::from_str(text).map_err(|err| ConfigError::Syntax {
+        path: path.to_path_buf(),
+        line: err.line(),
+        column: err.column(),
+        message: strip_position(&err.to_string()),
+    })?;
+    let Value::Object(mut root) = root else {
+        return Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: String::from("(top level)"),
+            message: String::from("expected an object with a `mcpServers` key"),
+        });
+    };
+    let mut warnings: Vec<String> = root
+        .keys()
+        .filter(|k| !KNOWN_TOP_LEVEL.contains(&k.as_str()))
+        .map(|k| format!("{file}: unknown top-level key `{k}` is ignored"))
+        .collect();
+    let servers = match root.remove("mcpServers") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(_) => {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: String::from("mcpServers"),
+                message: String::from("expected an object mapping server names to settings"),
+            });
+        }
+    };
+
+    let mut config = ExtensionsConfig::default();
+    for (name, mut raw) in servers {
+        let key = format!("mcpServers.{name}");
+        for (var, at) in expand_json(&mut raw, &key, env) {
+            warnings.push(format!(
+                "{file}: {at}: environment variable ${var} is not set; using \"\""
+            ));
+        }
+        let mut unknown = Vec::new();
+        match server_from_raw(&name, raw, &mut unknown) {
+            Ok(server) => {
+                for field in unknown {
+                    warnings.push(format!("{file}: {key}.{field}: unknown key is ignored"));
+                }
+                config.servers.push(server);
+            }
+            Err(reason) => {
+                warnings.push(format!("{file}: {key}: skipped: {reason}"));
+                config.skipped.push(SkippedServer { name, reason });
+            }
+        }
+    }
+    Ok(Loaded {
+        value: config,
+        path: Some(path.to_path_buf()),
+        warnings,
+    })
+}
+
+/// Validates one entry; the error is the reason it is skipped.
+/// Unknown keys (other clients' settings such as `autoApprove`) are collected in `unknown`.
+fn server_from_raw(
+    name: &str,
+    raw: Value,
+    unknown: &mut Vec<String>,
+) -> Result<McpServerConfig, String> {
+    if name.trim().is_empty() {
+        return Err(String::from("the server name is empty"));
+    }
+    if !raw.is_object() {
+        return Err(String::from("expected an object of settings"));
+    }
+    let raw: RawServer = serde_ignored::deserialize(raw, |path| unknown.push(path.to_string()))
+        .map_err(|err| err.to_string())?;
+    let type_name = raw.type_.or(raw.transport).unwrap_or_else(|| "stdio".into());
+    let transport = TransportKind::parse(&type_name).ok_or_else(|| {
+        format!("unknown type `{type_name}` (expected \"stdio\", \"sse\" or \"http\")")
+    })?;
+    let non_empty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+    let command = non_empty(raw.command);
+    let url = non_empty(raw.url);
+    match transport {
+        TransportKind::Stdio if command.is_none() => {
+            let hint = if url.is_some() {
+                " (it has a `url`: set \"type\" to \"http\" or \"sse\")"
+            } else {
+                ""
+            };
+            return Err(format!("a stdio server needs a `command`{hint}"));
+        }
+        TransportKind::Sse | TransportKind::Http => {
+            let Some(url) = &url else {
+                return Err(format!("a {} server needs a `url`", transport.as_str()));
+            };
+            let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid `url` {url:?}: {e}"))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(format!("the `url` {url:?} must start with http:// or https://"));
+            }
+        }
+        TransportKind::Stdio => {}
+    }
+    Ok(McpServerConfig {
+        name: name.to_string(),
+        enabled: raw.enabled,
+        transport,
+        command,
+        args: raw.args,
+        env: raw.env,
+        url,
+        headers: raw.headers,
+        description: raw.description,
+        tool_name_prefix: raw.tool_name_prefix,
+        startup_timeout: seconds("startup_timeout_secs", raw.startup_timeout_secs)?,
+        tool_timeout: seconds("tool_timeout_secs", raw.tool_timeout_secs)?,
+    })
+}
+
+fn seconds(key: &str, value: f64) -> Result<Duration, String> {
+    if value > 0.0 {
+        Duration::try_from_secs_f64(value).map_err(|_| format!("`{key}` {value} is too large"))
+    } else {
+        Err(format!("`{key}` must be a positive number of seconds, got {value}"))
+    }
+}
+
+/// Expands `$NAME` strings at any depth; an unset variable becomes "" (as DeerFlow does).
+/// Returns the unset variables with the key paths where they were used.
+fn expand_json(node: &mut Value, key_path: &str, env: EnvLookup<'_>) -> Vec<(String, String)> {
+    let mut missing = Vec::new();
+    match node {
+        Value::String(s) => {
+            if let Some(var) = expand_env_reference(s) {
+                let value = env(var).unwrap_or_else(|| {
+                    missing.push((var.to_string(), key_path.to_string()));
+                    String::new()
+                });
+                *s = value;
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                missing.extend(expand_json(item, &format!("{key_path}[{i}]"), env));
+            }
+        }
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                missing.extend(expand_json(value, &format!("{key_path}.{key}"), env));
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+    missing
+}
+
+/// serde_json appends " at line L column C"; the error type carries those separately.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::env::fixed_env as env_of;
+
+
+    fn parse(text: &str, vars: &[(&str, &str)]) -> Loaded<ExtensionsConfig> {
+        parse_extensions_config(text, Path::new("ext.json"), &env_of(vars)).unwrap()
+    }
+
+    #[test]
+    fn defaults_and_aliases() {
+        let loaded = parse(
+            r#"{"mcpServers": {
+                "fs": {"command": "npx", "args": ["-y", "x"]},
+                "remote": {"transport": "sse", "url": "http://127.0.0.1:9/sse"},
+                "both": {"type": "http", "transport": "sse", "url": "http://127.0.0.1:9/mcp",
+                         "tool_name_prefix": false, "startup_timeout_secs": 0.5,
+                         "enabled": false}
+            }}"#,
+            &[],
+        );
+        let s = &loaded.value.servers;
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].name, "fs");
+        assert_eq!(s[0].transport, TransportKind::Stdio);
+        assert!(s[0].enabled && s[0].tool_name_prefix);
+        assert_eq!(s[0].startup_timeout, Duration::from_secs(30));
+        assert_eq!(s[0].tool_timeout, Duration::from_secs(60));
+        assert_eq!(s[1].transport, TransportKind::Sse);
+        assert_eq!(s[2].transport, TransportKind::Http, "`type` wins over `transport`");
+        assert!(!s[2].enabled && !s[2].tool_name_prefix);
+        assert_eq!(s[2].startup_timeout, Duration::from_millis(500));
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    }
+
+    #[test]
+    fn env_values_expand_at_any_depth_and_missing_become_empty() {
+        let loaded = parse(
+            r#"{"mcpServers": {"gh": {"command": "$CMD", "args": ["$ARG", "lit$X"],
+                "env": {"TOKEN": "$TOKEN", "UNSET": "$NOT_SET_ANYWHERE"}}}}"#,
+            &[("CMD", "node"), ("ARG", "a1"), ("TOKEN", "t")],
+        );
+        let s = &loaded.value.servers[0];
+        assert_eq!(s.command.as_deref(), Some("node"));
+        assert_eq!(s.args, ["a1", "lit$X"]);
+        assert_eq!(s.env["TOKEN"], "t");
+        assert_eq!(s.env["UNSET"], "");
+        assert_eq!(loaded.warnings.len(), 1);
+        assert!(loaded.warnings[0].contains("mcpServers.gh.env.UNSET"));
+        assert!(loaded.warnings[0].contains("$NOT_SET_ANYWHERE"));
+    }
+
+    #[test]
+    fn bad_servers_are_skipped_with_reasons_and_the_rest_load() {
+        let loaded = parse(
+            r#"{"mcpServers": {
+                "nocmd": {"url": "http://127.0.0.1:1/mcp"},
+                "nourl": {"type": "http"},
+                "weird": {"type": "websocket", "url": "ws://x"},
+                "badtype": {"command": "x", "args": "not-a-list"},
+                "badtimeout": {"command": "x", "startup_timeout_secs": 0},
+                "badscheme": {"type": "sse", "url": "ftp://host/sse"},
+                "good": {"command": "x"}
+            }}"#,
+            &[],
+        );
+        let names: Vec<_> = loaded.value.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["good"]);
+        let reason = |n: &str| {
+            loaded.value.skipped.iter().find(|s| s.name == n).unwrap().reason.clone()
+        };
+        assert!(reason("nocmd").contains("needs a `command`"));
+        assert!(reason("nocmd").contains("set \"type\""));
+        assert!(reason("nourl").contains("needs a `url`"));
+        assert!(reason("weird").contains("unknown type `websocket`"));
+        assert!(reason("badtype").contains("invalid type"));
+        assert!(reason("badtimeout").contains("positive"));
+        assert!(reason("badscheme").contains("http://"));
+        assert_eq!(loaded.warnings.len(), 6);
+    }
+
+    #[test]
+    fn unknown_server_keys_warn_and_the_server_loads() {
+        let loaded = parse(r#"{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}"#, &[]);
+        assert_eq!(loaded.value.servers.len(), 1);
+        assert_eq!(loaded.warnings.len(), 1);
+        assert!(loaded.warnings[0].contains("mcpServers.a.autoApprove: unknown key"));
+    }
+
+    #[test]
+    fn malformed_json_names_line_and_column() {
+        let err = parse_extensions_config(
+            "{\n  \"mcpServers\": {\n    \"a\": {,}\n  }\n}",
+            Path::new("ext.json"),
+            &env_of(&[]),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "ext.json:3:11: key must be a string");
+    }
+
+    #[test]
+    fn top_level_shape_errors() {
+        let err = parse_extensions_config("[]", Path::new("e.json"), &env_of(&[])).unwrap_err();
+        assert!(err.to_string().contains("expected an object"));
+        let err = parse_extensions_config(r#"{"mcpServers": []}"#, Path::new("e.json"), &env_of(&[]))
+            .unwrap_err();
+        assert!(err.to_string().contains("e.json: mcpServers: expected an object"));
+        let loaded = parse(r#"{"skills": {}, "other": 1}"#, &[]);
+        assert!(loaded.value.servers.is_empty());
+        assert_eq!(loaded.warnings.len(), 1);
+        assert!(loaded.warnings[0].contains("`other`"));
+    }
+}

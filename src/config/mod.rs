@@ -1,0 +1,26 @@
+//! Configuration: `config.yaml` (models, tools, tool search, sandbox, ...) and
+//! `extensions_config.json` (MCP servers), how they are found, and `$VAR` expansion.
+//!
+//! Loading never panics: every problem becomes a [`ConfigError`] that names the file and,
+//! where the parser knows it, the line, column and key.
+
+mod app;
+mod discovery;
+mod env;
+mod error;
+mod extensions;
+mod signature;
+
+pub use app::{
+    Loaded,
+    AppConfig, ModelConfig, SandboxConfig, SubagentsConfig, SummarizationConfig, ToolConfig,
+    ToolGroupConfig, ToolSearchConfig, ToolSearchMode, load_app_config, parse_app_config,
+};
+pub use discovery::{ConfigPaths, find_app_config, find_extensions_config};
+pub use env::{EnvLookup, expand_env_reference, load_dotenv};
+pub use error::ConfigError;
+pub use extensions::{
+    ExtensionsConfig, McpServerConfig, SkippedServer, TransportKind, load_extensions_config,
+    parse_extensions_config,
+};
+pub use signature::FileSignature;

@@ -1,0 +1,4 @@
+//! antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
+
+pub mod mcp;
+pub mod config;

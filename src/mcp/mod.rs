@@ -1,0 +1,3 @@
+//! MCP client side: transports, connections and the tools they provide.
+
+pub mod sse;
