@@ -1,0 +1,11 @@
+//! The tool abstraction and the three tiers it comes in: configured tools (selected in
+//! `config.yaml`), built-in tools, and MCP tools.
+
+mod assemble;
+mod registry;
+pub mod sandbox;
+mod tool;
+
+pub use assemble::{Toolset, assemble_toolset};
+pub use registry::{ConfiguredToolError, ToolFactory, build_configured_tools, known_tool_ids};
+pub use tool::{PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};

@@ -1,0 +1,196 @@
+//! The static registry of configured-tool implementations. Rust has no reflection, so the
+//! `use` identifiers of `config.yaml` map to factories listed here.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::sandbox;
+use super::tool::{Tool, ToolSource};
+use crate::config::{AppConfig, ToolConfig};
+
+/// What a factory gets to build one configured tool.
+pub struct ToolBuildContext<'a> {
+    /// The tool's entry in `config.yaml`.
+    pub entry: &'a ToolConfig,
+    /// The whole configuration (sandbox settings, ...).
+    pub app: &'a AppConfig,
+    /// The working directory antler runs in.
+    pub cwd: &'a Path,
+    /// The source to tag the tool with.
+    pub source: ToolSource,
+}
+
+/// One implementation that `use:` can name.
+pub struct ToolFactory {
+    /// The identifier written in `use:`, e.g. `antler.sandbox:ls`.
+    pub id: &'static str,
+    /// The tool's own name.
+    pub tool_name: &'static str,
+    /// Builds the tool; the error says which setting is wrong.
+    pub build: fn(&ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String>,
+}
+
+/// Every implementation a configured tool can `use`.
+static FACTORIES: &[ToolFactory] = &[sandbox::LS];
+
+/// The identifiers `use:` accepts, for error messages and `--help`.
+pub fn known_tool_ids() -> Vec<&'static str> {
+    FACTORIES.iter().map(|f| f.id).collect()
+}
+
+/// A configured tool that cannot be built: a configuration error.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfiguredToolError {
+    /// `use:` names no known implementation.
+    #[error("tools[{index}] `{name}`: unknown `use: {use_id}` (known: {known})")]
+    UnknownUse {
+        /// Position in `tools:`.
+        index: usize,
+        /// The entry's name.
+        name: String,
+        /// The unknown identifier.
+        use_id: String,
+        /// The known identifiers, comma-separated.
+        known: String,
+    },
+    /// The implementation rejected its settings.
+    #[error("tools[{index}] `{name}`: {message}")]
+    Build {
+        /// Position in `tools:`.
+        index: usize,
+        /// The entry's name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Builds the configured tools in `config.yaml` order, keeping only those in `groups` when
+/// it is given. Returns the tools and warnings (name mismatches, undeclared groups).
+pub fn build_configured_tools(
+    app: &AppConfig,
+    cwd: &Path,
+    groups: Option<&[String]>,
+) -> Result<(Vec<Arc<dyn Tool>>, Vec<String>), ConfiguredToolError> {
+    let mut tools = Vec::new();
+    let mut warnings = Vec::new();
+    for (index, entry) in app.tools.iter().enumerate() {
+        if let Some(groups) = groups
+            && !entry.group.as_ref().is_some_and(|g| groups.contains(g))
+        {
+            continue;
+        }
+        let factory = FACTORIES
+            .iter()
+            .find(|f| f.id == entry.use_)
+            .ok_or_else(|| ConfiguredToolError::UnknownUse {
+                index,
+                name: entry.name.clone(),
+                use_id: entry.use_.clone(),
+                known: known_tool_ids().join(", "),
+            })?;
+        if entry.name != factory.tool_name {
+            warnings.push(format!(
+                "tools[{index}]: the name `{}` differs from the tool's own name `{}`; \
+                 the model sees `{}`",
+                entry.name, factory.tool_name, factory.tool_name
+            ));
+        }
+        if let Some(group) = &entry.group
+            && !app.tool_groups.iter().any(|g| &g.name == group)
+        {
+            warnings.push(format!(
+                "tools[{index}] `{}`: the group `{group}` is not declared in tool_groups",
+                entry.name
+            ));
+        }
+        let ctx = ToolBuildContext {
+            entry,
+            app,
+            cwd,
+            source: ToolSource::Configured {
+                use_id: entry.use_.clone(),
+                group: entry.group.clone(),
+            },
+        };
+        let tool = (factory.build)(&ctx).map_err(|message| ConfiguredToolError::Build {
+            index,
+            name: entry.name.clone(),
+            message,
+        })?;
+        tools.push(tool);
+    }
+    Ok((tools, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ToolGroupConfig, parse_app_config};
+
+    fn app(yaml: &str) -> AppConfig {
+        parse_app_config(yaml, Path::new("config.yaml"), &|_| None)
+            .unwrap()
+            .value
+    }
+
+    #[test]
+    fn builds_known_tools_with_their_source() {
+        let cfg = app("tool_groups: [{name: files}]\ntools:\n  - {name: ls, group: files, use: antler.sandbox:ls}\n");
+        let (tools, warnings) = build_configured_tools(&cfg, Path::new("."), None).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(tools.len(), 1);
+        let info = tools[0].info();
+        assert_eq!(info.name, "ls");
+        assert_eq!(
+            info.source,
+            ToolSource::Configured {
+                use_id: "antler.sandbox:ls".into(),
+                group: Some("files".into())
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_use_lists_the_known_ids() {
+        let cfg = app("tools:\n  - {name: web, use: deerflow.community.tavily:web_search}\n");
+        let err = build_configured_tools(&cfg, Path::new("."), None).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("tools[0] `web`: unknown `use: deerflow.community.tavily:web_search`"));
+        assert!(text.contains("known: antler.sandbox:ls"), "{text}");
+    }
+
+    #[test]
+    fn name_mismatch_and_undeclared_group_warn() {
+        let cfg = app("tools:\n  - {name: list_dir, group: misc, use: antler.sandbox:ls}\n");
+        let (tools, warnings) = build_configured_tools(&cfg, Path::new("."), None).unwrap();
+        assert_eq!(tools[0].info().name, "ls");
+        assert_eq!(warnings.len(), 2);
+        assert!(warnings[0].contains("`list_dir` differs from the tool's own name `ls`"));
+        assert!(warnings[1].contains("group `misc` is not declared"));
+    }
+
+    #[test]
+    fn group_filter_keeps_only_listed_groups() {
+        let mut cfg = app(
+            "tools:\n  - {name: ls, group: a, use: antler.sandbox:ls}\n  - {name: ls, group: b, use: antler.sandbox:ls, max_results: 3}\n  - {name: ls, use: antler.sandbox:ls}\n",
+        );
+        cfg.tool_groups = vec![
+            ToolGroupConfig { name: "a".into(), extra: Default::default() },
+            ToolGroupConfig { name: "b".into(), extra: Default::default() },
+        ];
+        let only_b = [String::from("b")];
+        let (tools, _) = build_configured_tools(&cfg, Path::new("."), Some(&only_b)).unwrap();
+        assert_eq!(tools.len(), 1);
+        assert!(matches!(&tools[0].info().source, ToolSource::Configured { group: Some(g), .. } if g == "b"));
+        let (all, _) = build_configured_tools(&cfg, Path::new("."), None).unwrap();
+        assert_eq!(all.len(), 3);
+    }
+
+    #[test]
+    fn bad_settings_are_build_errors() {
+        let cfg = app("tools:\n  - {name: ls, use: antler.sandbox:ls, max_results: many}\n");
+        let err = build_configured_tools(&cfg, Path::new("."), None).unwrap_err();
+        assert!(err.to_string().contains("max_results"), "{err}");
+    }
+}

@@ -1,0 +1,140 @@
+//! One abstraction for every tool, whatever tier it comes from.
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// Where a tool comes from. Assembly order and deferral depend on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "tier", rename_all = "lowercase")]
+pub enum ToolSource {
+    /// Always present when its condition holds (e.g. `present_files`).
+    BuiltIn,
+    /// Selected in `config.yaml` `tools:` by its `use` identifier.
+    Configured {
+        /// The identifier, e.g. `antler.sandbox:ls`.
+        use_id: String,
+        /// The tool group, if any.
+        group: Option<String>,
+    },
+    /// Listed by an MCP server.
+    Mcp {
+        /// The server's key in `mcpServers`.
+        server: String,
+        /// The tool's name on that server, before prefixing and sanitising.
+        original_name: String,
+    },
+}
+
+impl ToolSource {
+    /// A short name of the tier for listings.
+    pub fn tier(&self) -> &'static str {
+        match self {
+            Self::BuiltIn => "built-in",
+            Self::Configured { .. } => "configured",
+            Self::Mcp { .. } => "mcp",
+        }
+    }
+}
+
+/// What the model is told about a tool, plus where it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolInfo {
+    /// The name the model calls it by; unique in a toolset.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// A JSON Schema object for its arguments.
+    pub parameters: Value,
+    /// Its tier.
+    pub source: ToolSource,
+    /// Free-form tags; MCP tools carry `{"mcp": true, "server": ...}`.
+    pub metadata: Map<String, Value>,
+}
+
+impl ToolInfo {
+    /// How many top-level parameters the schema declares.
+    pub fn parameter_count(&self) -> usize {
+        self.parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .map_or(0, Map::len)
+    }
+
+    /// The function schema as sent to an OpenAI-compatible model.
+    pub fn function_schema(&self) -> Value {
+        serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            }
+        })
+    }
+}
+
+/// Promotes deferred tools into the thread state (used by `tool_search`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromotedUpdate {
+    /// The catalog the names belong to; a stale hash makes the promotion lapse.
+    pub catalog_hash: String,
+    /// The promoted tool names, in order.
+    pub names: Vec<String>,
+}
+
+/// A change to the thread state that a tool result carries, merged by the agent's reducers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StateUpdate {
+    /// Tools to promote.
+    pub promoted: Option<PromotedUpdate>,
+}
+
+/// The result of one tool call, as the model will see it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutput {
+    /// The text returned to the model.
+    pub content: String,
+    /// Whether the call failed; the model reads the content either way.
+    pub is_error: bool,
+    /// An optional thread-state change.
+    pub state_update: Option<StateUpdate>,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: false,
+            state_update: None,
+        }
+    }
+
+    /// A failed result whose message the model can act on.
+    pub fn error(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: true,
+            state_update: None,
+        }
+    }
+}
+
+/// The future a tool call returns. Boxed so that tools can live behind `Arc<dyn Tool>`.
+pub type ToolFuture<'a> = BoxFuture<'a, ToolOutput>;
+
+/// A callable tool. A call never panics and never returns a Rust error: every failure is a
+/// [`ToolOutput`] with `is_error`, because the model is the one that has to react to it.
+pub trait Tool: Send + Sync {
+    /// Name, description, schema and source.
+    fn info(&self) -> &ToolInfo;
+    /// Runs the tool with JSON arguments.
+    fn call(&self, arguments: Value) -> ToolFuture<'_>;
+}
+
+impl std::fmt::Debug for dyn Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Tool").field(&self.info().name).finish()
+    }
+}
