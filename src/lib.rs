@@ -1,5 +1,9 @@
 //! antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
+//!
+//! Data flows one way: [`config`] → [`tools`] (with [`mcp`] as the third tier) → the agent
+//! → front-ends. See `docs/ARCHITECTURE.md`.
 
-pub mod mcp;
 pub mod config;
+pub mod http;
+pub mod mcp;
 pub mod tools;

@@ -24,3 +24,4 @@ pub use extensions::{
     parse_extensions_config,
 };
 pub use signature::FileSignature;
+pub(crate) use signature::hex;

@@ -1,3 +1,52 @@
-//! MCP client side: transports, connections and the tools they provide.
+//! The MCP client side: transports, one connection per server, the manager that starts
+//! them all, tool naming, and the cache that reloads them when the config file changes.
 
+mod cache;
+mod connect;
+mod content;
+mod manager;
+pub mod naming;
+mod server;
 pub mod sse;
+mod tool;
+
+use std::time::Duration;
+
+pub use cache::McpCache;
+pub use manager::McpManager;
+pub use server::{McpServer, ServerStatus};
+pub use tool::McpTool;
+
+/// Why a server could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The stdio command could not be started.
+    #[error("cannot start `{program}`: {reason}")]
+    Spawn {
+        /// The command.
+        program: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// Connecting (HTTP, SSE) failed.
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Http(String),
+    /// A configured header is not a valid HTTP header.
+    #[error("the header `{0}` is not a valid HTTP header name or value")]
+    InvalidHeader(String),
+    /// The MCP `initialize` handshake failed.
+    #[error("MCP handshake failed: {0}")]
+    Handshake(String),
+    /// `tools/list` failed.
+    #[error("listing tools failed: {0}")]
+    ListTools(String),
+    /// Connecting and listing took longer than `startup_timeout_secs`.
+    #[error("did not start within {:.1}s (startup_timeout_secs)", .0.as_secs_f64())]
+    StartupTimeout(Duration),
+    /// The server is disabled in the config.
+    #[error("the server is disabled")]
+    Disabled,
+}

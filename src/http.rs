@@ -1,0 +1,11 @@
+//! The shared HTTP client setup.
+
+/// Builds a `reqwest` client. reqwest is compiled without a built-in TLS crypto provider
+/// (the default one pulls a large C build), so the `ring` provider is installed here first;
+/// installing it twice is harmless.
+pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .user_agent(concat!("antler/", env!("CARGO_PKG_VERSION")))
+        .build()
+}

@@ -1,0 +1,173 @@
+//! Connecting to one MCP server over its configured transport, up to its first tool list.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+
+use super::McpError;
+use super::sse::SseClientTransport;
+use crate::config::{McpServerConfig, TransportKind};
+
+/// The client side of one connection: it only listens for `tools/list_changed`, which marks
+/// the server's tool list stale so it is listed again before the next use.
+#[derive(Clone)]
+pub struct ListChangedHandler {
+    stale: Arc<AtomicBool>,
+}
+
+impl ClientHandler for ListChangedHandler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.stale.store(true, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info = Implementation::new("antler", env!("CARGO_PKG_VERSION"));
+        info
+    }
+}
+
+/// A live connection.
+pub type McpService = RunningService<RoleClient, ListChangedHandler>;
+
+/// A server that completed the handshake and listed its tools.
+pub struct Connection {
+    /// The running client.
+    pub service: McpService,
+    /// Every tool, all pages followed.
+    pub tools: Vec<rmcp::model::Tool>,
+    /// The negotiated protocol version.
+    pub protocol_version: String,
+    /// Time from start to the first tool list.
+    pub startup: Duration,
+}
+
+/// Connects, handshakes and lists tools, all within the server's start-up timeout. The
+/// `stale` flag is set whenever the server announces a changed tool list.
+pub async fn connect(
+    config: &McpServerConfig,
+    stale: Arc<AtomicBool>,
+) -> Result<Connection, McpError> {
+    let started = Instant::now();
+    let timeout = config.startup_timeout;
+    match tokio::time::timeout(timeout, connect_inner(config, stale)).await {
+        Ok(Ok((service, tools))) => {
+            let protocol_version = service
+                .peer_info()
+                .map(|info| info.protocol_version.to_string())
+                .unwrap_or_default();
+            Ok(Connection {
+                service,
+                tools,
+                protocol_version,
+                startup: started.elapsed(),
+            })
+        }
+        Ok(Err(err)) => Err(err),
+        Err(_) => Err(McpError::StartupTimeout(timeout)),
+    }
+}
+
+async fn connect_inner(
+    config: &McpServerConfig,
+    stale: Arc<AtomicBool>,
+) -> Result<(McpService, Vec<rmcp::model::Tool>), McpError> {
+    let handler = ListChangedHandler { stale: stale.clone() };
+    let service = match config.transport {
+        TransportKind::Stdio => {
+            let transport = spawn_stdio(config)?;
+            handler.serve(transport).await.map_err(handshake)?
+        }
+        TransportKind::Http => {
+            let url = config.url.clone().unwrap_or_default();
+            let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
+            let transport_config = StreamableHttpClientTransportConfig::with_uri(url)
+                .custom_headers(header_map(&config.headers)?.into_iter().collect());
+            let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+            handler.serve(transport).await.map_err(handshake)?
+        }
+        TransportKind::Sse => {
+            let url = config.url.clone().unwrap_or_default();
+            let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
+            let headers: reqwest::header::HeaderMap =
+                header_map(&config.headers)?.into_iter().collect();
+            let transport = SseClientTransport::connect(client, &url, headers)
+                .await
+                .map_err(|e| McpError::Connect(error_chain(&e)))?;
+            handler.serve(transport).await.map_err(handshake)?
+        }
+    };
+    // A list_changed that arrived during start-up is answered by the list below.
+    stale.store(false, Ordering::SeqCst);
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| McpError::ListTools(error_chain(&e)))?;
+    Ok((service, tools))
+}
+
+/// Starts the child with the configured environment on top of ours; its stderr goes to the
+/// log (target `antler::mcp::stderr`), never to the terminal.
+fn spawn_stdio(config: &McpServerConfig) -> Result<TokioChildProcess, McpError> {
+    let program = config.command.clone().unwrap_or_default();
+    let mut command = tokio::process::Command::new(&program);
+    command.args(&config.args).envs(&config.env);
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| McpError::Spawn { program, reason: e.to_string() })?;
+    if let Some(stderr) = stderr {
+        let server = config.name.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "antler::mcp::stderr", server = %server, "{line}");
+            }
+        });
+    }
+    Ok(transport)
+}
+
+fn header_map(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>, McpError> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let header_name = http::HeaderName::try_from(name.as_str())
+                .map_err(|_| McpError::InvalidHeader(name.clone()))?;
+            let header_value = http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| McpError::InvalidHeader(name.clone()))?;
+            Ok((header_name, header_value))
+        })
+        .collect()
+}
+
+fn handshake(err: rmcp::service::ClientInitializeError) -> McpError {
+    McpError::Handshake(error_chain(&err))
+}
+
+/// An error and its causes on one line, so the reason survives into listings.
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

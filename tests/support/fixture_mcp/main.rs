@@ -1,0 +1,165 @@
+//! `fixture_mcp`: a scriptable MCP server that the integration tests start as
+//! a child process, to exercise antler's MCP client over stdio, streamable
+//! HTTP and the legacy HTTP+SSE transport.
+//!
+//! Conventions the tests rely on:
+//! - stdio: stdout carries only JSON-RPC; one line "fixture_mcp: starting
+//!   (stdio)" goes to stderr at start.
+//! - http / sse: the only stdout line is `LISTENING http://127.0.0.1:PORT`,
+//!   printed once the socket is bound.
+
+mod server;
+mod sse;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse as _, Response};
+use clap::{Parser, ValueEnum};
+use rmcp::ServiceExt as _;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::server::{Behaviour, Fixture};
+
+/// A fixture MCP server for antler's integration tests.
+#[derive(Debug, Parser)]
+struct Cli {
+    /// Transport to serve on.
+    #[arg(long, value_enum, default_value_t = Transport::Stdio)]
+    transport: Transport,
+    /// TCP port for http/sse on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Serve the tools of this catalog file instead of the built-in tools.
+    #[arg(long)]
+    catalog: Option<PathBuf>,
+    /// With --catalog: serve only this server's tools.
+    #[arg(long, requires = "catalog")]
+    server: Option<String>,
+    /// Return at most N tools per tools/list page.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    page_size: Option<u64>,
+    /// Delay the answer to `initialize` by this many milliseconds.
+    #[arg(long, default_value_t = 0)]
+    startup_delay_ms: u64,
+    /// Never answer `initialize`.
+    #[arg(long)]
+    hang: bool,
+    /// For http/sse: answer 401 to requests without this exact header,
+    /// given as "Name: value".
+    #[arg(long, value_parser = parse_header)]
+    require_header: Option<RequiredHeader>,
+    /// `serverInfo.name` to report.
+    #[arg(long, default_value = "fixture_mcp")]
+    name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Transport {
+    /// MCP over stdin/stdout.
+    Stdio,
+    /// MCP streamable HTTP at `/mcp`.
+    Http,
+    /// Legacy MCP HTTP+SSE at `/sse` and `/message`.
+    Sse,
+}
+
+/// A header every HTTP request must carry, with exactly this value.
+#[derive(Debug, Clone)]
+struct RequiredHeader {
+    name: HeaderName,
+    value: HeaderValue,
+}
+
+fn parse_header(text: &str) -> Result<RequiredHeader, String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("expected \"Name: value\", got {text:?}"))?;
+    Ok(RequiredHeader {
+        name: HeaderName::try_from(name.trim()).map_err(|error| error.to_string())?,
+        value: HeaderValue::try_from(value.trim()).map_err(|error| error.to_string())?,
+    })
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let behaviour = Behaviour {
+        name: cli.name.clone(),
+        startup_delay: Duration::from_millis(cli.startup_delay_ms),
+        hang: cli.hang,
+        page_size: cli
+            .page_size
+            .map(usize::try_from)
+            .transpose()
+            .context("--page-size is too large")?,
+    };
+    let fixture = match &cli.catalog {
+        Some(catalog) => Fixture::catalog(behaviour, catalog, cli.server.as_deref())?,
+        None => Fixture::builtin(behaviour),
+    };
+    match cli.transport {
+        Transport::Stdio => serve_stdio(fixture).await,
+        Transport::Http => {
+            let service = StreamableHttpService::new(
+                move || Ok(fixture.clone()),
+                Arc::new(LocalSessionManager::default()),
+                StreamableHttpServerConfig::default(),
+            );
+            let router = Router::new().nest_service("/mcp", service);
+            serve_http("http", router, &cli).await
+        }
+        Transport::Sse => serve_http("sse", sse::router(fixture), &cli).await,
+    }
+}
+
+async fn serve_stdio(fixture: Fixture) -> anyhow::Result<()> {
+    // Tests check that the client routes a server's stderr to its log.
+    eprintln!("fixture_mcp: starting (stdio)");
+    let running = fixture
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+        .context("MCP start-up over stdio")?;
+    running.waiting().await.context("MCP service task")?;
+    Ok(())
+}
+
+async fn serve_http(kind: &str, router: Router, cli: &Cli) -> anyhow::Result<()> {
+    let router = match cli.require_header.clone() {
+        Some(required) => router.layer(middleware::from_fn_with_state(required, check_header)),
+        None => router,
+    };
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", cli.port))
+        .await
+        .with_context(|| format!("binding 127.0.0.1:{}", cli.port))?;
+    let address = listener.local_addr()?;
+    eprintln!("fixture_mcp: starting ({kind})");
+    // Tests read this line to learn the port.
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "LISTENING http://{address}")?;
+    stdout.flush()?;
+    drop(stdout);
+    axum::serve(listener, router).await?;
+    Ok(())
+}
+
+/// Rejects with 401 any request that lacks the `--require-header` header.
+async fn check_header(
+    State(required): State<RequiredHeader>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.headers().get(&required.name) == Some(&required.value) {
+        next.run(request).await
+    } else {
+        StatusCode::UNAUTHORIZED.into_response()
+    }
+}
