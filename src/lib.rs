@@ -3,7 +3,10 @@
 //! Data flows one way: [`config`] → [`tools`] (with [`mcp`] as the third tier) → the agent
 //! → front-ends. See `docs/ARCHITECTURE.md`.
 
+pub mod cli;
 pub mod config;
 pub mod http;
 pub mod mcp;
+pub mod setup;
 pub mod tools;
+pub mod ui;

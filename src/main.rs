@@ -1,1 +1,103 @@
-fn main() {}
+//! The `antler` binary: process set-up (`.env`, logging, runtime), then the CLI.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use anyhow::Context;
+use clap::Parser;
+use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
+use tracing_subscriber::prelude::*;
+
+use antler::cli::{Cli, Exit, run};
+
+fn main() -> ExitCode {
+    // `.env` must be loaded before any thread exists: it mutates the environment.
+    let dotenv = std::env::current_dir()
+        .map_err(anyhow::Error::from)
+        .and_then(|cwd| antler::config::load_dotenv(&cwd).map_err(anyhow::Error::from));
+    let cli = Cli::parse();
+    if let Err(err) = dotenv {
+        eprintln!("error: {err:#}");
+        return Exit::Config.into();
+    }
+    init_logging(cli.verbose, cli.log_file.clone());
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return Exit::Failure.into();
+        }
+    };
+    let exit = runtime.block_on(run(cli));
+    // MCP children are killed by their drop handlers; give them a moment, never hang.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    exit.into()
+}
+
+/// Warnings (or more with `-v`) go to stderr; everything, including MCP servers' stderr,
+/// goes to the log file. MCP servers' stderr never reaches the terminal.
+fn init_logging(verbose: u8, log_file: Option<PathBuf>) {
+    let level = match verbose {
+        0 => LevelFilter::WARN,
+        1 => LevelFilter::INFO,
+        _ => LevelFilter::DEBUG,
+    };
+    let stderr_filter = std::env::var("ANTLER_LOG")
+        .ok()
+        .and_then(|f| EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| EnvFilter::default().add_directive(level.into()));
+    let stderr_layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+        .without_time()
+        .with_target(false)
+        .with_filter(stderr_filter)
+        .with_filter(
+            Targets::new()
+                .with_default(LevelFilter::TRACE)
+                .with_target("antler::mcp::stderr", LevelFilter::OFF),
+        );
+    let file_layer = match open_log_file(log_file) {
+        Ok(file) => Some(
+            tracing_subscriber::fmt::layer()
+                .with_writer(Mutex::new(file))
+                .with_ansi(false)
+                .with_filter(Targets::new().with_default(LevelFilter::INFO)),
+        ),
+        Err(err) => {
+            eprintln!("warning: no log file: {err:#}");
+            None
+        }
+    };
+    tracing_subscriber::registry()
+        .with(stderr_layer)
+        .with(file_layer)
+        .init();
+}
+
+fn open_log_file(path: Option<PathBuf>) -> anyhow::Result<std::fs::File> {
+    let path = match path {
+        Some(p) => p,
+        None => {
+            let state = std::env::var_os("XDG_STATE_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+                .context("neither XDG_STATE_HOME nor HOME is set")?;
+            state.join("antler").join("antler.log")
+        }
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))
+}

@@ -291,7 +291,10 @@ pub fn parse_app_config(
     for key in unknown {
         let top = key.split(['.', '[']).next().unwrap_or_default();
         if KNOWN_TOP_LEVEL.contains(&top) {
-            warnings.push(format!("{}: unknown key `{key}` is ignored", path.display()));
+            warnings.push(format!(
+                "{}: unknown key `{key}` is ignored",
+                path.display()
+            ));
         } else {
             warnings.push(format!(
                 "{}: unknown top-level key `{key}` is ignored (known: {})",
@@ -400,12 +403,18 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
     };
     for (i, model) in config.models.iter().enumerate() {
         if model.name.trim().is_empty() {
-            return Err(invalid(format!("models[{i}].name"), "expected a non-empty name".into()));
+            return Err(invalid(
+                format!("models[{i}].name"),
+                "expected a non-empty name".into(),
+            ));
         }
         if config.models[..i].iter().any(|m| m.name == model.name) {
             return Err(invalid(
                 format!("models[{i}].name"),
-                format!("the model name `{}` is used twice; names must be unique", model.name),
+                format!(
+                    "the model name `{}` is used twice; names must be unique",
+                    model.name
+                ),
             ));
         }
     }
@@ -422,7 +431,6 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
 mod tests {
     use super::*;
     use crate::config::env::fixed_env as env_of;
-
 
     fn parse(text: &str, vars: &[(&str, &str)]) -> Result<Loaded<AppConfig>, ConfigError> {
         parse_app_config(text, Path::new("config.yaml"), &env_of(vars))
@@ -486,7 +494,13 @@ tool_search:
     fn wrong_type_names_line_column_key_and_expected_type() {
         let text = "models:\n  - name: a\n    model: m\n    context_window: lots\n";
         let err = parse(text, &[]).unwrap_err();
-        let ConfigError::Syntax { line, column, message, .. } = &err else {
+        let ConfigError::Syntax {
+            line,
+            column,
+            message,
+            ..
+        } = &err
+        else {
             panic!("expected a syntax error, got {err:?}");
         };
         assert_eq!((*line, *column), (4, 21));
@@ -514,9 +528,13 @@ tool_search:
 
     #[test]
     fn bad_values_are_rejected() {
-        let err = parse("tool_search:\n  enabled: maybe\n", &[]).unwrap_err().to_string();
+        let err = parse("tool_search:\n  enabled: maybe\n", &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("true, false or \"auto\""), "{err}");
-        let err = parse("tool_search:\n  max_results: 11\n", &[]).unwrap_err().to_string();
+        let err = parse("tool_search:\n  max_results: 11\n", &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("expected 1 to 10"), "{err}");
         let text = "models:\n  - {name: a, model: m}\n  - {name: a, model: n}\n";
         let err = parse(text, &[]).unwrap_err().to_string();

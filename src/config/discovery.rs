@@ -79,7 +79,6 @@ mod tests {
     use super::*;
     use crate::config::env::fixed_env as lookup;
 
-
     #[test]
     fn app_config_search_order() {
         let root = tempfile::tempdir().unwrap();
@@ -111,7 +110,10 @@ mod tests {
         );
 
         let with_env = lookup(&[("XDG_CONFIG_HOME", &xdg_s), ("ANTLER_CONFIG", &env_s)]);
-        assert_eq!(find_app_config(None, &cwd, &with_env).unwrap(), Some(env_file));
+        assert_eq!(
+            find_app_config(None, &cwd, &with_env).unwrap(),
+            Some(env_file)
+        );
         assert_eq!(
             find_app_config(Some(&flag_file), &cwd, &with_env).unwrap(),
             Some(flag_file)
@@ -148,7 +150,10 @@ mod tests {
     fn extensions_search_order() {
         let root = tempfile::tempdir().unwrap();
         let none = lookup(&[]);
-        assert_eq!(find_extensions_config(None, root.path(), &none).unwrap(), None);
+        assert_eq!(
+            find_extensions_config(None, root.path(), &none).unwrap(),
+            None
+        );
         std::fs::write(root.path().join("mcp_config.json"), "{}").unwrap();
         assert_eq!(
             find_extensions_config(None, root.path(), &none).unwrap(),

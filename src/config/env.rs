@@ -57,7 +57,10 @@ mod tests {
 
     #[test]
     fn only_whole_value_references_are_expanded() {
-        assert_eq!(expand_env_reference("$OPENAI_API_KEY"), Some("OPENAI_API_KEY"));
+        assert_eq!(
+            expand_env_reference("$OPENAI_API_KEY"),
+            Some("OPENAI_API_KEY")
+        );
         assert_eq!(expand_env_reference("$_x1"), Some("_x1"));
         assert_eq!(expand_env_reference("$"), None);
         assert_eq!(expand_env_reference("$1A"), None);

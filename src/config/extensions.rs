@@ -226,7 +226,10 @@ fn server_from_raw(
     }
     let raw: RawServer = serde_ignored::deserialize(raw, |path| unknown.push(path.to_string()))
         .map_err(|err| err.to_string())?;
-    let type_name = raw.type_.or(raw.transport).unwrap_or_else(|| "stdio".into());
+    let type_name = raw
+        .type_
+        .or(raw.transport)
+        .unwrap_or_else(|| "stdio".into());
     let transport = TransportKind::parse(&type_name).ok_or_else(|| {
         format!("unknown type `{type_name}` (expected \"stdio\", \"sse\" or \"http\")")
     })?;
@@ -244,11 +247,14 @@ fn server_from_raw(
         }
         TransportKind::Sse | TransportKind::Http => {
             let Some(url) = &url else {
-                return Err(format!("a {} server needs a `url`", transport.as_str()));
+                return Err(format!("a `{}` server needs a `url`", transport.as_str()));
             };
-            let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid `url` {url:?}: {e}"))?;
+            let parsed =
+                reqwest::Url::parse(url).map_err(|e| format!("invalid `url` {url:?}: {e}"))?;
             if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(format!("the `url` {url:?} must start with http:// or https://"));
+                return Err(format!(
+                    "the `url` {url:?} must start with http:// or https://"
+                ));
             }
         }
         TransportKind::Stdio => {}
@@ -273,7 +279,9 @@ fn seconds(key: &str, value: f64) -> Result<Duration, String> {
     if value > 0.0 {
         Duration::try_from_secs_f64(value).map_err(|_| format!("`{key}` {value} is too large"))
     } else {
-        Err(format!("`{key}` must be a positive number of seconds, got {value}"))
+        Err(format!(
+            "`{key}` must be a positive number of seconds, got {value}"
+        ))
     }
 }
 
@@ -319,7 +327,6 @@ mod tests {
     use super::*;
     use crate::config::env::fixed_env as env_of;
 
-
     fn parse(text: &str, vars: &[(&str, &str)]) -> Loaded<ExtensionsConfig> {
         parse_extensions_config(text, Path::new("ext.json"), &env_of(vars)).unwrap()
     }
@@ -344,7 +351,11 @@ mod tests {
         assert_eq!(s[0].startup_timeout, Duration::from_secs(30));
         assert_eq!(s[0].tool_timeout, Duration::from_secs(60));
         assert_eq!(s[1].transport, TransportKind::Sse);
-        assert_eq!(s[2].transport, TransportKind::Http, "`type` wins over `transport`");
+        assert_eq!(
+            s[2].transport,
+            TransportKind::Http,
+            "`type` wins over `transport`"
+        );
         assert!(!s[2].enabled && !s[2].tool_name_prefix);
         assert_eq!(s[2].startup_timeout, Duration::from_millis(500));
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -381,10 +392,22 @@ mod tests {
             }}"#,
             &[],
         );
-        let names: Vec<_> = loaded.value.servers.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<_> = loaded
+            .value
+            .servers
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
         assert_eq!(names, ["good"]);
         let reason = |n: &str| {
-            loaded.value.skipped.iter().find(|s| s.name == n).unwrap().reason.clone()
+            loaded
+                .value
+                .skipped
+                .iter()
+                .find(|s| s.name == n)
+                .unwrap()
+                .reason
+                .clone()
         };
         assert!(reason("nocmd").contains("needs a `command`"));
         assert!(reason("nocmd").contains("set \"type\""));
@@ -398,7 +421,10 @@ mod tests {
 
     #[test]
     fn unknown_server_keys_warn_and_the_server_loads() {
-        let loaded = parse(r#"{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}"#, &[]);
+        let loaded = parse(
+            r#"{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}"#,
+            &[],
+        );
         assert_eq!(loaded.value.servers.len(), 1);
         assert_eq!(loaded.warnings.len(), 1);
         assert!(loaded.warnings[0].contains("mcpServers.a.autoApprove: unknown key"));
@@ -419,9 +445,13 @@ mod tests {
     fn top_level_shape_errors() {
         let err = parse_extensions_config("[]", Path::new("e.json"), &env_of(&[])).unwrap_err();
         assert!(err.to_string().contains("expected an object"));
-        let err = parse_extensions_config(r#"{"mcpServers": []}"#, Path::new("e.json"), &env_of(&[]))
-            .unwrap_err();
-        assert!(err.to_string().contains("e.json: mcpServers: expected an object"));
+        let err =
+            parse_extensions_config(r#"{"mcpServers": []}"#, Path::new("e.json"), &env_of(&[]))
+                .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("e.json: mcpServers: expected an object")
+        );
         let loaded = parse(r#"{"skills": {}, "other": 1}"#, &[]);
         assert!(loaded.value.servers.is_empty());
         assert_eq!(loaded.warnings.len(), 1);

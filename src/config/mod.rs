@@ -12,9 +12,9 @@ mod extensions;
 mod signature;
 
 pub use app::{
-    Loaded,
-    AppConfig, ModelConfig, SandboxConfig, SubagentsConfig, SummarizationConfig, ToolConfig,
-    ToolGroupConfig, ToolSearchConfig, ToolSearchMode, load_app_config, parse_app_config,
+    AppConfig, Loaded, ModelConfig, SandboxConfig, SubagentsConfig, SummarizationConfig,
+    ToolConfig, ToolGroupConfig, ToolSearchConfig, ToolSearchMode, load_app_config,
+    parse_app_config,
 };
 pub use discovery::{ConfigPaths, find_app_config, find_extensions_config};
 pub use env::{EnvLookup, expand_env_reference, load_dotenv};

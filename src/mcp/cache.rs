@@ -35,10 +35,12 @@ impl McpCache {
         };
         let signature = match FileSignature::of(&path) {
             Ok(Some(signature)) => signature,
-            Ok(None) => return self.keep_last(ConfigError::NotFound {
-                path,
-                origin: String::from("the extensions config in use"),
-            }),
+            Ok(None) => {
+                return self.keep_last(ConfigError::NotFound {
+                    path,
+                    origin: String::from("the extensions config in use"),
+                });
+            }
             Err(source) => return self.keep_last(ConfigError::Read { path, source }),
         };
         if let Some((current, manager)) = &self.current

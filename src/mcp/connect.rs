@@ -2,8 +2,6 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ClientConfig, Implementation};
@@ -12,21 +10,22 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
+use tokio::sync::watch;
 
 use super::McpError;
 use super::sse::SseClientTransport;
 use crate::config::{McpServerConfig, TransportKind};
 
-/// The client side of one connection: it only listens for `tools/list_changed`, which marks
-/// the server's tool list stale so it is listed again before the next use.
+/// The client side of one connection: it only listens for `tools/list_changed`, which bumps
+/// the server's change generation so its tools are listed again before the next use.
 #[derive(Clone)]
 pub struct ListChangedHandler {
-    stale: Arc<AtomicBool>,
+    changes: watch::Sender<u64>,
 }
 
 impl ClientHandler for ListChangedHandler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.stale.store(true, Ordering::SeqCst);
+        self.changes.send_modify(|generation| *generation += 1);
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -47,20 +46,22 @@ pub struct Connection {
     pub tools: Vec<rmcp::model::Tool>,
     /// The negotiated protocol version.
     pub protocol_version: String,
+    /// The change generation the tool list is current for.
+    pub listed_generation: u64,
     /// Time from start to the first tool list.
     pub startup: Duration,
 }
 
 /// Connects, handshakes and lists tools, all within the server's start-up timeout. The
-/// `stale` flag is set whenever the server announces a changed tool list.
+/// `changes` generation is bumped whenever the server announces a changed tool list.
 pub async fn connect(
     config: &McpServerConfig,
-    stale: Arc<AtomicBool>,
+    changes: watch::Sender<u64>,
 ) -> Result<Connection, McpError> {
     let started = Instant::now();
     let timeout = config.startup_timeout;
-    match tokio::time::timeout(timeout, connect_inner(config, stale)).await {
-        Ok(Ok((service, tools))) => {
+    match tokio::time::timeout(timeout, connect_inner(config, changes)).await {
+        Ok(Ok((service, tools, listed_generation))) => {
             let protocol_version = service
                 .peer_info()
                 .map(|info| info.protocol_version.to_string())
@@ -69,6 +70,7 @@ pub async fn connect(
                 service,
                 tools,
                 protocol_version,
+                listed_generation,
                 startup: started.elapsed(),
             })
         }
@@ -79,9 +81,11 @@ pub async fn connect(
 
 async fn connect_inner(
     config: &McpServerConfig,
-    stale: Arc<AtomicBool>,
-) -> Result<(McpService, Vec<rmcp::model::Tool>), McpError> {
-    let handler = ListChangedHandler { stale: stale.clone() };
+    changes: watch::Sender<u64>,
+) -> Result<(McpService, Vec<rmcp::model::Tool>, u64), McpError> {
+    let handler = ListChangedHandler {
+        changes: changes.clone(),
+    };
     let service = match config.transport {
         TransportKind::Stdio => {
             let transport = spawn_stdio(config)?;
@@ -106,14 +110,14 @@ async fn connect_inner(
             handler.serve(transport).await.map_err(handshake)?
         }
     };
-    // A list_changed that arrived during start-up is answered by the list below.
-    stale.store(false, Ordering::SeqCst);
+    // A list_changed that arrives during the listing below makes it stale at once.
+    let generation = *changes.borrow();
     let tools = service
         .peer()
         .list_all_tools()
         .await
         .map_err(|e| McpError::ListTools(error_chain(&e)))?;
-    Ok((service, tools))
+    Ok((service, tools, generation))
 }
 
 /// Starts the child with the configured environment on top of ours; its stderr goes to the
@@ -125,7 +129,10 @@ fn spawn_stdio(config: &McpServerConfig) -> Result<TokioChildProcess, McpError> 
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| McpError::Spawn { program, reason: e.to_string() })?;
+        .map_err(|e| McpError::Spawn {
+            program,
+            reason: e.to_string(),
+        })?;
     if let Some(stderr) = stderr {
         let server = config.name.clone();
         tokio::spawn(async move {

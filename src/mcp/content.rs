@@ -20,23 +20,38 @@ fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
         ContentBlock::Image(image) => {
-            format!("[image: {}, {} bytes of base64]", image.mime_type, image.data.len())
+            format!(
+                "[image: {}, {} bytes of base64]",
+                image.mime_type,
+                image.data.len()
+            )
         }
         ContentBlock::Audio(audio) => {
-            format!("[audio: {}, {} bytes of base64]", audio.mime_type, audio.data.len())
+            format!(
+                "[audio: {}, {} bytes of base64]",
+                audio.mime_type,
+                audio.data.len()
+            )
         }
         ContentBlock::Resource(embedded) => match &embedded.resource {
             ResourceContents::TextResourceContents { uri, text, .. } => {
                 format!("[resource {uri}]\n{text}")
             }
-            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => format!(
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => format!(
                 "[resource {uri}: {}, {} bytes of base64]",
                 mime_type.as_deref().unwrap_or("binary"),
                 blob.len()
             ),
             _ => String::from("[resource of an unknown kind]"),
         },
-        ContentBlock::ResourceLink(link) => format!("[resource link: {} ({})]", link.uri, link.name),
+        ContentBlock::ResourceLink(link) => {
+            format!("[resource link: {} ({})]", link.uri, link.name)
+        }
         _ => String::from("[content of an unknown kind]"),
     }
 }
@@ -50,7 +65,10 @@ mod tests {
 
     #[test]
     fn text_and_binary_and_structured() {
-        let r = CallToolResult::success(vec![Content::text("a"), Content::image("AAAA", "image/png")]);
+        let r = CallToolResult::success(vec![
+            Content::text("a"),
+            Content::image("AAAA", "image/png"),
+        ]);
         assert_eq!(result_text(&r), "a\n[image: image/png, 4 bytes of base64]");
         let mut r = CallToolResult::success(vec![]);
         r.structured_content = Some(json!({"x": 1}));

@@ -19,7 +19,8 @@ impl McpManager {
     /// Starts every enabled server concurrently: start-up takes as long as the slowest
     /// server (bounded by its own timeout), not the sum. Failures become statuses.
     pub async fn start(config: ExtensionsConfig) -> Self {
-        let servers = futures::future::join_all(config.servers.into_iter().map(McpServer::start)).await;
+        let servers =
+            futures::future::join_all(config.servers.into_iter().map(McpServer::start)).await;
         Self {
             servers: servers.into_iter().map(Arc::new).collect(),
             skipped: config.skipped,
@@ -50,6 +51,11 @@ impl McpManager {
             startup_ms: None,
         }));
         statuses
+    }
+
+    /// The servers, in config order.
+    pub fn servers(&self) -> &[Arc<McpServer>] {
+        &self.servers
     }
 
     /// Entries of the config that were skipped as invalid.

@@ -16,16 +16,30 @@ const HASH_LEN: usize = 8;
 /// Replaces every character outside `[A-Za-z0-9_-]` with `_`.
 pub fn sanitize(raw: &str) -> String {
     raw.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 /// The full name before length limits and collisions: `{server}_{tool}` or just `{tool}`,
 /// sanitised; `tool` if that would be empty.
 pub fn base_name(server: &str, tool: &str, prefix: bool) -> String {
-    let raw = if prefix { format!("{server}_{tool}") } else { tool.to_string() };
+    let raw = if prefix {
+        format!("{server}_{tool}")
+    } else {
+        tool.to_string()
+    };
     let name = sanitize(&raw);
-    if name.is_empty() { String::from("tool") } else { name }
+    if name.is_empty() {
+        String::from("tool")
+    } else {
+        name
+    }
 }
 
 /// Hands out unique names for the MCP tools of one toolset. Feed it servers in config order
@@ -76,7 +90,10 @@ mod tests {
     #[test]
     fn prefix_and_sanitise() {
         let mut n = ToolNamer::new();
-        assert_eq!(n.name("Ant Design Components", "list-components", true), "Ant_Design_Components_list-components");
+        assert_eq!(
+            n.name("Ant Design Components", "list-components", true),
+            "Ant_Design_Components_list-components"
+        );
         assert_eq!(n.name("gh", "create_issue", false), "create_issue");
         assert_eq!(n.name("x", "<b>&\"'", true), "x_______");
         assert_eq!(n.name("s", "", false), "tool");
@@ -89,7 +106,11 @@ mod tests {
         let first = ToolNamer::new().name("server", &tool, true);
         assert_eq!(first.len(), MAX_TOOL_NAME_LEN);
         assert!(first.starts_with("server_aaaa"));
-        assert_eq!(first, ToolNamer::new().name("server", &tool, true), "deterministic");
+        assert_eq!(
+            first,
+            ToolNamer::new().name("server", &tool, true),
+            "deterministic"
+        );
         assert_ne!(first, ToolNamer::new().name("server2", &tool, true));
     }
 
@@ -100,10 +121,16 @@ mod tests {
         let b = n.name("a_b", "c", true);
         let c = n.name("a_b", "c", true);
         assert_eq!(a, "a_b_c");
-        assert!(b.starts_with("a_b_c_") && b.len() == "a_b_c_".len() + 8, "{b}");
+        assert!(
+            b.starts_with("a_b_c_") && b.len() == "a_b_c_".len() + 8,
+            "{b}"
+        );
         assert_ne!(b, c);
         for name in [&a, &b, &c] {
-            assert!(name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-'));
+            assert!(
+                name.chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+            );
         }
     }
 }

@@ -1,12 +1,10 @@
 //! One configured MCP server over its lifetime: connected, failed, restarted, re-listed.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 
 use super::McpError;
 use super::connect::{Connection, McpService, connect, error_chain};
@@ -43,6 +41,7 @@ struct Live {
     service: McpService,
     tools: Vec<rmcp::model::Tool>,
     protocol_version: String,
+    listed_generation: u64,
     startup: Duration,
 }
 
@@ -52,6 +51,7 @@ impl From<Connection> for Live {
             service: c.service,
             tools: c.tools,
             protocol_version: c.protocol_version,
+            listed_generation: c.listed_generation,
             startup: c.startup,
         }
     }
@@ -61,18 +61,18 @@ impl From<Connection> for Live {
 /// does not hold up others; the lock is held only to (re)connect or re-list.
 pub struct McpServer {
     config: McpServerConfig,
-    stale: Arc<AtomicBool>,
+    changes: watch::Sender<u64>,
     state: Mutex<State>,
 }
 
 impl McpServer {
     /// Connects (if enabled) and records the outcome; never fails, a failure is a status.
     pub async fn start(config: McpServerConfig) -> Self {
-        let stale = Arc::new(AtomicBool::new(false));
+        let (changes, _) = watch::channel(0);
         let state = if !config.enabled {
             State::Disabled
         } else {
-            match connect(&config, stale.clone()).await {
+            match connect(&config, changes.clone()).await {
                 Ok(conn) => State::Connected(Box::new(conn.into())),
                 Err(err) => {
                     tracing::warn!(server = %config.name, "MCP server failed to start: {err}");
@@ -82,9 +82,15 @@ impl McpServer {
         };
         Self {
             config,
-            stale,
+            changes,
             state: Mutex::new(state),
         }
+    }
+
+    /// A receiver that sees every `tools/list_changed` the server sends (as a growing
+    /// generation number), for front-ends that want to react at once.
+    pub fn tool_list_changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// The server's configuration.
@@ -123,15 +129,16 @@ impl McpServer {
         let State::Connected(live) = &mut *state else {
             return Vec::new();
         };
-        if self.stale.swap(false, Ordering::SeqCst) {
+        let generation = *self.changes.borrow();
+        if generation != live.listed_generation {
             match live.service.peer().list_all_tools().await {
                 Ok(tools) => {
                     tracing::info!(server = %self.config.name, count = tools.len(), "tools re-listed after list_changed");
                     live.tools = tools;
+                    live.listed_generation = generation;
                 }
                 Err(err) => {
-                    tracing::warn!(server = %self.config.name, "re-listing tools failed: {err}");
-                    self.stale.store(true, Ordering::SeqCst);
+                    tracing::warn!(server = %self.config.name, "re-listing tools failed; keeping the old list: {err}");
                 }
             }
         }
@@ -202,7 +209,7 @@ impl McpServer {
             return Err(McpError::Disabled);
         }
         tracing::info!(server = %self.config.name, "restarting MCP server");
-        match connect(&self.config, self.stale.clone()).await {
+        match connect(&self.config, self.changes.clone()).await {
             Ok(conn) => {
                 let live = Live::from(conn);
                 let peer = live.service.peer().clone();

@@ -92,19 +92,32 @@ mod tests {
     }
 
     fn configured() -> ToolSource {
-        ToolSource::Configured { use_id: "x:y".into(), group: None }
+        ToolSource::Configured {
+            use_id: "x:y".into(),
+            group: None,
+        }
     }
 
     fn mcp(server: &str) -> ToolSource {
-        ToolSource::Mcp { server: server.into(), original_name: "t".into() }
+        ToolSource::Mcp {
+            server: server.into(),
+            original_name: "t".into(),
+        }
     }
 
     #[test]
     fn order_is_configured_builtin_mcp_and_first_wins() {
         let (set, warnings) = assemble_toolset(
             vec![tool("ls", configured()), tool("read", configured())],
-            vec![tool("present_files", ToolSource::BuiltIn), tool("ls", ToolSource::BuiltIn)],
-            vec![tool("gh_issue", mcp("gh")), tool("read", mcp("fs")), tool("x", mcp("fs"))],
+            vec![
+                tool("present_files", ToolSource::BuiltIn),
+                tool("ls", ToolSource::BuiltIn),
+            ],
+            vec![
+                tool("gh_issue", mcp("gh")),
+                tool("read", mcp("fs")),
+                tool("x", mcp("fs")),
+            ],
         );
         let names: Vec<_> = set.tools().iter().map(|t| t.info().name.clone()).collect();
         assert_eq!(names, ["ls", "read", "present_files", "gh_issue", "x"]);

@@ -136,7 +136,9 @@ mod tests {
 
     #[test]
     fn builds_known_tools_with_their_source() {
-        let cfg = app("tool_groups: [{name: files}]\ntools:\n  - {name: ls, group: files, use: antler.sandbox:ls}\n");
+        let cfg = app(
+            "tool_groups: [{name: files}]\ntools:\n  - {name: ls, group: files, use: antler.sandbox:ls}\n",
+        );
         let (tools, warnings) = build_configured_tools(&cfg, Path::new("."), None).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(tools.len(), 1);
@@ -156,7 +158,9 @@ mod tests {
         let cfg = app("tools:\n  - {name: web, use: deerflow.community.tavily:web_search}\n");
         let err = build_configured_tools(&cfg, Path::new("."), None).unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with("tools[0] `web`: unknown `use: deerflow.community.tavily:web_search`"));
+        assert!(
+            text.starts_with("tools[0] `web`: unknown `use: deerflow.community.tavily:web_search`")
+        );
         assert!(text.contains("known: antler.sandbox:ls"), "{text}");
     }
 
@@ -176,13 +180,21 @@ mod tests {
             "tools:\n  - {name: ls, group: a, use: antler.sandbox:ls}\n  - {name: ls, group: b, use: antler.sandbox:ls, max_results: 3}\n  - {name: ls, use: antler.sandbox:ls}\n",
         );
         cfg.tool_groups = vec![
-            ToolGroupConfig { name: "a".into(), extra: Default::default() },
-            ToolGroupConfig { name: "b".into(), extra: Default::default() },
+            ToolGroupConfig {
+                name: "a".into(),
+                extra: Default::default(),
+            },
+            ToolGroupConfig {
+                name: "b".into(),
+                extra: Default::default(),
+            },
         ];
         let only_b = [String::from("b")];
         let (tools, _) = build_configured_tools(&cfg, Path::new("."), Some(&only_b)).unwrap();
         assert_eq!(tools.len(), 1);
-        assert!(matches!(&tools[0].info().source, ToolSource::Configured { group: Some(g), .. } if g == "b"));
+        assert!(
+            matches!(&tools[0].info().source, ToolSource::Configured { group: Some(g), .. } if g == "b")
+        );
         let (all, _) = build_configured_tools(&cfg, Path::new("."), None).unwrap();
         assert_eq!(all.len(), 3);
     }

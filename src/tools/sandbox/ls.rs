@@ -99,7 +99,10 @@ impl Tool for Ls {
             names.truncate(self.max_results);
             let mut out = names.join("\n");
             if total > self.max_results {
-                out.push_str(&format!("\n... ({} more entries not shown)", total - self.max_results));
+                out.push_str(&format!(
+                    "\n... ({} more entries not shown)",
+                    total - self.max_results
+                ));
             }
             if total == 0 {
                 out = String::from("(empty directory)");
@@ -119,7 +122,9 @@ mod tests {
 
     fn ls_in(dir: &Path, extra: &str) -> Arc<dyn Tool> {
         let yaml = format!("tools:\n  - {{name: ls, use: antler.sandbox:ls{extra}}}\n");
-        let cfg = parse_app_config(&yaml, Path::new("c.yaml"), &|_| None).unwrap().value;
+        let cfg = parse_app_config(&yaml, Path::new("c.yaml"), &|_| None)
+            .unwrap()
+            .value;
         let (mut tools, _) = build_configured_tools(&cfg, dir, None).unwrap();
         tools.remove(0)
     }
@@ -132,7 +137,9 @@ mod tests {
         std::fs::write(dir.path().join("c.txt"), "").unwrap();
         let out = ls_in(dir.path(), "").call(json!({})).await;
         assert_eq!(out, ToolOutput::ok("a.txt\nb_dir/\nc.txt"));
-        let out = ls_in(dir.path(), ", max_results: 1").call(json!({"path": "."})).await;
+        let out = ls_in(dir.path(), ", max_results: 1")
+            .call(json!({"path": "."}))
+            .await;
         assert_eq!(out.content, "a.txt\n... (2 more entries not shown)");
     }
 
@@ -141,10 +148,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ls = ls_in(dir.path(), "");
         let out = ls.call(json!({"path": ".."})).await;
-        assert!(out.is_error && out.content.contains("outside the workspace"), "{out:?}");
+        assert!(
+            out.is_error && out.content.contains("outside the workspace"),
+            "{out:?}"
+        );
         let out = ls.call(json!({"path": 3})).await;
-        assert!(out.is_error && out.content.contains("invalid arguments"), "{out:?}");
+        assert!(
+            out.is_error && out.content.contains("invalid arguments"),
+            "{out:?}"
+        );
         let out = ls.call(json!({"path": "nope"})).await;
-        assert!(out.is_error && out.content.contains("no such file"), "{out:?}");
+        assert!(
+            out.is_error && out.content.contains("no such file"),
+            "{out:?}"
+        );
     }
 }

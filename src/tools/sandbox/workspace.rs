@@ -28,7 +28,9 @@ pub struct Workspace {
 impl Workspace {
     /// The workspace of `sandbox` (relative to `cwd`; `cwd` itself when unset).
     pub fn from_config(sandbox: &SandboxConfig, cwd: &Path) -> std::io::Result<Self> {
-        let root = std::fs::canonicalize(cwd.join(sandbox.workspace.as_deref().unwrap_or(Path::new("."))))?;
+        let root = std::fs::canonicalize(
+            cwd.join(sandbox.workspace.as_deref().unwrap_or(Path::new("."))),
+        )?;
         let read_only = sandbox
             .read_only_paths
             .iter()
@@ -79,13 +81,19 @@ mod tests {
 
         assert!(w.resolve_existing("sub").is_ok());
         assert!(w.resolve_existing(".").is_ok());
-        assert!(matches!(w.resolve_existing("../secret"), Err(WorkspaceError::Outside(..))));
+        assert!(matches!(
+            w.resolve_existing("../secret"),
+            Err(WorkspaceError::Outside(..))
+        ));
         let abs = outer.path().join("secret");
         assert!(matches!(
             w.resolve_existing(&abs.to_string_lossy()),
             Err(WorkspaceError::Outside(..))
         ));
-        assert!(matches!(w.resolve_existing("link"), Err(WorkspaceError::Outside(..))));
+        assert!(matches!(
+            w.resolve_existing("link"),
+            Err(WorkspaceError::Outside(..))
+        ));
         assert_eq!(
             w.resolve_existing("missing"),
             Err(WorkspaceError::NotFound("missing".into()))

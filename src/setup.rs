@@ -1,0 +1,80 @@
+//! From configuration files to a toolset: the one path every front-end takes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::{
+    AppConfig, ConfigError, ConfigPaths, EnvLookup, Loaded, find_app_config,
+    find_extensions_config, load_app_config,
+};
+use crate::mcp::{McpCache, McpManager};
+use crate::tools::{ConfiguredToolError, Toolset, assemble_toolset, build_configured_tools};
+
+/// A setup problem that stops antler before it runs: exit status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// A configuration file is missing, unreadable or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A configured tool cannot be built.
+    #[error("{path}: {source}", path = path.as_ref().map_or(String::from("config.yaml"), |p| p.display().to_string()))]
+    Tool {
+        /// The config.yaml in use.
+        path: Option<PathBuf>,
+        /// What is wrong with the tool.
+        source: ConfiguredToolError,
+    },
+}
+
+/// Both configurations, found and loaded, ready to build toolsets from.
+pub struct Setup {
+    /// The loaded `config.yaml` (defaults when there is none).
+    pub app: Loaded<AppConfig>,
+    /// The working directory.
+    pub cwd: PathBuf,
+    mcp: McpCache,
+}
+
+impl Setup {
+    /// Finds and loads `config.yaml` and locates the extensions file (its servers start on
+    /// the first [`Setup::mcp`]). Warnings are logged.
+    pub fn load(paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_>) -> Result<Self, SetupError> {
+        let app = match find_app_config(paths.config.as_deref(), cwd, env)? {
+            Some(path) => load_app_config(&path, env)?,
+            None => Loaded::default(),
+        };
+        for warning in &app.warnings {
+            tracing::warn!("{warning}");
+        }
+        let extensions = find_extensions_config(paths.extensions.as_deref(), cwd, env)?;
+        Ok(Self {
+            app,
+            cwd: cwd.to_path_buf(),
+            mcp: McpCache::new(extensions),
+        })
+    }
+
+    /// The MCP servers of the extensions file as it is now (restarted if it changed).
+    pub async fn mcp(&mut self, env: EnvLookup<'_>) -> Result<Arc<McpManager>, SetupError> {
+        Ok(self.mcp.get(env).await?)
+    }
+
+    /// Assembles the three tiers: configured tools (only those in `groups`, if given),
+    /// built-ins, then the MCP tools of `mcp`. Duplicate names are logged and dropped.
+    pub async fn toolset(
+        &self,
+        mcp: &McpManager,
+        groups: Option<&[String]>,
+    ) -> Result<Toolset, SetupError> {
+        let (configured, warnings) = build_configured_tools(&self.app.value, &self.cwd, groups)
+            .map_err(|source| SetupError::Tool {
+                path: self.app.path.clone(),
+                source,
+            })?;
+        let (toolset, duplicates) = assemble_toolset(configured, Vec::new(), mcp.tools().await);
+        for warning in warnings.iter().chain(&duplicates) {
+            tracing::warn!("{warning}");
+        }
+        Ok(toolset)
+    }
+}

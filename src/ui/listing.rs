@@ -1,0 +1,146 @@
+//! Plain-text tables and JSON for the `list` subcommands.
+
+use serde::Serialize;
+
+use crate::mcp::ServerStatus;
+use crate::tools::{ToolSource, Toolset};
+
+/// One row of `antler tools list --json`.
+#[derive(Debug, Serialize)]
+pub struct ToolRow {
+    /// The model-facing name.
+    pub name: String,
+    /// `configured`, `built-in` or `mcp`.
+    pub tier: &'static str,
+    /// The MCP server, for MCP tools.
+    pub server: Option<String>,
+    /// The tool group, for configured tools.
+    pub group: Option<String>,
+    /// The `use` identifier, for configured tools.
+    #[serde(rename = "use")]
+    pub use_id: Option<String>,
+    /// How many top-level parameters it takes.
+    pub parameters: usize,
+    /// Its description.
+    pub description: String,
+}
+
+/// The rows of a toolset, in assembly order.
+pub fn tool_rows(toolset: &Toolset) -> Vec<ToolRow> {
+    toolset
+        .tools()
+        .iter()
+        .map(|tool| {
+            let info = tool.info();
+            let (server, group, use_id) = match &info.source {
+                ToolSource::BuiltIn => (None, None, None),
+                ToolSource::Configured { use_id, group } => {
+                    (None, group.clone(), Some(use_id.clone()))
+                }
+                ToolSource::Mcp { server, .. } => (Some(server.clone()), None, None),
+            };
+            ToolRow {
+                name: info.name.clone(),
+                tier: info.source.tier(),
+                server,
+                group,
+                use_id,
+                parameters: info.parameter_count(),
+                description: info.description.clone(),
+            }
+        })
+        .collect()
+}
+
+/// `antler tools list` as a table.
+pub fn tools_table(rows: &[ToolRow]) -> String {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.clone(),
+                r.tier.to_string(),
+                r.server.clone().unwrap_or_else(|| "-".into()),
+                r.group.clone().unwrap_or_else(|| "-".into()),
+                r.parameters.to_string(),
+            ]
+        })
+        .collect();
+    let mut out = table(&["NAME", "TIER", "SERVER", "GROUP", "PARAMS"], &body);
+    out.push_str(&format!("{} tools\n", rows.len()));
+    out
+}
+
+/// `antler mcp list` as a table.
+pub fn servers_table(statuses: &[ServerStatus]) -> String {
+    let body: Vec<Vec<String>> = statuses
+        .iter()
+        .map(|s| {
+            vec![
+                s.name.clone(),
+                s.transport.clone(),
+                s.status.to_string(),
+                s.tool_count.to_string(),
+                s.protocol_version.clone().unwrap_or_else(|| "-".into()),
+                s.startup_ms
+                    .map_or_else(|| "-".into(), |ms| format!("{ms} ms")),
+                s.error.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "NAME",
+            "TRANSPORT",
+            "STATUS",
+            "TOOLS",
+            "PROTOCOL",
+            "STARTUP",
+            "ERROR",
+        ],
+        &body,
+    )
+}
+
+/// Left-aligned columns separated by two spaces; the last column is not padded.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let last = row.len().saturating_sub(1);
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                if i == last {
+                    cell.clone()
+                } else {
+                    format!("{cell:<width$}", width = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_columns() {
+        let t = table(
+            &["A", "BB"],
+            &[vec!["long".into(), "x".into()], vec!["s".into(), "".into()]],
+        );
+        assert_eq!(t, "A     BB\nlong  x\ns\n");
+    }
+}

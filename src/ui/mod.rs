@@ -1,0 +1,3 @@
+//! Output for people and scripts. The core never prints; front-ends do, here.
+
+pub mod listing;
