@@ -66,13 +66,16 @@ impl Setup {
         mcp: &McpManager,
         groups: Option<&[String]>,
     ) -> Result<Toolset, SetupError> {
-        let (configured, warnings) = build_configured_tools(&self.app.value, &self.cwd, groups)
-            .map_err(|source| SetupError::Tool {
-                path: self.app.path.clone(),
-                source,
+        let configured =
+            build_configured_tools(&self.app.value, &self.cwd, groups).map_err(|source| {
+                SetupError::Tool {
+                    path: self.app.path.clone(),
+                    source,
+                }
             })?;
-        let (toolset, duplicates) = assemble_toolset(configured, Vec::new(), mcp.tools().await);
-        for warning in warnings.iter().chain(&duplicates) {
+        let (toolset, duplicates) =
+            assemble_toolset(configured.tools, Vec::new(), mcp.tools().await);
+        for warning in configured.warnings.iter().chain(&duplicates) {
             tracing::warn!("{warning}");
         }
         Ok(toolset)

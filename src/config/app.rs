@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use yaml_serde::Value as Yaml;
 
-use super::{ConfigError, EnvLookup, expand_env_reference};
+use super::{ConfigError, EnvLookup, expand_string};
 
 /// Top-level keys of `config.yaml`; any other key is reported as a warning.
 const KNOWN_TOP_LEVEL: &[&str] = &[
@@ -340,8 +340,8 @@ fn yaml_error(path: &Path, err: yaml_serde::Error) -> ConfigError {
     }
 }
 
-/// Replaces every string that is exactly `$NAME` with the variable's value; an unset
-/// variable is an error naming the variable and the key path.
+/// Expands `$NAME` and `${NAME}` references in every string; an unset variable is an error
+/// naming the variable and the key path.
 fn expand_yaml(
     node: &mut Yaml,
     key_path: &mut String,
@@ -350,17 +350,16 @@ fn expand_yaml(
 ) -> Result<(), ConfigError> {
     match node {
         Yaml::String(s) => {
-            if let Some(var) = expand_env_reference(s) {
-                match env(var) {
-                    Some(value) => *s = value,
-                    None => {
-                        return Err(ConfigError::MissingEnv {
-                            path: path.to_path_buf(),
-                            key: key_path.clone(),
-                            var: var.to_string(),
-                        });
-                    }
+            let mut missing = Vec::new();
+            if let Some(value) = expand_string(s, env, &mut missing) {
+                if let Some(var) = missing.into_iter().next() {
+                    return Err(ConfigError::MissingEnv {
+                        path: path.to_path_buf(),
+                        key: key_path.clone(),
+                        var,
+                    });
                 }
+                *s = value;
             }
         }
         Yaml::Sequence(items) => {

@@ -17,6 +17,47 @@ pub fn expand_env_reference(value: &str) -> Option<&str> {
     valid.then_some(name)
 }
 
+/// Expands the environment references in one configuration string: a value that is
+/// exactly `$NAME` becomes the variable's value (DeerFlow's rule), and `${NAME}` anywhere in
+/// a string is interpolated (so `"Bearer ${GITHUB_TOKEN}"` works). Returns `None` when the
+/// string has no reference. Unset variables expand to "" and are pushed to `missing`; the
+/// caller decides whether that is an error.
+pub fn expand_string(value: &str, env: EnvLookup<'_>, missing: &mut Vec<String>) -> Option<String> {
+    let mut lookup = |name: &str| {
+        env(name).unwrap_or_else(|| {
+            missing.push(name.to_string());
+            String::new()
+        })
+    };
+    if let Some(name) = expand_env_reference(value) {
+        return Some(lookup(name));
+    }
+    if !value.contains("${") {
+        return None;
+    }
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    let mut changed = false;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let name = after.find('}').map(|end| &after[..end]);
+        match name.filter(|n| expand_env_reference(&format!("${n}")).is_some()) {
+            Some(name) => {
+                out.push_str(&lookup(name));
+                rest = &after[name.len() + 1..];
+                changed = true;
+            }
+            None => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
 /// Loads `.env` from `dir` into the process environment without overriding variables that
 /// are already set. Must run before any thread is started (it mutates the environment).
 /// Returns the file's path when one was loaded.
@@ -67,6 +108,33 @@ mod tests {
         assert_eq!(expand_env_reference("Bearer $TOKEN"), None);
         assert_eq!(expand_env_reference("$A B"), None);
         assert_eq!(expand_env_reference("plain"), None);
+    }
+
+    #[test]
+    fn braced_references_interpolate_and_report_missing() {
+        let env = fixed_env(&[("TOKEN", "t0k"), ("A", "1")]);
+        let mut missing = Vec::new();
+        assert_eq!(
+            expand_string("Bearer ${TOKEN}", &env, &mut missing).as_deref(),
+            Some("Bearer t0k")
+        );
+        assert_eq!(
+            expand_string("$A", &env, &mut missing).as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            expand_string("${A}-${A}", &env, &mut missing).as_deref(),
+            Some("1-1")
+        );
+        assert_eq!(expand_string("plain $A text", &env, &mut missing), None);
+        assert_eq!(expand_string("${unclosed", &env, &mut missing), None);
+        assert_eq!(expand_string("${1bad} ${}", &env, &mut missing), None);
+        assert!(missing.is_empty());
+        assert_eq!(
+            expand_string("x${NOPE}y", &env, &mut missing).as_deref(),
+            Some("xy")
+        );
+        assert_eq!(missing, ["NOPE"]);
     }
 
     #[test]

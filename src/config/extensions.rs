@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{ConfigError, EnvLookup, Loaded, expand_env_reference};
+use super::{ConfigError, EnvLookup, Loaded, expand_string};
 
 /// Top-level keys we know; DeerFlow's file also carries `skills`, which is not ours to warn about.
 const KNOWN_TOP_LEVEL: &[&str] = &["mcpServers", "skills"];
@@ -285,19 +285,18 @@ fn seconds(key: &str, value: f64) -> Result<Duration, String> {
     }
 }
 
-/// Expands `$NAME` strings at any depth; an unset variable becomes "" (as DeerFlow does).
+/// Expands `$NAME` and `${NAME}` at any depth; an unset variable becomes "" (as DeerFlow
+/// does).
 /// Returns the unset variables with the key paths where they were used.
 fn expand_json(node: &mut Value, key_path: &str, env: EnvLookup<'_>) -> Vec<(String, String)> {
     let mut missing = Vec::new();
     match node {
         Value::String(s) => {
-            if let Some(var) = expand_env_reference(s) {
-                let value = env(var).unwrap_or_else(|| {
-                    missing.push((var.to_string(), key_path.to_string()));
-                    String::new()
-                });
+            let mut unset = Vec::new();
+            if let Some(value) = expand_string(s, env, &mut unset) {
                 *s = value;
             }
+            missing.extend(unset.into_iter().map(|var| (var, key_path.to_string())));
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
@@ -365,6 +364,7 @@ mod tests {
     fn env_values_expand_at_any_depth_and_missing_become_empty() {
         let loaded = parse(
             r#"{"mcpServers": {"gh": {"command": "$CMD", "args": ["$ARG", "lit$X"],
+                "headers": {"Authorization": "Bearer ${TOKEN}"},
                 "env": {"TOKEN": "$TOKEN", "UNSET": "$NOT_SET_ANYWHERE"}}}}"#,
             &[("CMD", "node"), ("ARG", "a1"), ("TOKEN", "t")],
         );
@@ -372,6 +372,7 @@ mod tests {
         assert_eq!(s.command.as_deref(), Some("node"));
         assert_eq!(s.args, ["a1", "lit$X"]);
         assert_eq!(s.env["TOKEN"], "t");
+        assert_eq!(s.headers["Authorization"], "Bearer t");
         assert_eq!(s.env["UNSET"], "");
         assert_eq!(loaded.warnings.len(), 1);
         assert!(loaded.warnings[0].contains("mcpServers.gh.env.UNSET"));

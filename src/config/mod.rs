@@ -17,7 +17,7 @@ pub use app::{
     parse_app_config,
 };
 pub use discovery::{ConfigPaths, find_app_config, find_extensions_config};
-pub use env::{EnvLookup, expand_env_reference, load_dotenv};
+pub use env::{EnvLookup, expand_env_reference, expand_string, load_dotenv};
 pub use error::ConfigError;
 pub use extensions::{
     ExtensionsConfig, McpServerConfig, SkippedServer, TransportKind, load_extensions_config,

@@ -58,7 +58,7 @@ fn block_text(block: &ContentBlock) -> String {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::Content;
+    use rmcp::model::ContentBlock as Content;
     use serde_json::json;
 
     use super::*;

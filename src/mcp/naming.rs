@@ -95,7 +95,7 @@ mod tests {
             "Ant_Design_Components_list-components"
         );
         assert_eq!(n.name("gh", "create_issue", false), "create_issue");
-        assert_eq!(n.name("x", "<b>&\"'", true), "x_______");
+        assert_eq!(n.name("x", "<b>&\"'", true), "x__b____");
         assert_eq!(n.name("s", "", false), "tool");
         assert_eq!(n.name("s", "工具", false), "__");
     }

@@ -332,7 +332,6 @@ impl Transport<RoleClient> for SseClientTransport {
 
 #[cfg(test)]
 // Tests may unwrap: a failure should abort the test with its message.
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use std::collections::HashMap;
     use std::convert::Infallible;

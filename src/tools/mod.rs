@@ -7,5 +7,8 @@ pub mod sandbox;
 mod tool;
 
 pub use assemble::{Toolset, assemble_toolset};
-pub use registry::{ConfiguredToolError, ToolFactory, build_configured_tools, known_tool_ids};
+pub use registry::{
+    ConfiguredToolError, ConfiguredTools, ToolBuildContext, ToolFactory, build_configured_tools,
+    known_tool_ids,
+};
 pub use tool::{PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};

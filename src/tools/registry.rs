@@ -65,13 +65,22 @@ pub enum ConfiguredToolError {
     },
 }
 
+/// The configured tier, built.
+#[derive(Debug)]
+pub struct ConfiguredTools {
+    /// The tools, in `config.yaml` order.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Non-fatal problems: name mismatches, undeclared groups.
+    pub warnings: Vec<String>,
+}
+
 /// Builds the configured tools in `config.yaml` order, keeping only those in `groups` when
-/// it is given. Returns the tools and warnings (name mismatches, undeclared groups).
+/// it is given.
 pub fn build_configured_tools(
     app: &AppConfig,
     cwd: &Path,
     groups: Option<&[String]>,
-) -> Result<(Vec<Arc<dyn Tool>>, Vec<String>), ConfiguredToolError> {
+) -> Result<ConfiguredTools, ConfiguredToolError> {
     let mut tools = Vec::new();
     let mut warnings = Vec::new();
     for (index, entry) in app.tools.iter().enumerate() {
@@ -120,7 +129,7 @@ pub fn build_configured_tools(
         })?;
         tools.push(tool);
     }
-    Ok((tools, warnings))
+    Ok(ConfiguredTools { tools, warnings })
 }
 
 #[cfg(test)]
@@ -139,7 +148,8 @@ mod tests {
         let cfg = app(
             "tool_groups: [{name: files}]\ntools:\n  - {name: ls, group: files, use: antler.sandbox:ls}\n",
         );
-        let (tools, warnings) = build_configured_tools(&cfg, Path::new("."), None).unwrap();
+        let ConfiguredTools { tools, warnings } =
+            build_configured_tools(&cfg, Path::new("."), None).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(tools.len(), 1);
         let info = tools[0].info();
@@ -167,7 +177,8 @@ mod tests {
     #[test]
     fn name_mismatch_and_undeclared_group_warn() {
         let cfg = app("tools:\n  - {name: list_dir, group: misc, use: antler.sandbox:ls}\n");
-        let (tools, warnings) = build_configured_tools(&cfg, Path::new("."), None).unwrap();
+        let ConfiguredTools { tools, warnings } =
+            build_configured_tools(&cfg, Path::new("."), None).unwrap();
         assert_eq!(tools[0].info().name, "ls");
         assert_eq!(warnings.len(), 2);
         assert!(warnings[0].contains("`list_dir` differs from the tool's own name `ls`"));
@@ -190,12 +201,14 @@ mod tests {
             },
         ];
         let only_b = [String::from("b")];
-        let (tools, _) = build_configured_tools(&cfg, Path::new("."), Some(&only_b)).unwrap();
+        let ConfiguredTools { tools, .. } =
+            build_configured_tools(&cfg, Path::new("."), Some(&only_b)).unwrap();
         assert_eq!(tools.len(), 1);
         assert!(
             matches!(&tools[0].info().source, ToolSource::Configured { group: Some(g), .. } if g == "b")
         );
-        let (all, _) = build_configured_tools(&cfg, Path::new("."), None).unwrap();
+        let ConfiguredTools { tools: all, .. } =
+            build_configured_tools(&cfg, Path::new("."), None).unwrap();
         assert_eq!(all.len(), 3);
     }
 

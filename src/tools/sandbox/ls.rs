@@ -125,8 +125,10 @@ mod tests {
         let cfg = parse_app_config(&yaml, Path::new("c.yaml"), &|_| None)
             .unwrap()
             .value;
-        let (mut tools, _) = build_configured_tools(&cfg, dir, None).unwrap();
-        tools.remove(0)
+        build_configured_tools(&cfg, dir, None)
+            .unwrap()
+            .tools
+            .remove(0)
     }
 
     #[tokio::test]

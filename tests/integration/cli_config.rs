@@ -1,0 +1,197 @@
+//! Configuration discovery and configuration errors through the real binary.
+
+use predicates::prelude::*;
+use serde_json::json;
+
+use crate::support::*;
+
+#[test]
+fn no_configuration_at_all_is_fine() {
+    let sb = Sandbox::new();
+    sb.antler()
+        .args(["tools", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("0 tools"));
+    let (list, code, _) = sb.json(&["mcp", "list", "--json"]);
+    assert_eq!((list, code), (json!([]), 0));
+}
+
+#[test]
+fn malformed_extensions_json_names_file_line_and_column() {
+    let sb = Sandbox::new();
+    sb.write(
+        "extensions_config.json",
+        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": }\n  }\n}\n",
+    );
+    sb.antler()
+        .args(["mcp", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "extensions_config.json:3:22: expected value",
+        ));
+}
+
+#[test]
+fn wrong_type_in_config_yaml_names_line_column_key_and_expected_type() {
+    let sb = Sandbox::new();
+    sb.write(
+        "config.yaml",
+        "models:\n  - name: m\n    model: gpt\n    supports_vision: sometimes\n",
+    );
+    sb.antler()
+        .args(["tools", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "config.yaml:4:22: models[0].supports_vision: invalid type",
+        ))
+        .stderr(predicate::str::contains("expected a boolean"));
+}
+
+#[test]
+fn missing_environment_variable_in_config_yaml_is_named() {
+    let sb = Sandbox::new();
+    sb.write(
+        "config.yaml",
+        "models:\n  - name: m\n    model: gpt\n    api_key: $ANTLER_TEST_UNSET_KEY\n",
+    );
+    sb.antler()
+        .args(["tools", "list"])
+        .env_remove("ANTLER_TEST_UNSET_KEY")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "models[0].api_key: environment variable $ANTLER_TEST_UNSET_KEY is not set",
+        ));
+}
+
+#[test]
+fn dotenv_is_loaded_before_the_configuration() {
+    let sb = Sandbox::new();
+    sb.write(
+        ".env",
+        &format!("ANTLER_TEST_FX={}\n", fixture_bin().display()),
+    );
+    write_extensions(&sb, json!({"fx": {"command": "$ANTLER_TEST_FX"}}));
+    let (list, code, _) = sb.json(&["mcp", "list", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(status_of(&list, "fx")["status"], "connected");
+}
+
+#[test]
+fn unknown_use_is_a_configuration_error_listing_the_known_ids() {
+    let sb = Sandbox::new();
+    sb.write(
+        "config.yaml",
+        "tools:\n  - name: web_search\n    use: deerflow.community.tavily.tools:web_search_tool\n",
+    );
+    sb.antler()
+        .args(["tools", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown `use: deerflow.community.tavily.tools:web_search_tool`",
+        ))
+        .stderr(predicate::str::contains("known: antler.sandbox:ls"));
+}
+
+#[test]
+fn unknown_top_level_keys_only_warn() {
+    let sb = Sandbox::new();
+    sb.write("config.yaml", "memory:\n  enabled: true\n");
+    sb.antler()
+        .args(["tools", "list"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("unknown top-level key `memory`"));
+}
+
+#[test]
+fn explicit_paths_win_and_must_exist() {
+    let sb = Sandbox::new();
+    sb.write(
+        "config.yaml",
+        "tools: [{name: ls, use: antler.sandbox:ls}]\n",
+    );
+    let other = sb.write("other.yaml", "{}\n");
+    // ./config.yaml has one tool; --config and ANTLER_CONFIG replace it.
+    let count = |args: &[&str], env: Option<&str>| {
+        let mut cmd = sb.antler();
+        if let Some(value) = env {
+            cmd.env("ANTLER_CONFIG", value);
+        }
+        let out = cmd.args(args).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array().unwrap().len()
+    };
+    assert_eq!(count(&["tools", "list", "--json"], None), 1);
+    assert_eq!(
+        count(&["tools", "list", "--json"], Some(other.to_str().unwrap())),
+        0
+    );
+    assert_eq!(
+        count(&["--config", "other.yaml", "tools", "list", "--json"], None),
+        0
+    );
+    sb.antler()
+        .env("ANTLER_CONFIG", "absent.yaml")
+        .args(["tools", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "absent.yaml: no such file (given by ANTLER_CONFIG)",
+        ));
+    sb.antler()
+        .args(["--extensions", "absent.json", "mcp", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("(given by --extensions)"));
+}
+
+#[test]
+fn xdg_config_home_is_searched_last() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.path().join("xdg-config/antler")).unwrap();
+    sb.write(
+        "xdg-config/antler/config.yaml",
+        "tools: [{name: ls, use: antler.sandbox:ls}]\n",
+    );
+    sb.antler()
+        .args(["tools", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("antler.sandbox").not())
+        .stdout(predicate::str::contains("configured"));
+}
+
+#[test]
+fn help_describes_every_command_and_option() {
+    let sb = Sandbox::new();
+    sb.antler()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tools"))
+        .stdout(predicate::str::contains("mcp"))
+        .stdout(predicate::str::contains("--config <PATH>"))
+        .stdout(predicate::str::contains("--extensions <PATH>"))
+        .stdout(predicate::str::contains("ANTLER_EXTENSIONS_CONFIG"))
+        .stdout(predicate::str::contains("Exit status"));
+    sb.antler()
+        .args(["tools", "list", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--json"))
+        .stdout(predicate::str::contains("--group <GROUP>"));
+    sb.antler()
+        .args(["mcp", "list", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("protocol version"));
+    sb.antler()
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Usage"));
+}

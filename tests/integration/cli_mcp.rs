@@ -1,0 +1,258 @@
+//! `antler mcp list` and `antler tools list` against the fixture MCP server.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::support::*;
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+#[test]
+fn stdio_server_is_listed_with_the_documented_fields() {
+    let sb = Sandbox::new();
+    write_extensions(&sb, json!({"fx": fixture_stdio(&[])}));
+    let (list, code, _) = sb.json(&["mcp", "list", "--json"]);
+    assert_eq!(code, 0);
+    let fx = status_of(&list, "fx");
+    assert_eq!(fx["transport"], "stdio");
+    assert_eq!(fx["status"], "connected");
+    assert_eq!(fx["error"], json!(null));
+    assert_eq!(fx["tool_count"], 9);
+    assert!(fx["protocol_version"].as_str().unwrap().starts_with("20"));
+    assert!(fx["startup_ms"].is_u64());
+}
+
+#[test]
+fn tools_get_prefixed_sanitised_names_and_their_parameter_counts() {
+    let sb = Sandbox::new();
+    write_extensions(
+        &sb,
+        json!({"fx": fixture_stdio(&[]), "bare": {"command": fixture_bin(), "tool_name_prefix": false}}),
+    );
+    let (tools, code, _) = sb.json(&["tools", "list", "--json"]);
+    assert_eq!(code, 0);
+    let tools = tools.as_array().unwrap();
+    assert_eq!(tools.len(), 18);
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.iter().all(|n| valid_name(n)), "{names:?}");
+    assert_eq!(&names[..2], ["fx_echo", "fx_add"]);
+    assert!(names.contains(&"fx_weird_name_with_spaces"));
+    assert!(names.contains(&"echo"), "no prefix for `bare`");
+    let add = tools.iter().find(|t| t["name"] == "fx_add").unwrap();
+    assert_eq!(add["tier"], "mcp");
+    assert_eq!(add["server"], "fx");
+    assert_eq!(add["parameters"], 2);
+
+    let table = sb.antler().args(["tools", "list"]).output().unwrap();
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.starts_with("NAME"), "{text}");
+    assert!(
+        text.contains("fx_add") && text.trim_end().ends_with("18 tools"),
+        "{text}"
+    );
+}
+
+#[test]
+fn http_and_sse_servers_connect_and_receive_the_configured_headers() {
+    let sb = Sandbox::new();
+    let auth = "Authorization: Bearer t0ken";
+    let http = fixture_network("http", &["--require-header", auth]);
+    let sse = fixture_network("sse", &["--require-header", auth, "--page-size", "2"]);
+    let headers = json!({"Authorization": "Bearer t0ken"});
+    write_extensions(
+        &sb,
+        json!({
+            "h": {"type": "http", "url": http.url, "headers": headers},
+            "s": {"type": "sse", "url": sse.url, "headers": headers},
+            "h_noauth": {"type": "http", "url": http.url},
+            "s_noauth": {"transport": "sse", "url": sse.url},
+        }),
+    );
+    let (list, code, _) = sb.json(&["mcp", "list", "--json"]);
+    for name in ["h", "s"] {
+        let s = status_of(&list, name);
+        assert_eq!(s["status"], "connected", "{s}");
+        assert_eq!(s["tool_count"], 9, "{s}");
+    }
+    assert_eq!(status_of(&list, "s")["transport"], "sse");
+    assert_eq!(status_of(&list, "h")["transport"], "http");
+    for name in ["h_noauth", "s_noauth"] {
+        let s = status_of(&list, name);
+        assert_eq!(s["status"], "failed");
+        assert!(s["error"].as_str().unwrap().contains("401"), "{s}");
+    }
+    assert_eq!(code, 1, "a failed server means exit status 1");
+}
+
+#[test]
+fn tool_list_pagination_is_followed_to_the_end() {
+    let sb = Sandbox::new();
+    let http = fixture_network("http", &["--page-size", "4"]);
+    write_extensions(
+        &sb,
+        json!({
+            "paged": fixture_stdio(&["--page-size", "2"]),
+            "paged_http": {"type": "http", "url": http.url},
+        }),
+    );
+    let (list, _, _) = sb.json(&["mcp", "list", "--json"]);
+    assert_eq!(status_of(&list, "paged")["tool_count"], 9);
+    assert_eq!(status_of(&list, "paged_http")["tool_count"], 9);
+}
+
+#[test]
+fn a_hung_server_does_not_delay_the_others_past_its_own_timeout() {
+    let sb = Sandbox::new();
+    let slow = |ms: &str| json!({"command": fixture_bin(), "args": ["--startup-delay-ms", ms]});
+    write_extensions(
+        &sb,
+        json!({
+            "hung": {"command": fixture_bin(), "args": ["--hang"], "startup_timeout_secs": 1},
+            "slow1": slow("900"), "slow2": slow("900"), "slow3": slow("900"),
+        }),
+    );
+    let started = Instant::now();
+    let (list, code, _) = sb.json(&["mcp", "list", "--json"]);
+    let elapsed = started.elapsed();
+    let hung = status_of(&list, "hung");
+    assert_eq!(hung["status"], "failed");
+    assert!(
+        hung["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not start within 1.0s"),
+        "{hung}"
+    );
+    for name in ["slow1", "slow2", "slow3"] {
+        assert_eq!(status_of(&list, name)["status"], "connected");
+    }
+    assert_eq!(code, 1);
+    // Sequential start-up would take at least 3 × 0.9 s + 1 s; concurrent about 1 s.
+    assert!(elapsed.as_secs_f64() < 2.5, "start-up took {elapsed:?}");
+}
+
+#[test]
+fn server_stderr_goes_to_the_log_file_never_the_terminal() {
+    let sb = Sandbox::new();
+    write_extensions(&sb, json!({"fx": fixture_stdio(&[])}));
+    let out = sb.antler().args(["mcp", "list"]).output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("fixture_mcp: starting"), "{stderr}");
+    let log = std::fs::read_to_string(sb.log_file()).unwrap();
+    assert!(log.contains("fixture_mcp: starting (stdio)"), "{log}");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_reported_and_the_rest_load() {
+    let sb = Sandbox::new();
+    write_extensions(
+        &sb,
+        json!({
+            "missing": {"command": "/nonexistent/antler-test-server"},
+            "fx": fixture_stdio(&[]),
+            "off": {"command": "/nonexistent/never-started", "enabled": false},
+        }),
+    );
+    let (list, code, _) = sb.json(&["mcp", "list", "--json"]);
+    assert_eq!(code, 1);
+    let missing = status_of(&list, "missing");
+    assert_eq!(missing["status"], "failed");
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot start `/nonexistent/antler-test-server`")
+    );
+    assert_eq!(status_of(&list, "fx")["status"], "connected");
+    assert_eq!(status_of(&list, "off")["status"], "disabled");
+}
+
+#[test]
+fn invalid_server_entries_are_skipped_with_their_reason_and_exit_2() {
+    let sb = Sandbox::new();
+    write_extensions(
+        &sb,
+        json!({"ws": {"type": "websocket", "url": "ws://127.0.0.1:1"}, "fx": fixture_stdio(&[])}),
+    );
+    let (list, code, stderr) = sb.json(&["mcp", "list", "--json"]);
+    assert_eq!(code, 2);
+    assert_eq!(status_of(&list, "fx")["status"], "connected");
+    let ws = status_of(&list, "ws");
+    assert_eq!(ws["status"], "failed");
+    assert!(
+        ws["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown type `websocket`"),
+        "{ws}"
+    );
+    assert!(stderr.contains("mcpServers.ws: skipped"), "{stderr}");
+}
+
+#[test]
+fn the_real_catalog_is_served_with_valid_unique_names() {
+    let sb = Sandbox::new();
+    let catalog = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/bench/livemcp/catalog.json"
+    );
+    write_extensions(&sb, json!({"live": fixture_stdio(&["--catalog", catalog])}));
+    let (tools, code, _) = sb.json(&["tools", "list", "--json"]);
+    assert_eq!(code, 0);
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 510);
+    assert!(names.iter().all(|n| valid_name(n)));
+    let unique: std::collections::HashSet<_> = names.iter().collect();
+    assert_eq!(unique.len(), names.len());
+}
+
+#[test]
+fn configured_tools_come_first_and_win_duplicate_names() {
+    let sb = Sandbox::new();
+    let catalog = sb.write(
+        "catalog.json",
+        r#"{"x": [{"name": "ls", "description": "remote ls", "inputSchema": {"type": "object"}},
+                  {"name": "other", "description": "o", "inputSchema": {"type": "object"}}]}"#,
+    );
+    sb.write(
+        "config.yaml",
+        "tool_groups: [{name: files}]\ntools:\n  - {name: ls, group: files, use: antler.sandbox:ls}\n",
+    );
+    write_extensions(
+        &sb,
+        json!({"remote": {"command": fixture_bin(), "args": ["--catalog", catalog], "tool_name_prefix": false}}),
+    );
+    let (tools, code, stderr) = sb.json(&["tools", "list", "--json"]);
+    assert_eq!(code, 0);
+    let tools = tools.as_array().unwrap();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0]["name"], "ls");
+    assert_eq!(tools[0]["tier"], "configured");
+    assert_eq!(tools[0]["group"], "files");
+    assert_eq!(tools[0]["use"], "antler.sandbox:ls");
+    assert_eq!(tools[1]["name"], "other");
+    assert!(
+        stderr.contains("duplicate tool name `ls`: the tool of MCP server `remote` is dropped"),
+        "{stderr}"
+    );
+
+    // Filtering out the configured tool's group lets the MCP tool keep the name.
+    let (filtered, _, _) = sb.json(&["tools", "list", "--json", "--group", "nothing"]);
+    let filtered = filtered.as_array().unwrap();
+    assert_eq!(filtered.len(), 2);
+    assert_eq!(filtered[0]["name"], "ls");
+    assert_eq!(filtered[0]["tier"], "mcp");
+}

@@ -1,0 +1,12 @@
+//! Integration tests: the real `antler` binary and the public API against the fixture MCP
+//! server and real third-party MCP servers, all on loopback.
+
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod cli_config;
+mod cli_mcp;
+mod examples;
+mod interop;
+mod mcp_calls;
+mod support;

@@ -1,0 +1,182 @@
+//! Tool calls through the public API: results, MCP errors, timeouts, crashes and restarts,
+//! tool-list changes, and the signature cache.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use antler::config::parse_extensions_config;
+use antler::mcp::{McpCache, McpManager};
+use antler::tools::Tool;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+async fn manager(servers: Value) -> McpManager {
+    let text = json!({"mcpServers": servers}).to_string();
+    let loaded = parse_extensions_config(&text, Path::new("test.json"), &|_| None).unwrap();
+    assert!(
+        loaded.value.skipped.is_empty(),
+        "{:?}",
+        loaded.value.skipped
+    );
+    McpManager::start(loaded.value).await
+}
+
+async fn tool(manager: &McpManager, name: &str) -> Arc<dyn Tool> {
+    manager
+        .tools()
+        .await
+        .into_iter()
+        .find(|t| t.info().name == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+#[tokio::test]
+async fn results_mcp_errors_and_timeouts_become_tool_outputs() {
+    let mut fx = fixture_stdio(&[]);
+    fx["tool_timeout_secs"] = json!(0.5);
+    fx["env"] = json!({"ANTLER_FIXTURE_VALUE": "from-config"});
+    let m = manager(json!({"fx": fx})).await;
+
+    let out = tool(&m, "fx_echo").await.call(json!({"text": "hi"})).await;
+    assert_eq!((out.content.as_str(), out.is_error), ("hi", false));
+    let out = tool(&m, "fx_add").await.call(json!({"a": 2, "b": 3})).await;
+    assert_eq!(out.content, "5");
+    let out = tool(&m, "fx_env")
+        .await
+        .call(json!({"name": "ANTLER_FIXTURE_VALUE"}))
+        .await;
+    assert_eq!(
+        out.content, "from-config",
+        "the configured env reaches the child"
+    );
+
+    let out = tool(&m, "fx_fail")
+        .await
+        .call(json!({"message": "boom"}))
+        .await;
+    assert!(out.is_error);
+    assert_eq!(out.content, "Error: boom");
+
+    let out = tool(&m, "fx_sleep").await.call(json!({"ms": 30_000})).await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains("did not answer within 0.5s"),
+        "{}",
+        out.content
+    );
+
+    let out = tool(&m, "fx_echo").await.call(json!({"text": 7})).await;
+    assert!(
+        out.is_error,
+        "invalid arguments are an error result: {}",
+        out.content
+    );
+    let out = tool(&m, "fx_echo").await.call(json!([1, 2])).await;
+    assert!(out.is_error && out.content.contains("must be a JSON object"));
+
+    // The server is still usable after all of that.
+    let out = tool(&m, "fx_echo")
+        .await
+        .call(json!({"text": "still here"}))
+        .await;
+    assert_eq!(out.content, "still here");
+}
+
+#[tokio::test]
+async fn a_crashed_stdio_server_is_restarted_at_its_next_call() {
+    let m = manager(json!({"fx": fixture_stdio(&[])})).await;
+    let pid = tool(&m, "fx_pid").await;
+    let first = pid.call(json!({})).await;
+    assert!(!first.is_error);
+
+    let out = tool(&m, "fx_crash").await.call(json!({})).await;
+    assert!(out.is_error);
+    assert!(
+        out.content.contains("stopped during the call"),
+        "{}",
+        out.content
+    );
+
+    let second = pid.call(json!({})).await;
+    assert!(!second.is_error, "{}", second.content);
+    assert_ne!(first.content, second.content, "a new process answers");
+    assert_eq!(m.statuses().await[0].status, "connected");
+}
+
+async fn list_changes_are_seen(servers: Value, name: &str) {
+    let m = manager(servers).await;
+    assert!(
+        m.tools()
+            .await
+            .iter()
+            .all(|t| t.info().name != format!("{name}_added_tool"))
+    );
+    let mut changes = m.servers()[0].tool_list_changes();
+    let out = tool(&m, &format!("{name}_change_tools"))
+        .await
+        .call(json!({}))
+        .await;
+    assert_eq!(out.content, "changed");
+    tokio::time::timeout(std::time::Duration::from_secs(5), changes.changed())
+        .await
+        .expect("no tools/list_changed within 5 s")
+        .unwrap();
+    let added = tool(&m, &format!("{name}_added_tool")).await;
+    assert_eq!(added.call(json!({})).await.content, "added");
+    assert_eq!(m.statuses().await[0].tool_count, 10);
+}
+
+#[tokio::test]
+async fn list_changed_over_stdio_relists_before_the_next_use() {
+    list_changes_are_seen(json!({"fx": fixture_stdio(&[])}), "fx").await;
+}
+
+#[tokio::test]
+async fn list_changed_over_streamable_http_relists_before_the_next_use() {
+    let server = fixture_network("http", &[]);
+    list_changes_are_seen(json!({"web": {"type": "http", "url": server.url}}), "web").await;
+}
+
+#[tokio::test]
+async fn list_changed_over_sse_relists_before_the_next_use() {
+    let server = fixture_network("sse", &[]);
+    list_changes_are_seen(json!({"old": {"type": "sse", "url": server.url}}), "old").await;
+}
+
+#[tokio::test]
+async fn the_toolset_is_cached_against_the_file_signature() {
+    let sb = Sandbox::new();
+    let path = write_extensions(&sb, json!({"a": fixture_stdio(&[])}));
+    let env = |_: &str| None;
+    let mut cache = McpCache::new(Some(path.clone()));
+    let first = cache.get(&env).await.unwrap();
+    let again = cache.get(&env).await.unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "unchanged file: same servers");
+
+    write_extensions(&sb, json!({"b": fixture_stdio(&[])}));
+    let edited = cache.get(&env).await.unwrap();
+    assert!(
+        !Arc::ptr_eq(&first, &edited),
+        "edited file: servers restarted"
+    );
+    assert_eq!(edited.statuses().await[0].name, "b");
+
+    std::fs::write(&path, "{ not json").unwrap();
+    let broken = cache.get(&env).await.unwrap();
+    assert!(
+        Arc::ptr_eq(&edited, &broken),
+        "a broken edit keeps the last good servers"
+    );
+
+    std::fs::remove_file(&path).unwrap();
+    let deleted = cache.get(&env).await.unwrap();
+    assert!(
+        Arc::ptr_eq(&edited, &deleted),
+        "a deleted file keeps the last good servers"
+    );
+    assert_eq!(deleted.tools().await.len(), 9);
+
+    let mut fresh = McpCache::new(Some(path));
+    assert!(fresh.get(&env).await.unwrap().statuses().await.is_empty());
+}

@@ -1,0 +1,194 @@
+//! Shared helpers: the antler binary in a sandboxed directory, the fixture MCP server, and
+//! the third-party interop servers.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// A scratch directory with its own HOME and XDG folders, so no user config leaks in.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, name: &str, content: &str) -> PathBuf {
+        let path = self.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    pub fn log_file(&self) -> PathBuf {
+        self.path().join("antler.log")
+    }
+
+    /// `antler` with the working directory and environment pointing into the sandbox.
+    pub fn antler(&self) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_antler"));
+        cmd.current_dir(self.path())
+            .env("HOME", self.path())
+            .env("XDG_CONFIG_HOME", self.path().join("xdg-config"))
+            .env("XDG_STATE_HOME", self.path().join("xdg-state"))
+            .env("ANTLER_LOG_FILE", self.log_file())
+            .env_remove("ANTLER_CONFIG")
+            .env_remove("ANTLER_EXTENSIONS_CONFIG")
+            .env_remove("ANTLER_LOG")
+            .env_remove("RUST_LOG");
+        cmd
+    }
+
+    /// Runs `antler ARGS --json`-style commands and parses stdout as JSON.
+    pub fn json(&self, args: &[&str]) -> (Value, i32, String) {
+        let out = self.antler().args(args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}"));
+        (
+            value,
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+/// The fixture MCP server binary (an example target), built on first use if a filtered
+/// test run did not build it.
+pub fn fixture_bin() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let exe = PathBuf::from(env!("CARGO_BIN_EXE_antler"));
+        let path = exe.parent().unwrap().join("examples").join("fixture_mcp");
+        if !path.exists() {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "--example", "fixture_mcp"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .unwrap();
+            assert!(status.success(), "building the fixture MCP server failed");
+        }
+        path
+    })
+}
+
+/// The fixture as an `mcpServers` entry (stdio) with extra arguments.
+pub fn fixture_stdio(args: &[&str]) -> Value {
+    serde_json::json!({"command": fixture_bin(), "args": args})
+}
+
+/// A background server process, killed on drop.
+pub struct ServerProcess {
+    child: Child,
+    pub url: String,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the fixture over `http` or `sse` and waits for its `LISTENING <url>` line.
+pub fn fixture_network(transport: &str, args: &[&str]) -> ServerProcess {
+    let mut child = Command::new(fixture_bin())
+        .args(["--transport", transport])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("LISTENING ")
+        .unwrap_or_else(|| panic!("unexpected: {line}"));
+    let url = match transport {
+        "http" => format!("{base}/mcp"),
+        _ => format!("{base}/sse"),
+    };
+    ServerProcess { child, url }
+}
+
+/// Writes `{"mcpServers": servers}` as extensions_config.json into the sandbox.
+pub fn write_extensions(sandbox: &Sandbox, servers: Value) -> PathBuf {
+    let text = serde_json::to_string_pretty(&serde_json::json!({"mcpServers": servers})).unwrap();
+    sandbox.write("extensions_config.json", &text)
+}
+
+/// Where `.ci/interop-deps` installed the third-party servers.
+pub fn interop_dir() -> PathBuf {
+    let dir = std::env::var_os("ANTLER_INTEROP_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/interop"));
+    let everything =
+        dir.join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        everything.exists() && dir.join("venv/bin/mcp-server-time").exists(),
+        "the interop MCP servers are not installed in {}: run `bash .ci/interop-deps` first",
+        dir.display()
+    );
+    dir
+}
+
+/// server-everything's entry point.
+pub fn everything_js() -> PathBuf {
+    interop_dir().join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// Starts server-everything in `mode` (`sse` or `streamableHttp`) on a free port and waits
+/// until it says it is listening.
+pub fn everything_network(mode: &str) -> ServerProcess {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut child = Command::new("node")
+        .arg(everything_js())
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut reader = BufReader::new(stderr);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line).unwrap();
+        assert!(n > 0, "server-everything {mode} exited before listening");
+        if line.contains(&port.to_string()) {
+            break;
+        }
+    }
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in reader.lines() {});
+    let path = if mode == "sse" { "sse" } else { "mcp" };
+    ServerProcess {
+        child,
+        url: format!("http://127.0.0.1:{port}/{path}"),
+    }
+}
+
+/// The statuses of `antler mcp list --json`, by server name.
+pub fn status_of<'a>(list: &'a Value, name: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no server {name} in {list}"))
+}
