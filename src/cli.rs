@@ -139,6 +139,7 @@ pub async fn run(cli: Cli) -> Exit {
             }
         }
         let statuses = mcp.statuses().await;
+        mcp.shutdown(std::time::Duration::from_secs(1)).await;
         Ok::<_, SetupError>(if !mcp.skipped().is_empty() {
             Exit::Config
         } else if statuses.iter().any(|s| s.status == "failed") {

@@ -1,7 +1,8 @@
 //! Connecting to one MCP server over its configured transport, up to its first tool list.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ClientConfig, Implementation};
@@ -88,8 +89,12 @@ async fn connect_inner(
     };
     let service = match config.transport {
         TransportKind::Stdio => {
-            let transport = spawn_stdio(config)?;
-            handler.serve(transport).await.map_err(handshake)?
+            let stderr_tail = StderrTail::default();
+            let transport = spawn_stdio(config, stderr_tail.clone())?;
+            match handler.serve(transport).await {
+                Ok(service) => service,
+                Err(err) => return Err(stderr_tail.explain(handshake(err)).await),
+            }
         }
         TransportKind::Http => {
             let url = config.url.clone().unwrap_or_default();
@@ -120,12 +125,51 @@ async fn connect_inner(
     Ok((service, tools, generation))
 }
 
+/// The last lines a stdio server wrote to stderr: when it fails to start, they usually say
+/// why (a missing package, a bad token), so they go into the failure reason.
+#[derive(Clone, Default)]
+struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    done: Arc<tokio::sync::Notify>,
+}
+
+impl StderrTail {
+    const KEEP: usize = 5;
+
+    fn push(&self, line: String) {
+        if let Ok(mut lines) = self.lines.lock() {
+            if lines.len() == Self::KEEP {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    /// Adds the stderr tail to a handshake error. A process that died has its stderr
+    /// closed, so waiting briefly for the reader to finish gets its last words.
+    async fn explain(&self, err: McpError) -> McpError {
+        let _ = tokio::time::timeout(Duration::from_millis(200), self.done.notified()).await;
+        let tail = match self.lines.lock() {
+            Ok(lines) if !lines.is_empty() => lines.iter().cloned().collect::<Vec<_>>().join(" | "),
+            _ => return err,
+        };
+        match err {
+            McpError::Handshake(reason) => McpError::Handshake(format!("{reason}; stderr: {tail}")),
+            other => other,
+        }
+    }
+}
+
 /// Starts the child with the configured environment on top of ours; its stderr goes to the
 /// log (target `antler::mcp::stderr`), never to the terminal.
-fn spawn_stdio(config: &McpServerConfig) -> Result<TokioChildProcess, McpError> {
+fn spawn_stdio(config: &McpServerConfig, tail: StderrTail) -> Result<TokioChildProcess, McpError> {
     let program = config.command.clone().unwrap_or_default();
     let mut command = tokio::process::Command::new(&program);
-    command.args(&config.args).envs(&config.env);
+    // Killed when dropped, even if no runtime is left to run a graceful shutdown.
+    command
+        .args(&config.args)
+        .envs(&config.env)
+        .kill_on_drop(true);
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()
@@ -139,7 +183,9 @@ fn spawn_stdio(config: &McpServerConfig) -> Result<TokioChildProcess, McpError> 
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::info!(target: "antler::mcp::stderr", server = %server, "{line}");
+                tail.push(line);
             }
+            tail.done.notify_one();
         });
     }
     Ok(transport)
@@ -160,8 +206,21 @@ fn header_map(
         .collect()
 }
 
+/// A handshake error in words, without rmcp's transport type names.
 fn handshake(err: rmcp::service::ClientInitializeError) -> McpError {
-    McpError::Handshake(error_chain(&err))
+    use rmcp::service::ClientInitializeError as E;
+    McpError::Handshake(match &err {
+        E::TransportError { error, context } => {
+            let cause = error_chain(error.error.as_ref());
+            if cause.contains("Broken pipe") || cause.contains("connection closed") {
+                format!("the server closed the connection ({context}): {cause}")
+            } else {
+                format!("{context}: {cause}")
+            }
+        }
+        E::ConnectionClosed(context) => format!("the server closed the connection ({context})"),
+        _ => error_chain(&err),
+    })
 }
 
 /// An error and its causes on one line, so the reason survives into listings.

@@ -53,6 +53,15 @@ impl McpManager {
         statuses
     }
 
+    /// Shuts every server down concurrently, waiting at most `grace`; servers still running
+    /// then are killed when the manager is dropped.
+    pub async fn shutdown(&self, grace: std::time::Duration) {
+        let all = futures::future::join_all(self.servers.iter().map(|s| s.shutdown()));
+        if tokio::time::timeout(grace, all).await.is_err() {
+            tracing::debug!("MCP servers did not stop within {grace:?}; killing them");
+        }
+    }
+
     /// The servers, in config order.
     pub fn servers(&self) -> &[Arc<McpServer>] {
         &self.servers

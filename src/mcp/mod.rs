@@ -49,4 +49,7 @@ pub enum McpError {
     /// The server is disabled in the config.
     #[error("the server is disabled")]
     Disabled,
+    /// The server was shut down.
+    #[error("the server was shut down")]
+    Stopped,
 }

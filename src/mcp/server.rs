@@ -33,6 +33,7 @@ pub struct ServerStatus {
 
 enum State {
     Disabled,
+    Stopped,
     Connected(Box<Live>),
     Failed(String),
 }
@@ -104,6 +105,7 @@ impl McpServer {
         let (status, error, tool_count, protocol_version, startup_ms) = match &*state {
             State::Disabled => ("disabled", None, 0, None, None),
             State::Failed(e) => ("failed", Some(e.clone()), 0, None, None),
+            State::Stopped => ("failed", Some(McpError::Stopped.to_string()), 0, None, None),
             State::Connected(live) => (
                 "connected",
                 None,
@@ -197,6 +199,17 @@ impl McpServer {
         }
     }
 
+    /// Closes the connection: a stdio child gets its stdin closed, then SIGTERM, then
+    /// SIGKILL (rmcp's shutdown sequence). Later calls find the server stopped.
+    pub async fn shutdown(&self) {
+        let mut state = self.state.lock().await;
+        if let State::Connected(live) = std::mem::replace(&mut *state, State::Stopped)
+            && let Err(err) = live.service.cancel().await
+        {
+            tracing::debug!(server = %self.config.name, "shutdown: {err}");
+        }
+    }
+
     /// The peer of a live connection, reconnecting if the previous one has died.
     async fn live_peer(&self) -> Result<rmcp::Peer<rmcp::RoleClient>, McpError> {
         let mut state = self.state.lock().await;
@@ -205,8 +218,10 @@ impl McpServer {
         {
             return Ok(live.service.peer().clone());
         }
-        if matches!(*state, State::Disabled) {
-            return Err(McpError::Disabled);
+        match &*state {
+            State::Disabled => return Err(McpError::Disabled),
+            State::Stopped => return Err(McpError::Stopped),
+            _ => {}
         }
         tracing::info!(server = %self.config.name, "restarting MCP server");
         match connect(&self.config, self.changes.clone()).await {

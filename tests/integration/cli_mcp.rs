@@ -159,6 +159,7 @@ fn a_server_that_cannot_start_is_reported_and_the_rest_load() {
             "missing": {"command": "/nonexistent/antler-test-server"},
             "fx": fixture_stdio(&[]),
             "off": {"command": "/nonexistent/never-started", "enabled": false},
+            "dies": {"command": "sh", "args": ["-c", "echo 'fatal: GITHUB_TOKEN is empty' >&2; exit 1"]},
         }),
     );
     let (list, code, _) = sb.json(&["mcp", "list", "--json"]);
@@ -173,6 +174,15 @@ fn a_server_that_cannot_start_is_reported_and_the_rest_load() {
     );
     assert_eq!(status_of(&list, "fx")["status"], "connected");
     assert_eq!(status_of(&list, "off")["status"], "disabled");
+    let dies = status_of(&list, "dies")["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(dies.contains("closed the connection"), "{dies}");
+    assert!(
+        dies.contains("stderr: fatal: GITHUB_TOKEN is empty"),
+        "the reason quotes the server: {dies}"
+    );
 }
 
 #[test]
