@@ -38,14 +38,18 @@ fn tools_get_prefixed_sanitised_names_and_their_parameter_counts() {
     );
     let (tools, code, _) = sb.json(&["tools", "list", "--json"]);
     assert_eq!(code, 0);
-    let tools = tools.as_array().unwrap();
-    assert_eq!(tools.len(), 18);
-    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names = names_of(&tools);
+    assert_eq!(names.len(), 18);
     assert!(names.iter().all(|n| valid_name(n)), "{names:?}");
     assert_eq!(&names[..2], ["fx_echo", "fx_add"]);
     assert!(names.contains(&"fx_weird_name_with_spaces"));
     assert!(names.contains(&"echo"), "no prefix for `bare`");
-    let add = tools.iter().find(|t| t["name"] == "fx_add").unwrap();
+    let add = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "fx_add")
+        .unwrap();
     assert_eq!(add["tier"], "mcp");
     assert_eq!(add["server"], "fx");
     assert_eq!(add["parameters"], 2);
@@ -217,12 +221,7 @@ fn the_real_catalog_is_served_with_valid_unique_names() {
     write_extensions(&sb, json!({"live": fixture_stdio(&["--catalog", catalog])}));
     let (tools, code, _) = sb.json(&["tools", "list", "--json"]);
     assert_eq!(code, 0);
-    let names: Vec<&str> = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = names_of(&tools);
     assert_eq!(names.len(), 510);
     assert!(names.iter().all(|n| valid_name(n)));
     let unique: std::collections::HashSet<_> = names.iter().collect();

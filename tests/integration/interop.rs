@@ -37,12 +37,7 @@ fn server_everything_on_three_transports_and_mcp_server_time_all_connect() {
     assert_eq!(status_of(&list, "time")["tool_count"], 2);
 
     let (tools, _, _) = sb.json(&["tools", "list", "--json"]);
-    let names: Vec<&str> = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = names_of(&tools);
     for expected in [
         "everything_echo",
         "everything_sse_echo",

@@ -192,3 +192,12 @@ pub fn status_of<'a>(list: &'a Value, name: &str) -> &'a Value {
         .find(|s| s["name"] == name)
         .unwrap_or_else(|| panic!("no server {name} in {list}"))
 }
+
+/// The `name`s of a JSON array such as `antler tools list --json` prints.
+pub fn names_of(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect()
+}
