@@ -1,21 +1,19 @@
-//! `config.yaml`: its typed shape (following DeerFlow's config.yaml) and its loading.
+//! `config.yaml`: its typed shape, following DeerFlow's config.yaml. Loading is in
+//! `app_load`.
 //!
-//! Loading runs in three steps so that every error can be precise: the raw text is parsed
-//! once for syntax (line and column), once into the typed shape for wrong types (line,
-//! column, key path, expected type) while unknown keys are collected as warnings, and then
-//! `$NAME` values are expanded on the parsed tree (errors name the variable and key path).
+//! Numbers and booleans accept a `$NAME` string (see [`super::lenient`]), so that any value
+//! can come from the environment, as with DeerFlow's pydantic coercion.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
-use yaml_serde::Value as Yaml;
 
-use super::{ConfigError, EnvLookup, expand_string};
+use super::lenient;
 
 /// Top-level keys of `config.yaml`; any other key is reported as a warning.
-const KNOWN_TOP_LEVEL: &[&str] = &[
+pub(super) const KNOWN_TOP_LEVEL: &[&str] = &[
     "models",
     "tools",
     "tool_groups",
@@ -62,16 +60,16 @@ pub struct ModelConfig {
     #[serde(default)]
     pub api_key: Option<String>,
     /// Whether the model accepts images.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::scalar")]
     pub supports_vision: bool,
     /// The context window in tokens.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::optional")]
     pub context_window: Option<u32>,
     /// The most tokens one answer may take.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::optional")]
     pub max_tokens: Option<u32>,
     /// Sampling temperature.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::optional")]
     pub temperature: Option<f32>,
     /// Any other key (DeerFlow's `use`, `supports_thinking`, ...), kept for later use.
     #[serde(flatten)]
@@ -147,6 +145,9 @@ impl<'de> Deserialize<'de> for ToolSearchMode {
                 })
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                if lenient::is_placeholder(v) {
+                    return Ok(ToolSearchMode::default());
+                }
                 match v {
                     "auto" => Ok(ToolSearchMode::Auto),
                     "true" => Ok(ToolSearchMode::On),
@@ -166,6 +167,7 @@ pub struct ToolSearchConfig {
     /// `false` (default), `true` or `auto`.
     pub enabled: ToolSearchMode,
     /// How many tools a ranked search returns (1 to 10, default 5).
+    #[serde(deserialize_with = "lenient::scalar")]
     pub max_results: usize,
 }
 
@@ -187,6 +189,7 @@ pub struct SandboxConfig {
     /// Extra places the file tools may read.
     pub read_only_paths: Vec<PathBuf>,
     /// Whether `bash` may run on the host (off by default: a host shell is not isolated).
+    #[serde(deserialize_with = "lenient::scalar")]
     pub allow_host_bash: bool,
     /// The confinement mode, e.g. `landlock`.
     pub mode: Option<String>,
@@ -200,10 +203,13 @@ pub struct SandboxConfig {
 #[serde(default)]
 pub struct SubagentsConfig {
     /// Subagents running at once.
+    #[serde(deserialize_with = "lenient::scalar")]
     pub max_concurrent: usize,
     /// Subagents started in one run.
+    #[serde(deserialize_with = "lenient::scalar")]
     pub max_total_per_run: usize,
     /// The time one subagent may take.
+    #[serde(deserialize_with = "lenient::scalar")]
     pub timeout_seconds: u64,
     /// Any other key.
     #[serde(flatten)]
@@ -226,319 +232,12 @@ impl Default for SubagentsConfig {
 #[serde(default)]
 pub struct SummarizationConfig {
     /// Whether summarisation runs at all.
+    #[serde(deserialize_with = "lenient::optional")]
     pub enabled: Option<bool>,
     /// History size in tokens that triggers it; 75% of the context window when absent.
+    #[serde(deserialize_with = "lenient::optional")]
     pub trigger_tokens: Option<u64>,
     /// Any other key (DeerFlow's `trigger`, `keep`, `model_name`, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-/// A loaded configuration together with the non-fatal problems found while loading it.
-#[derive(Debug, Clone, Default)]
-pub struct Loaded<T> {
-    /// The configuration.
-    pub value: T,
-    /// The file it came from, if any.
-    pub path: Option<PathBuf>,
-    /// Warnings to show the user (unknown keys, skipped entries, ...).
-    pub warnings: Vec<String>,
-}
-
-/// Reads and parses `config.yaml` at `path`.
-pub fn load_app_config(path: &Path, env: EnvLookup<'_>) -> Result<Loaded<AppConfig>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_app_config(&text, path, env)
-}
-
-/// Parses the text of `config.yaml`; `path` is only used in messages.
-pub fn parse_app_config(
-    text: &str,
-    path: &Path,
-    env: EnvLookup<'_>,
-) -> Result<Loaded<AppConfig>, ConfigError> {
-    let syntax_error = |err: yaml_serde::Error| yaml_error(path, err);
-    let tree: Yaml = yaml_serde::from_str(text).map_err(syntax_error)?;
-    let mut warnings = Vec::new();
-    let tree = match tree {
-        Yaml::Null => {
-            return Ok(Loaded {
-                value: AppConfig::default(),
-                path: Some(path.to_path_buf()),
-                warnings,
-            });
-        }
-        Yaml::Mapping(map) => map,
-        _ => {
-            return Err(ConfigError::Invalid {
-                path: path.to_path_buf(),
-                key: String::from("(top level)"),
-                message: String::from("expected a mapping of keys such as `models` and `tools`"),
-            });
-        }
-    };
-
-    // Typed pass over the source text: wrong types get their line and column here.
-    let deserializer = yaml_serde::Deserializer::from_str(text);
-    let mut unknown = Vec::new();
-    serde_ignored::deserialize::<_, _, AppConfig>(deserializer, |key| {
-        unknown.push(key.to_string())
-    })
-    .map_err(syntax_error)?;
-    for key in unknown {
-        let top = key.split(['.', '[']).next().unwrap_or_default();
-        if KNOWN_TOP_LEVEL.contains(&top) {
-            warnings.push(format!(
-                "{}: unknown key `{key}` is ignored",
-                path.display()
-            ));
-        } else {
-            warnings.push(format!(
-                "{}: unknown top-level key `{key}` is ignored (known: {})",
-                path.display(),
-                KNOWN_TOP_LEVEL.join(", ")
-            ));
-        }
-    }
-
-    let mut tree = Yaml::Mapping(tree);
-    expand_yaml(&mut tree, &mut String::new(), path, env)?;
-    let config: AppConfig = yaml_serde::from_value(tree).map_err(|err| ConfigError::Invalid {
-        path: path.to_path_buf(),
-        key: String::from("(after $VAR expansion)"),
-        message: err.to_string(),
-    })?;
-    validate(&config, path)?;
-    Ok(Loaded {
-        value: config,
-        path: Some(path.to_path_buf()),
-        warnings,
-    })
-}
-
-/// Converts a YAML error into one that names the file, line and column.
-fn yaml_error(path: &Path, err: yaml_serde::Error) -> ConfigError {
-    let message = err.to_string();
-    match err.location() {
-        Some(loc) => {
-            let suffix = format!(" at line {} column {}", loc.line(), loc.column());
-            ConfigError::Syntax {
-                path: path.to_path_buf(),
-                line: loc.line(),
-                column: loc.column(),
-                message: message.replace(&suffix, ""),
-            }
-        }
-        None => ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: String::from("(file)"),
-            message,
-        },
-    }
-}
-
-/// Expands `$NAME` and `${NAME}` references in every string; an unset variable is an error
-/// naming the variable and the key path.
-fn expand_yaml(
-    node: &mut Yaml,
-    key_path: &mut String,
-    path: &Path,
-    env: EnvLookup<'_>,
-) -> Result<(), ConfigError> {
-    match node {
-        Yaml::String(s) => {
-            let mut missing = Vec::new();
-            if let Some(value) = expand_string(s, env, &mut missing) {
-                if let Some(var) = missing.into_iter().next() {
-                    return Err(ConfigError::MissingEnv {
-                        path: path.to_path_buf(),
-                        key: key_path.clone(),
-                        var,
-                    });
-                }
-                *s = value;
-            }
-        }
-        Yaml::Sequence(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                let len = key_path.len();
-                key_path.push_str(&format!("[{i}]"));
-                expand_yaml(item, key_path, path, env)?;
-                key_path.truncate(len);
-            }
-        }
-        Yaml::Mapping(map) => {
-            for (key, value) in map.iter_mut() {
-                let len = key_path.len();
-                let name = match key {
-                    Yaml::String(s) => s.clone(),
-                    other => yaml_serde::to_string(other)
-                        .map(|s| s.trim().to_string())
-                        .unwrap_or_default(),
-                };
-                if !key_path.is_empty() {
-                    key_path.push('.');
-                }
-                key_path.push_str(&name);
-                expand_yaml(value, key_path, path, env)?;
-                key_path.truncate(len);
-            }
-        }
-        Yaml::Tagged(tagged) => expand_yaml(&mut tagged.value, key_path, path, env)?,
-        Yaml::Null | Yaml::Bool(_) | Yaml::Number(_) => {}
-    }
-    Ok(())
-}
-
-/// Checks values that are well-typed but still unusable.
-fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
-    let invalid = |key: String, message: String| ConfigError::Invalid {
-        path: path.to_path_buf(),
-        key,
-        message,
-    };
-    for (i, model) in config.models.iter().enumerate() {
-        if model.name.trim().is_empty() {
-            return Err(invalid(
-                format!("models[{i}].name"),
-                "expected a non-empty name".into(),
-            ));
-        }
-        if config.models[..i].iter().any(|m| m.name == model.name) {
-            return Err(invalid(
-                format!("models[{i}].name"),
-                format!(
-                    "the model name `{}` is used twice; names must be unique",
-                    model.name
-                ),
-            ));
-        }
-    }
-    if !(1..=10).contains(&config.tool_search.max_results) {
-        return Err(invalid(
-            "tool_search.max_results".into(),
-            format!("expected 1 to 10, got {}", config.tool_search.max_results),
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::env::fixed_env as env_of;
-
-    fn parse(text: &str, vars: &[(&str, &str)]) -> Result<Loaded<AppConfig>, ConfigError> {
-        parse_app_config(text, Path::new("config.yaml"), &env_of(vars))
-    }
-
-    #[test]
-    fn empty_file_gives_defaults() {
-        let loaded = parse("# nothing here\n", &[]).unwrap();
-        assert!(loaded.value.models.is_empty());
-        assert_eq!(loaded.value.tool_search.enabled, ToolSearchMode::Off);
-        assert_eq!(loaded.value.tool_search.max_results, 5);
-        assert_eq!(loaded.value.subagents.max_concurrent, 3);
-        assert!(loaded.warnings.is_empty());
-    }
-
-    #[test]
-    fn full_shape_parses_with_free_tool_keys() {
-        let text = r#"
-models:
-  - name: gpt
-    display_name: GPT
-    base_url: http://127.0.0.1:1/v1
-    model: gpt-4o-mini
-    api_key: $KEY
-    supports_vision: true
-    context_window: 128000
-    temperature: 0.2
-    supports_thinking: false
-tool_groups:
-  - name: file:read
-tools:
-  - name: ls
-    group: file:read
-    use: antler.sandbox:ls
-    max_results: 50
-tool_search:
-  enabled: auto
-  max_results: 7
-"#;
-        let loaded = parse(text, &[("KEY", "sk-secret")]).unwrap();
-        let cfg = loaded.value;
-        assert_eq!(cfg.models[0].api_key.as_deref(), Some("sk-secret"));
-        assert_eq!(cfg.models[0].context_window, Some(128_000));
-        assert_eq!(cfg.models[0].extra["supports_thinking"], Value::Bool(false));
-        assert_eq!(cfg.tools[0].use_, "antler.sandbox:ls");
-        assert_eq!(cfg.tools[0].extra["max_results"], Value::from(50));
-        assert_eq!(cfg.tool_search.enabled, ToolSearchMode::Auto);
-        assert_eq!(cfg.tool_search.max_results, 7);
-        assert!(!format!("{:?}", cfg.models[0]).contains("sk-secret"));
-    }
-
-    #[test]
-    fn unknown_keys_warn_but_load() {
-        let loaded = parse("colour: blue\ntool_search:\n  enbled: true\n", &[]).unwrap();
-        assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
-        assert!(loaded.warnings[0].contains("unknown top-level key `colour`"));
-        assert!(loaded.warnings[1].contains("tool_search.enbled"));
-    }
-
-    #[test]
-    fn wrong_type_names_line_column_key_and_expected_type() {
-        let text = "models:\n  - name: a\n    model: m\n    context_window: lots\n";
-        let err = parse(text, &[]).unwrap_err();
-        let ConfigError::Syntax {
-            line,
-            column,
-            message,
-            ..
-        } = &err
-        else {
-            panic!("expected a syntax error, got {err:?}");
-        };
-        assert_eq!((*line, *column), (4, 21));
-        assert!(message.contains("models[0].context_window"), "{message}");
-        assert!(message.contains("expected u32"), "{message}");
-        assert!(err.to_string().starts_with("config.yaml:4:21: "), "{err}");
-    }
-
-    #[test]
-    fn malformed_yaml_names_line_and_column() {
-        let err = parse("models:\n  - name: [unclosed\n", &[]).unwrap_err();
-        assert!(matches!(err, ConfigError::Syntax { .. }), "{err:?}");
-        assert!(err.to_string().starts_with("config.yaml:"), "{err}");
-    }
-
-    #[test]
-    fn missing_env_names_variable_and_key_path() {
-        let text = "models:\n  - name: a\n    model: m\n    api_key: $NOPE_KEY\n";
-        let err = parse(text, &[]).unwrap_err().to_string();
-        assert_eq!(
-            err,
-            "config.yaml: models[0].api_key: environment variable $NOPE_KEY is not set"
-        );
-    }
-
-    #[test]
-    fn bad_values_are_rejected() {
-        let err = parse("tool_search:\n  enabled: maybe\n", &[])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("true, false or \"auto\""), "{err}");
-        let err = parse("tool_search:\n  max_results: 11\n", &[])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("expected 1 to 10"), "{err}");
-        let text = "models:\n  - {name: a, model: m}\n  - {name: a, model: n}\n";
-        let err = parse(text, &[]).unwrap_err().to_string();
-        assert!(err.contains("models[1].name"), "{err}");
-        let err = parse("- a\n- b\n", &[]).unwrap_err().to_string();
-        assert!(err.contains("expected a mapping"), "{err}");
-    }
 }

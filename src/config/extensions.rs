@@ -251,6 +251,14 @@ fn server_from_raw(
             };
             let parsed =
                 reqwest::Url::parse(url).map_err(|e| format!("invalid `url` {url:?}: {e}"))?;
+            for (name, value) in &raw.headers {
+                if http::HeaderName::try_from(name.as_str()).is_err() {
+                    return Err(format!("`headers`: {name:?} is not a valid HTTP header name"));
+                }
+                if http::HeaderValue::try_from(value.as_str()).is_err() {
+                    return Err(format!("`headers`: the value of {name:?} is not a valid HTTP header value"));
+                }
+            }
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(format!(
                     "the `url` {url:?} must start with http:// or https://"
@@ -389,6 +397,7 @@ mod tests {
                 "badtype": {"command": "x", "args": "not-a-list"},
                 "badtimeout": {"command": "x", "startup_timeout_secs": 0},
                 "badscheme": {"type": "sse", "url": "ftp://host/sse"},
+                "badheader": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Bad Header": "x"}},
                 "good": {"command": "x"}
             }}"#,
             &[],
@@ -417,7 +426,8 @@ mod tests {
         assert!(reason("badtype").contains("invalid type"));
         assert!(reason("badtimeout").contains("positive"));
         assert!(reason("badscheme").contains("http://"));
-        assert_eq!(loaded.warnings.len(), 6);
+        assert!(reason("badheader").contains("\"Bad Header\" is not a valid HTTP header name"));
+        assert_eq!(loaded.warnings.len(), 7);
     }
 
     #[test]

@@ -5,17 +5,19 @@
 //! where the parser knows it, the line, column and key.
 
 mod app;
+mod app_load;
 mod discovery;
 mod env;
 mod error;
 mod extensions;
+mod lenient;
 mod signature;
 
 pub use app::{
-    AppConfig, Loaded, ModelConfig, SandboxConfig, SubagentsConfig, SummarizationConfig,
-    ToolConfig, ToolGroupConfig, ToolSearchConfig, ToolSearchMode, load_app_config,
-    parse_app_config,
+    AppConfig, ModelConfig, SandboxConfig, SubagentsConfig, SummarizationConfig, ToolConfig,
+    ToolGroupConfig, ToolSearchConfig, ToolSearchMode,
 };
+pub use app_load::{Loaded, load_app_config, parse_app_config};
 pub use discovery::{ConfigPaths, find_app_config, find_extensions_config};
 pub use env::{EnvLookup, expand_env_reference, expand_string, load_dotenv};
 pub use error::ConfigError;

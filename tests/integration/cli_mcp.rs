@@ -212,20 +212,26 @@ fn invalid_server_entries_are_skipped_with_their_reason_and_exit_2() {
 }
 
 #[test]
-fn the_real_catalog_is_served_with_valid_unique_names() {
+fn catalog_tools_are_served_with_valid_unique_names() {
     let sb = Sandbox::new();
-    let catalog = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/bench/livemcp/catalog.json"
+    let catalog = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/catalog-sample.json");
+    write_extensions(
+        &sb,
+        json!({
+            "live": fixture_stdio(&["--catalog", catalog]),
+            "antd": fixture_stdio(&["--catalog", catalog, "--server", "Ant Design Components"]),
+        }),
     );
-    write_extensions(&sb, json!({"live": fixture_stdio(&["--catalog", catalog])}));
     let (tools, code, _) = sb.json(&["tools", "list", "--json"]);
     assert_eq!(code, 0);
     let names = names_of(&tools);
-    assert_eq!(names.len(), 510);
-    assert!(names.iter().all(|n| valid_name(n)));
+    assert_eq!(names.len(), 15 + 4);
+    assert!(names.iter().all(|n| valid_name(n)), "{names:?}");
     let unique: std::collections::HashSet<_> = names.iter().collect();
     assert_eq!(unique.len(), names.len());
+    assert!(names.contains(&"antd_list-components"));
+    let long = names.iter().find(|n| n.starts_with("live_a_tool_name")).unwrap();
+    assert_eq!(long.len(), 64, "{long}");
 }
 
 #[test]

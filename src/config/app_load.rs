@@ -1,0 +1,417 @@
+//! Loading `config.yaml` so that every error is precise.
+//!
+//! The text is parsed once for syntax (line and column), then into the typed shape for
+//! wrong types (line, column, key path, expected type) while unknown keys are collected as
+//! warnings and removed, then `$NAME` values are expanded on the tree (an unset variable is
+//! an error naming it and the key path) and the typed shape is read from the result.
+
+use std::path::{Path, PathBuf};
+
+use yaml_serde::Value as Yaml;
+
+use super::app::{AppConfig, KNOWN_TOP_LEVEL};
+use super::{ConfigError, EnvLookup, expand_env_reference};
+
+/// A loaded configuration together with the non-fatal problems found while loading it.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded<T> {
+    /// The configuration.
+    pub value: T,
+    /// The file it came from, if any.
+    pub path: Option<PathBuf>,
+    /// Warnings to show the user (unknown keys, skipped entries, ...).
+    pub warnings: Vec<String>,
+}
+
+/// Reads and parses `config.yaml` at `path`.
+pub fn load_app_config(path: &Path, env: EnvLookup<'_>) -> Result<Loaded<AppConfig>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_app_config(&text, path, env)
+}
+
+/// Parses the text of `config.yaml`; `path` is only used in messages.
+pub fn parse_app_config(
+    text: &str,
+    path: &Path,
+    env: EnvLookup<'_>,
+) -> Result<Loaded<AppConfig>, ConfigError> {
+    let syntax_error = |err: yaml_serde::Error| yaml_error(path, err);
+    let tree: Yaml = yaml_serde::from_str(text).map_err(syntax_error)?;
+    let mut warnings = Vec::new();
+    let tree = match tree {
+        Yaml::Null => {
+            return Ok(Loaded {
+                value: AppConfig::default(),
+                path: Some(path.to_path_buf()),
+                warnings,
+            });
+        }
+        Yaml::Mapping(map) => map,
+        _ => {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: String::from("(top level)"),
+                message: String::from("expected a mapping of keys such as `models` and `tools`"),
+            });
+        }
+    };
+
+    // Typed pass over the source text: wrong types get their line and column here.
+    let deserializer = yaml_serde::Deserializer::from_str(text);
+    let mut unknown: Vec<Vec<Segment>> = Vec::new();
+    serde_ignored::deserialize::<_, _, AppConfig>(deserializer, |key| unknown.push(segments(&key)))
+        .map_err(syntax_error)?;
+    let mut tree = Yaml::Mapping(tree);
+    for key in &unknown {
+        let shown = display_path(key);
+        if key.len() == 1 {
+            warnings.push(format!(
+                "{}: unknown top-level key `{shown}` is ignored (known: {})",
+                path.display(),
+                KNOWN_TOP_LEVEL.join(", ")
+            ));
+        } else {
+            warnings.push(format!(
+                "{}: unknown key `{shown}` is ignored",
+                path.display()
+            ));
+        }
+        // Ignored keys are never expanded: an unset `$NAME` there must not fail the load.
+        remove_path(&mut tree, key);
+    }
+    expand_yaml(&mut tree, &mut String::new(), path, env)?;
+    let config: AppConfig = yaml_serde::from_value(tree).map_err(|err| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        key: String::from("(after $VAR expansion)"),
+        message: err.to_string(),
+    })?;
+    validate(&config, path)?;
+    Ok(Loaded {
+        value: config,
+        path: Some(path.to_path_buf()),
+        warnings,
+    })
+}
+
+/// One step of a key path.
+#[derive(Debug, Clone, PartialEq)]
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+fn segments(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
+    use serde_ignored::Path as P;
+    match path {
+        P::Root => Vec::new(),
+        P::Seq { parent, index } => {
+            let mut v = segments(parent);
+            v.push(Segment::Index(*index));
+            v
+        }
+        P::Map { parent, key } => {
+            let mut v = segments(parent);
+            v.push(Segment::Key(key.clone()));
+            v
+        }
+        P::Some { parent } | P::NewtypeStruct { parent } | P::NewtypeVariant { parent } => {
+            segments(parent)
+        }
+    }
+}
+
+/// `models[0].name` style.
+fn display_path(path: &[Segment]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        match segment {
+            Segment::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn remove_path(node: &mut Yaml, path: &[Segment]) {
+    match (node, path) {
+        (Yaml::Mapping(map), [Segment::Key(key)]) => {
+            map.remove(key.as_str());
+        }
+        (Yaml::Mapping(map), [Segment::Key(key), rest @ ..]) => {
+            if let Some(child) = map.get_mut(key.as_str()) {
+                remove_path(child, rest);
+            }
+        }
+        (Yaml::Sequence(items), [Segment::Index(i), rest @ ..]) if !rest.is_empty() => {
+            if let Some(child) = items.get_mut(*i) {
+                remove_path(child, rest);
+            }
+        }
+        (Yaml::Tagged(tagged), _) => remove_path(&mut tagged.value, path),
+        _ => {}
+    }
+}
+
+/// Converts a YAML error into one that names the file, line and column.
+fn yaml_error(path: &Path, err: yaml_serde::Error) -> ConfigError {
+    let message = err.to_string();
+    match err.location() {
+        Some(loc) => {
+            let suffix = format!(" at line {} column {}", loc.line(), loc.column());
+            ConfigError::Syntax {
+                path: path.to_path_buf(),
+                line: loc.line(),
+                column: loc.column(),
+                message: message.replace(&suffix, ""),
+            }
+        }
+        None => ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: String::from("(file)"),
+            message,
+        },
+    }
+}
+
+/// Replaces every string that is exactly `$NAME` (as DeerFlow does; no interpolation, so
+/// free text such as prompts is never altered) with the variable's value; an unset variable
+/// is an error naming the variable and the key path.
+fn expand_yaml(
+    node: &mut Yaml,
+    key_path: &mut String,
+    path: &Path,
+    env: EnvLookup<'_>,
+) -> Result<(), ConfigError> {
+    match node {
+        Yaml::String(s) => {
+            if let Some(var) = expand_env_reference(s) {
+                match env(var) {
+                    Some(value) => *s = value,
+                    None => {
+                        return Err(ConfigError::MissingEnv {
+                            path: path.to_path_buf(),
+                            key: key_path.clone(),
+                            var: var.to_string(),
+                        });
+                    }
+                }
+            }
+        }
+        Yaml::Sequence(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                let len = key_path.len();
+                key_path.push_str(&format!("[{i}]"));
+                expand_yaml(item, key_path, path, env)?;
+                key_path.truncate(len);
+            }
+        }
+        Yaml::Mapping(map) => {
+            for (key, value) in map.iter_mut() {
+                let len = key_path.len();
+                let name = match key {
+                    Yaml::String(s) => s.clone(),
+                    other => yaml_serde::to_string(other)
+                        .map(|s| s.trim().to_string())
+                        .unwrap_or_default(),
+                };
+                if !key_path.is_empty() {
+                    key_path.push('.');
+                }
+                key_path.push_str(&name);
+                expand_yaml(value, key_path, path, env)?;
+                key_path.truncate(len);
+            }
+        }
+        Yaml::Tagged(tagged) => expand_yaml(&mut tagged.value, key_path, path, env)?,
+        Yaml::Null | Yaml::Bool(_) | Yaml::Number(_) => {}
+    }
+    Ok(())
+}
+
+/// Checks values that are well-typed but still unusable.
+fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
+    let invalid = |key: String, message: String| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        key,
+        message,
+    };
+    for (i, model) in config.models.iter().enumerate() {
+        if model.name.trim().is_empty() {
+            return Err(invalid(
+                format!("models[{i}].name"),
+                "expected a non-empty name".into(),
+            ));
+        }
+        if config.models[..i].iter().any(|m| m.name == model.name) {
+            return Err(invalid(
+                format!("models[{i}].name"),
+                format!(
+                    "the model name `{}` is used twice; names must be unique",
+                    model.name
+                ),
+            ));
+        }
+    }
+    if !(1..=10).contains(&config.tool_search.max_results) {
+        return Err(invalid(
+            "tool_search.max_results".into(),
+            format!("expected 1 to 10, got {}", config.tool_search.max_results),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+    use crate::config::ToolSearchMode;
+    use crate::config::env::fixed_env as env_of;
+
+    fn parse(text: &str, vars: &[(&str, &str)]) -> Result<Loaded<AppConfig>, ConfigError> {
+        parse_app_config(text, Path::new("config.yaml"), &env_of(vars))
+    }
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let loaded = parse("# nothing here\n", &[]).unwrap();
+        assert!(loaded.value.models.is_empty());
+        assert_eq!(loaded.value.tool_search.enabled, ToolSearchMode::Off);
+        assert_eq!(loaded.value.tool_search.max_results, 5);
+        assert_eq!(loaded.value.subagents.max_concurrent, 3);
+        assert!(loaded.warnings.is_empty());
+    }
+
+    #[test]
+    fn full_shape_parses_with_free_tool_keys() {
+        let text = r#"
+models:
+  - name: gpt
+    display_name: GPT
+    base_url: http://127.0.0.1:1/v1
+    model: gpt-4o-mini
+    api_key: $KEY
+    supports_vision: true
+    context_window: 128000
+    temperature: 0.2
+    supports_thinking: false
+tool_groups:
+  - name: file:read
+tools:
+  - name: ls
+    group: file:read
+    use: antler.sandbox:ls
+    max_results: 50
+tool_search:
+  enabled: auto
+  max_results: 7
+"#;
+        let loaded = parse(text, &[("KEY", "sk-secret")]).unwrap();
+        let cfg = loaded.value;
+        assert_eq!(cfg.models[0].api_key.as_deref(), Some("sk-secret"));
+        assert_eq!(cfg.models[0].context_window, Some(128_000));
+        assert_eq!(cfg.models[0].extra["supports_thinking"], Value::Bool(false));
+        assert_eq!(cfg.tools[0].use_, "antler.sandbox:ls");
+        assert_eq!(cfg.tools[0].extra["max_results"], Value::from(50));
+        assert_eq!(cfg.tool_search.enabled, ToolSearchMode::Auto);
+        assert_eq!(cfg.tool_search.max_results, 7);
+        assert!(!format!("{:?}", cfg.models[0]).contains("sk-secret"));
+    }
+
+    #[test]
+    fn unknown_keys_warn_but_load_even_with_unset_variables() {
+        let text = "colour: $UNSET_COLOUR\ntool_search:\n  enbled: $UNSET\n";
+        let loaded = parse(text, &[]).unwrap();
+        assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+        assert!(loaded.warnings[0].contains("unknown top-level key `colour`"));
+        assert!(loaded.warnings[1].contains("unknown key `tool_search.enbled`"));
+    }
+
+    #[test]
+    fn numbers_and_booleans_can_come_from_the_environment() {
+        let text = "models:\n  - name: a\n    model: m\n    context_window: $CTX\n    supports_vision: $VIS\ntool_search:\n  enabled: $TS\n  max_results: \"7\"\n";
+        let cfg = parse(text, &[("CTX", "1000"), ("VIS", "true"), ("TS", "auto")])
+            .unwrap()
+            .value;
+        assert_eq!(cfg.models[0].context_window, Some(1000));
+        assert!(cfg.models[0].supports_vision);
+        assert_eq!(cfg.tool_search.enabled, ToolSearchMode::Auto);
+        assert_eq!(cfg.tool_search.max_results, 7);
+        let err = parse(text, &[("CTX", "lots"), ("VIS", "true"), ("TS", "auto")]).unwrap_err();
+        let err = err.to_string();
+        assert!(err.contains("lots") && err.contains("u32"), "{err}");
+    }
+
+    #[test]
+    fn only_whole_values_are_references() {
+        let text =
+            "models:\n  - name: a\n    model: m\n    display_name: Costs ${PRICE} or $PRICE\n";
+        let cfg = parse(text, &[]).unwrap().value;
+        assert_eq!(
+            cfg.models[0].display_name.as_deref(),
+            Some("Costs ${PRICE} or $PRICE")
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_line_column_key_and_expected_type() {
+        let text = "models:\n  - name: a\n    model: m\n    context_window: lots\n";
+        let err = parse(text, &[]).unwrap_err();
+        let ConfigError::Syntax {
+            line,
+            column,
+            message,
+            ..
+        } = &err
+        else {
+            panic!("expected a syntax error, got {err:?}");
+        };
+        assert_eq!((*line, *column), (4, 21));
+        assert!(message.contains("models[0].context_window"), "{message}");
+        assert!(message.contains("expected u32"), "{message}");
+        assert!(err.to_string().starts_with("config.yaml:4:21: "), "{err}");
+    }
+
+    #[test]
+    fn malformed_yaml_names_line_and_column() {
+        let err = parse("models:\n  - name: [unclosed\n", &[]).unwrap_err();
+        assert!(matches!(err, ConfigError::Syntax { .. }), "{err:?}");
+        assert!(err.to_string().starts_with("config.yaml:"), "{err}");
+    }
+
+    #[test]
+    fn missing_env_names_variable_and_key_path() {
+        let text = "models:\n  - name: a\n    model: m\n    api_key: $NOPE_KEY\n";
+        let err = parse(text, &[]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "config.yaml: models[0].api_key: environment variable $NOPE_KEY is not set"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        let err = parse("tool_search:\n  enabled: maybe\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("true, false or \"auto\""), "{err}");
+        let err = parse("tool_search:\n  max_results: 11\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("expected 1 to 10"), "{err}");
+        let text = "models:\n  - {name: a, model: m}\n  - {name: a, model: n}\n";
+        let err = parse(text, &[]).unwrap_err().to_string();
+        assert!(err.contains("models[1].name"), "{err}");
+        let err = parse("- a\n- b\n", &[]).unwrap_err().to_string();
+        assert!(err.contains("expected a mapping"), "{err}");
+    }
+}
