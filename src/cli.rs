@@ -38,7 +38,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands; each maps to one front-end action over the same setup.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Inspect the toolset: configured, built-in and MCP tools.
@@ -49,14 +49,14 @@ pub enum Command {
     Mcp(McpCommand),
 }
 
-/// `antler tools ...`
+/// `antler tools ...`: what the model could be offered, for checking a configuration.
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
     /// List every tool with its tier, server, group and parameter count.
     List(ToolsListArgs),
 }
 
-/// Options of `antler tools list`.
+/// Options of `antler tools list`; `--group` mirrors DeerFlow's group selection.
 #[derive(Debug, Args)]
 pub struct ToolsListArgs {
     /// Print a JSON array instead of a table.
@@ -67,7 +67,7 @@ pub struct ToolsListArgs {
     pub groups: Vec<String>,
 }
 
-/// `antler mcp ...`
+/// `antler mcp ...`: the MCP servers themselves, for diagnosing connections.
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     /// Start every MCP server and show its transport, status, tool count, protocol version
@@ -75,7 +75,7 @@ pub enum McpCommand {
     List(JsonFlag),
 }
 
-/// `--json`.
+/// `--json`, for scripts and CI.
 #[derive(Debug, Args)]
 pub struct JsonFlag {
     /// Print JSON instead of a table.
@@ -118,34 +118,41 @@ pub async fn run(cli: Cli) -> Exit {
     let result = async {
         let mut setup = Setup::load(&paths, &cwd, &env)?;
         let mcp = setup.mcp(&env).await?;
-        match cli.command {
+        let output = match cli.command {
             Command::Tools(ToolsCommand::List(args)) => {
                 let groups = (!args.groups.is_empty()).then_some(args.groups.as_slice());
                 let toolset = setup.toolset(&mcp, groups).await?;
                 let rows = listing::tool_rows(&toolset);
                 if args.json {
-                    print_json(&rows);
+                    to_json(&rows)
                 } else {
-                    print!("{}", listing::tools_table(&rows));
+                    listing::tools_table(&rows)
                 }
             }
             Command::Mcp(McpCommand::List(flag)) => {
                 let statuses = mcp.statuses().await;
                 if flag.json {
-                    print_json(&statuses);
+                    to_json(&statuses)
                 } else {
-                    print!("{}", listing::servers_table(&statuses));
+                    listing::servers_table(&statuses)
                 }
             }
-        }
+        };
         let statuses = mcp.statuses().await;
         mcp.shutdown(std::time::Duration::from_secs(1)).await;
-        Ok::<_, SetupError>(if !mcp.skipped().is_empty() {
+        let exit = if !mcp.skipped().is_empty() {
             Exit::Config
         } else if statuses.iter().any(|s| s.status == "failed") {
             Exit::Failure
         } else {
             Exit::Success
+        };
+        Ok::<_, SetupError>(match write_stdout(&output) {
+            Ok(()) => exit,
+            Err(err) => {
+                eprintln!("error: cannot write the output: {err}");
+                Exit::Failure
+            }
         })
     };
     match result.await {
@@ -157,9 +164,24 @@ pub async fn run(cli: Cli) -> Exit {
     }
 }
 
-fn print_json<T: serde::Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => println!("{text}"),
-        Err(err) => eprintln!("error: cannot serialise the output: {err}"),
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    // Serialising plain structs of strings and numbers cannot fail; "null" is never printed
+    // in practice but keeps this panic-free.
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| String::from("null"));
+    text.push('\n');
+    text
+}
+
+/// Writes the command's output. A reader that went away (`antler ... | head`) is not an
+/// error worth a message; anything else is.
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
     }
 }

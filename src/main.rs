@@ -47,10 +47,13 @@ fn init_logging(verbose: u8, log_file: Option<PathBuf>) {
         1 => LevelFilter::INFO,
         _ => LevelFilter::DEBUG,
     };
-    let stderr_filter = std::env::var("ANTLER_LOG")
-        .ok()
-        .and_then(|f| EnvFilter::try_new(f).ok())
-        .unwrap_or_else(|| EnvFilter::default().add_directive(level.into()));
+    let stderr_filter = match std::env::var("ANTLER_LOG") {
+        Ok(filter) => EnvFilter::try_new(&filter).unwrap_or_else(|err| {
+            eprintln!("warning: ignoring ANTLER_LOG={filter:?}: {err}");
+            EnvFilter::default().add_directive(level.into())
+        }),
+        Err(_) => EnvFilter::default().add_directive(level.into()),
+    };
     let stderr_layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())

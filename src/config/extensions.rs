@@ -253,10 +253,14 @@ fn server_from_raw(
                 reqwest::Url::parse(url).map_err(|e| format!("invalid `url` {url:?}: {e}"))?;
             for (name, value) in &raw.headers {
                 if http::HeaderName::try_from(name.as_str()).is_err() {
-                    return Err(format!("`headers`: {name:?} is not a valid HTTP header name"));
+                    return Err(format!(
+                        "`headers`: {name:?} is not a valid HTTP header name"
+                    ));
                 }
                 if http::HeaderValue::try_from(value.as_str()).is_err() {
-                    return Err(format!("`headers`: the value of {name:?} is not a valid HTTP header value"));
+                    return Err(format!(
+                        "`headers`: the value of {name:?} is not a valid HTTP header value"
+                    ));
                 }
             }
             if !matches!(parsed.scheme(), "http" | "https") {

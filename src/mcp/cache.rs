@@ -4,6 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::McpManager;
+
+/// How long old servers get to exit after the file changed.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 use crate::config::{ConfigError, EnvLookup, FileSignature, load_extensions_config};
 
 /// Keeps one [`McpManager`] per version of the extensions file. An edit (any change of
@@ -58,9 +61,11 @@ impl McpCache {
         if self.current.is_some() {
             tracing::info!(path = %path.display(), "extensions config changed; restarting MCP servers");
         }
-        // Drop the old servers before starting the new ones, so a stdio server is never
-        // running twice.
-        self.current = None;
+        // Stop the old servers before starting the new ones, so a stdio server is never
+        // running twice (front-ends may still hold the old manager; its calls then fail).
+        if let Some((_, old)) = self.current.take() {
+            old.shutdown(SHUTDOWN_GRACE).await;
+        }
         let manager = Arc::new(McpManager::start(loaded.value).await);
         self.current = Some((signature, manager.clone()));
         Ok(manager)

@@ -1,11 +1,11 @@
 //! Connecting to one MCP server over its configured transport, up to its first tool list.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{ClientConfig, Implementation};
+use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::model::{ClientConfig, Implementation, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -14,6 +14,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use super::McpError;
+use super::process::ProcessGroupGuard;
 use super::sse::SseClientTransport;
 use crate::config::{McpServerConfig, TransportKind};
 
@@ -39,10 +40,13 @@ impl ClientHandler for ListChangedHandler {
 /// A live connection.
 pub type McpService = RunningService<RoleClient, ListChangedHandler>;
 
-/// A server that completed the handshake and listed its tools.
+/// A server that completed the handshake and listed its tools. Its fields are updated by
+/// re-listing and taken apart on shutdown.
 pub struct Connection {
     /// The running client.
     pub service: McpService,
+    /// Kills a stdio server's process group if it is dropped without a clean shutdown.
+    pub process_group: Option<ProcessGroupGuard>,
     /// Every tool, all pages followed.
     pub tools: Vec<rmcp::model::Tool>,
     /// The negotiated protocol version.
@@ -62,13 +66,19 @@ pub async fn connect(
     let started = Instant::now();
     let timeout = config.startup_timeout;
     match tokio::time::timeout(timeout, connect_inner(config, changes)).await {
-        Ok(Ok((service, tools, listed_generation))) => {
+        Ok(Ok(Started {
+            service,
+            tools,
+            listed_generation,
+            process_group,
+        })) => {
             let protocol_version = service
                 .peer_info()
                 .map(|info| info.protocol_version.to_string())
                 .unwrap_or_default();
             Ok(Connection {
                 service,
+                process_group,
                 tools,
                 protocol_version,
                 listed_generation,
@@ -80,21 +90,35 @@ pub async fn connect(
     }
 }
 
+/// What `connect_inner` hands back.
+struct Started {
+    service: McpService,
+    tools: Vec<rmcp::model::Tool>,
+    listed_generation: u64,
+    process_group: Option<ProcessGroupGuard>,
+}
+
 async fn connect_inner(
     config: &McpServerConfig,
     changes: watch::Sender<u64>,
-) -> Result<(McpService, Vec<rmcp::model::Tool>, u64), McpError> {
+) -> Result<Started, McpError> {
     let handler = ListChangedHandler {
         changes: changes.clone(),
     };
+    let mut process_group = None;
     let service = match config.transport {
         TransportKind::Stdio => {
-            let stderr_tail = StderrTail::default();
-            let transport = spawn_stdio(config, stderr_tail.clone())?;
-            match handler.serve(transport).await {
-                Ok(service) => service,
-                Err(err) => return Err(stderr_tail.explain(handshake(err)).await),
-            }
+            let transport = spawn_stdio(config)?;
+            process_group = Some(ProcessGroupGuard::new(transport.id()));
+            handler
+                .serve(transport)
+                .await
+                .map_err(|err| match handshake(err) {
+                    McpError::Handshake(reason) => McpError::Handshake(format!(
+                        "{reason}; the server's stderr is in the antler log (--log-file)"
+                    )),
+                    other => other,
+                })?
         }
         TransportKind::Http => {
             let url = config.url.clone().unwrap_or_default();
@@ -112,64 +136,62 @@ async fn connect_inner(
             let transport = SseClientTransport::connect(client, &url, headers)
                 .await
                 .map_err(|e| McpError::Connect(error_chain(&e)))?;
+            tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
             handler.serve(transport).await.map_err(handshake)?
         }
     };
     // A list_changed that arrives during the listing below makes it stale at once.
     let generation = *changes.borrow();
-    let tools = service
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| McpError::ListTools(error_chain(&e)))?;
-    Ok((service, tools, generation))
+    let tools = list_all_tools(service.peer()).await?;
+    Ok(Started {
+        service,
+        tools,
+        listed_generation: generation,
+        process_group,
+    })
 }
 
-/// The last lines a stdio server wrote to stderr: when it fails to start, they usually say
-/// why (a missing package, a bad token), so they go into the failure reason.
-#[derive(Clone, Default)]
-struct StderrTail {
-    lines: Arc<Mutex<VecDeque<String>>>,
-    done: Arc<tokio::sync::Notify>,
-}
+/// At most this many `tools/list` pages; a server that pages forever is broken.
+const MAX_PAGES: usize = 1000;
 
-impl StderrTail {
-    const KEEP: usize = 5;
-
-    fn push(&self, line: String) {
-        if let Ok(mut lines) = self.lines.lock() {
-            if lines.len() == Self::KEEP {
-                lines.pop_front();
+/// Follows `tools/list` pagination to the end. Unlike rmcp's `list_all_tools` it stops with
+/// an error when a server repeats a cursor or never stops paging.
+pub(crate) async fn list_all_tools(
+    peer: &rmcp::Peer<RoleClient>,
+) -> Result<Vec<rmcp::model::Tool>, McpError> {
+    let mut tools = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let mut params = PaginatedRequestParams::default();
+        params.cursor = cursor.clone();
+        let page = peer
+            .list_tools(Some(params))
+            .await
+            .map_err(|e| McpError::ListTools(error_chain(&e)))?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(McpError::ListTools(format!(
+                    "the server repeated the cursor {next:?}"
+                )));
             }
-            lines.push_back(line);
+            Some(next) => cursor = Some(next),
         }
     }
-
-    /// Adds the stderr tail to a handshake error. A process that died has its stderr
-    /// closed, so waiting briefly for the reader to finish gets its last words.
-    async fn explain(&self, err: McpError) -> McpError {
-        let _ = tokio::time::timeout(Duration::from_millis(200), self.done.notified()).await;
-        let tail = match self.lines.lock() {
-            Ok(lines) if !lines.is_empty() => lines.iter().cloned().collect::<Vec<_>>().join(" | "),
-            _ => return err,
-        };
-        match err {
-            McpError::Handshake(reason) => McpError::Handshake(format!("{reason}; stderr: {tail}")),
-            other => other,
-        }
-    }
+    Err(McpError::ListTools(format!("more than {MAX_PAGES} pages")))
 }
 
-/// Starts the child with the configured environment on top of ours; its stderr goes to the
-/// log (target `antler::mcp::stderr`), never to the terminal.
-fn spawn_stdio(config: &McpServerConfig, tail: StderrTail) -> Result<TokioChildProcess, McpError> {
+/// Starts the child, as the leader of its own process group, with the configured
+/// environment on top of ours; its stderr goes to the log (target `antler::mcp::stderr`),
+/// never to the terminal.
+fn spawn_stdio(config: &McpServerConfig) -> Result<TokioChildProcess, McpError> {
     let program = config.command.clone().unwrap_or_default();
     let mut command = tokio::process::Command::new(&program);
-    // Killed when dropped, even if no runtime is left to run a graceful shutdown.
-    command
-        .args(&config.args)
-        .envs(&config.env)
-        .kill_on_drop(true);
+    command.args(&config.args).envs(&config.env);
+    let mut command = CommandWrap::from(command);
+    command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()
@@ -183,9 +205,7 @@ fn spawn_stdio(config: &McpServerConfig, tail: StderrTail) -> Result<TokioChildP
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::info!(target: "antler::mcp::stderr", server = %server, "{line}");
-                tail.push(line);
             }
-            tail.done.notify_one();
         });
     }
     Ok(transport)

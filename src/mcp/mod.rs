@@ -6,6 +6,7 @@ mod connect;
 mod content;
 mod manager;
 pub mod naming;
+mod process;
 mod server;
 pub mod sse;
 mod tool;
@@ -49,6 +50,9 @@ pub enum McpError {
     /// The server is disabled in the config.
     #[error("the server is disabled")]
     Disabled,
+    /// The server failed to (re)start recently.
+    #[error("{0}")]
+    Unavailable(String),
     /// The server was shut down.
     #[error("the server was shut down")]
     Stopped,

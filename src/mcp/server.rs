@@ -1,16 +1,22 @@
 //! One configured MCP server over its lifetime: connected, failed, restarted, re-listed.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
+use rmcp::ServiceError;
 use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 use tokio::sync::{Mutex, watch};
 
 use super::McpError;
-use super::connect::{Connection, McpService, connect, error_chain};
+use super::connect::{Connection, connect, error_chain, list_all_tools};
 use super::content::result_text;
 use crate::config::McpServerConfig;
 use crate::tools::ToolOutput;
+
+/// After a failed (re)start, calls wait this long before trying again, so a broken server
+/// does not cost every call a full start-up timeout.
+const RESTART_BACKOFF: Duration = Duration::from_secs(5);
 
 /// What `antler mcp list` shows for a server.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -35,57 +41,69 @@ enum State {
     Disabled,
     Stopped,
     Connected(Box<Live>),
-    Failed(String),
+    Failed { reason: String, at: Instant },
 }
 
 struct Live {
-    service: McpService,
-    tools: Vec<rmcp::model::Tool>,
-    protocol_version: String,
-    listed_generation: u64,
-    startup: Duration,
+    /// Tells connections apart, so a re-list or a failure never lands on a newer one.
+    id: u64,
+    connection: Connection,
+    /// A call failed at the transport level (not an MCP error): reconnect before the next.
+    broken: bool,
 }
 
-impl From<Connection> for Live {
-    fn from(c: Connection) -> Self {
-        Self {
-            service: c.service,
-            tools: c.tools,
-            protocol_version: c.protocol_version,
-            listed_generation: c.listed_generation,
-            startup: c.startup,
-        }
+impl Live {
+    fn usable(&self) -> bool {
+        !self.broken && !self.connection.service.is_transport_closed()
     }
 }
 
-/// A server and its connection. Calls clone the peer out of the lock, so one slow call
-/// does not hold up others; the lock is held only to (re)connect or re-list.
+/// A server and its connection. Calls and re-lists clone the rmcp peer out of the lock, so
+/// a slow server never holds up other calls or listings; the lock is held to (re)connect.
 pub struct McpServer {
     config: McpServerConfig,
     changes: watch::Sender<u64>,
     state: Mutex<State>,
+    next_id: AtomicU64,
 }
 
 impl McpServer {
     /// Connects (if enabled) and records the outcome; never fails, a failure is a status.
     pub async fn start(config: McpServerConfig) -> Self {
         let (changes, _) = watch::channel(0);
-        let state = if !config.enabled {
-            State::Disabled
-        } else {
-            match connect(&config, changes.clone()).await {
-                Ok(conn) => State::Connected(Box::new(conn.into())),
-                Err(err) => {
-                    tracing::warn!(server = %config.name, "MCP server failed to start: {err}");
-                    State::Failed(err.to_string())
-                }
-            }
-        };
-        Self {
+        let server = Self {
             config,
             changes,
-            state: Mutex::new(state),
+            state: Mutex::new(State::Disabled),
+            next_id: AtomicU64::new(0),
+        };
+        if server.config.enabled {
+            let state = server.connect_state().await;
+            if let State::Failed { reason, .. } = &state {
+                tracing::warn!(server = %server.config.name, "MCP server failed to start: {reason}");
+            }
+            *server.state.lock().await = state;
         }
+        server
+    }
+
+    async fn connect_state(&self) -> State {
+        match connect(&self.config, self.changes.clone()).await {
+            Ok(connection) => State::Connected(Box::new(Live {
+                id: self.next_id.fetch_add(1, Ordering::Relaxed),
+                connection,
+                broken: false,
+            })),
+            Err(err) => State::Failed {
+                reason: err.to_string(),
+                at: Instant::now(),
+            },
+        }
+    }
+
+    /// The server's configuration, for naming its tools.
+    pub fn config(&self) -> &McpServerConfig {
+        &self.config
     }
 
     /// A receiver that sees every `tools/list_changed` the server sends (as a growing
@@ -94,24 +112,28 @@ impl McpServer {
         self.changes.subscribe()
     }
 
-    /// The server's configuration.
-    pub fn config(&self) -> &McpServerConfig {
-        &self.config
-    }
-
-    /// The server's status for listings.
+    /// The server's status for listings. A connection that has died since is `failed`.
     pub async fn status(&self) -> ServerStatus {
         let state = self.state.lock().await;
         let (status, error, tool_count, protocol_version, startup_ms) = match &*state {
             State::Disabled => ("disabled", None, 0, None, None),
-            State::Failed(e) => ("failed", Some(e.clone()), 0, None, None),
             State::Stopped => ("failed", Some(McpError::Stopped.to_string()), 0, None, None),
+            State::Failed { reason, .. } => ("failed", Some(reason.clone()), 0, None, None),
+            State::Connected(live) if live.connection.service.is_transport_closed() => (
+                "failed",
+                Some(String::from(
+                    "the server exited; it is restarted at the next call",
+                )),
+                live.connection.tools.len(),
+                None,
+                None,
+            ),
             State::Connected(live) => (
                 "connected",
                 None,
-                live.tools.len(),
-                Some(live.protocol_version.clone()),
-                Some(u64::try_from(live.startup.as_millis()).unwrap_or(u64::MAX)),
+                live.connection.tools.len(),
+                Some(live.connection.protocol_version.clone()),
+                Some(u64::try_from(live.connection.startup.as_millis()).unwrap_or(u64::MAX)),
             ),
         };
         ServerStatus {
@@ -125,41 +147,50 @@ impl McpServer {
         }
     }
 
-    /// The server's tools, listed again first if the server announced a change.
+    /// The server's tools, listed again first if the server announced a change. The
+    /// re-list runs outside the lock and within the start-up timeout; if it fails, the old
+    /// list is kept and the next use tries again.
     pub async fn tools(&self) -> Vec<rmcp::model::Tool> {
+        let (peer, id, generation) = {
+            let state = self.state.lock().await;
+            let State::Connected(live) = &*state else {
+                return Vec::new();
+            };
+            let generation = *self.changes.borrow();
+            if generation == live.connection.listed_generation {
+                return live.connection.tools.clone();
+            }
+            (live.connection.service.peer().clone(), live.id, generation)
+        };
+        let listed = tokio::time::timeout(self.config.startup_timeout, list_all_tools(&peer)).await;
         let mut state = self.state.lock().await;
         let State::Connected(live) = &mut *state else {
             return Vec::new();
         };
-        let generation = *self.changes.borrow();
-        if generation != live.listed_generation {
-            match live.service.peer().list_all_tools().await {
-                Ok(tools) => {
-                    tracing::info!(server = %self.config.name, count = tools.len(), "tools re-listed after list_changed");
-                    live.tools = tools;
-                    live.listed_generation = generation;
-                }
-                Err(err) => {
-                    tracing::warn!(server = %self.config.name, "re-listing tools failed; keeping the old list: {err}");
-                }
+        match listed {
+            Ok(Ok(tools)) if live.id == id => {
+                tracing::info!(server = %self.config.name, count = tools.len(), "tools re-listed after list_changed");
+                live.connection.tools = tools;
+                live.connection.listed_generation = generation;
             }
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => {
+                tracing::warn!(server = %self.config.name, "re-listing tools failed; keeping the old list: {err}");
+            }
+            Err(_) => tracing::warn!(
+                server = %self.config.name,
+                "re-listing tools took longer than {:?}; keeping the old list",
+                self.config.startup_timeout
+            ),
         }
-        live.tools.clone()
+        live.connection.tools.clone()
     }
 
     /// Calls `tool` (its name on the server). Every failure — `isError`, a timeout, a dead
     /// or crashed server — is a tool error the model can read. A server whose connection
-    /// has died is restarted first.
+    /// has died is restarted first. A timed-out call is cancelled on the server (rmcp sends
+    /// `notifications/cancelled` when the request is dropped).
     pub async fn call(&self, tool: &str, arguments: Value) -> ToolOutput {
-        let peer = match self.live_peer().await {
-            Ok(peer) => peer,
-            Err(err) => {
-                return ToolOutput::error(format!(
-                    "Error: MCP server `{}` is not available: {err}",
-                    self.config.name
-                ));
-            }
-        };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = match arguments {
             Value::Object(map) => Some(map),
@@ -167,6 +198,15 @@ impl McpServer {
             other => {
                 return ToolOutput::error(format!(
                     "Error: the arguments of `{tool}` must be a JSON object, got {other}"
+                ));
+            }
+        };
+        let (peer, id) = match self.live_peer().await {
+            Ok(live) => live,
+            Err(err) => {
+                return ToolOutput::error(format!(
+                    "Error: MCP server `{}` is not available: {err}",
+                    self.config.name
                 ));
             }
         };
@@ -180,12 +220,15 @@ impl McpServer {
                     ToolOutput::ok(text)
                 }
             }
-            Ok(Err(err)) if peer.is_transport_closed() => ToolOutput::error(format!(
-                "Error: MCP server `{}` stopped during the call to `{tool}` ({}); it will be \
-                 restarted at the next call",
-                self.config.name,
-                error_chain(&err)
-            )),
+            Ok(Err(err)) if !matches!(err, ServiceError::McpError(_)) => {
+                self.mark_broken(id).await;
+                ToolOutput::error(format!(
+                    "Error: MCP server `{}` stopped or became unreachable during the call to \
+                     `{tool}` ({}); it will be restarted at the next call",
+                    self.config.name,
+                    error_chain(&err)
+                ))
+            }
             Ok(Err(err)) => ToolOutput::error(format!(
                 "Error: MCP server `{}` refused the call to `{tool}`: {}",
                 self.config.name,
@@ -203,38 +246,53 @@ impl McpServer {
     /// SIGKILL (rmcp's shutdown sequence). Later calls find the server stopped.
     pub async fn shutdown(&self) {
         let mut state = self.state.lock().await;
-        if let State::Connected(live) = std::mem::replace(&mut *state, State::Stopped)
-            && let Err(err) = live.service.cancel().await
-        {
-            tracing::debug!(server = %self.config.name, "shutdown: {err}");
+        if let State::Connected(live) = std::mem::replace(&mut *state, State::Stopped) {
+            let Live { connection, .. } = *live;
+            let Connection {
+                service,
+                mut process_group,
+                ..
+            } = connection;
+            match service.cancel().await {
+                Ok(_) => {
+                    if let Some(guard) = process_group.as_mut() {
+                        guard.disarm();
+                    }
+                }
+                Err(err) => tracing::debug!(server = %self.config.name, "shutdown: {err}"),
+            }
         }
     }
 
-    /// The peer of a live connection, reconnecting if the previous one has died.
-    async fn live_peer(&self) -> Result<rmcp::Peer<rmcp::RoleClient>, McpError> {
-        let mut state = self.state.lock().await;
-        if let State::Connected(live) = &*state
-            && !live.service.is_transport_closed()
+    async fn mark_broken(&self, id: u64) {
+        if let State::Connected(live) = &mut *self.state.lock().await
+            && live.id == id
         {
-            return Ok(live.service.peer().clone());
+            live.broken = true;
         }
+    }
+
+    /// The peer (and connection id) of a live connection, reconnecting if the previous one
+    /// has died (at most once per [`RESTART_BACKOFF`] after a failed restart).
+    async fn live_peer(&self) -> Result<(rmcp::Peer<rmcp::RoleClient>, u64), McpError> {
+        let mut state = self.state.lock().await;
         match &*state {
+            State::Connected(live) if live.usable() => {
+                return Ok((live.connection.service.peer().clone(), live.id));
+            }
             State::Disabled => return Err(McpError::Disabled),
             State::Stopped => return Err(McpError::Stopped),
-            _ => {}
+            State::Failed { reason, at } if at.elapsed() < RESTART_BACKOFF => {
+                return Err(McpError::Unavailable(reason.clone()));
+            }
+            State::Connected(_) | State::Failed { .. } => {}
         }
         tracing::info!(server = %self.config.name, "restarting MCP server");
-        match connect(&self.config, self.changes.clone()).await {
-            Ok(conn) => {
-                let live = Live::from(conn);
-                let peer = live.service.peer().clone();
-                *state = State::Connected(Box::new(live));
-                Ok(peer)
-            }
-            Err(err) => {
-                *state = State::Failed(err.to_string());
-                Err(err)
-            }
+        *state = self.connect_state().await;
+        match &*state {
+            State::Connected(live) => Ok((live.connection.service.peer().clone(), live.id)),
+            State::Failed { reason, .. } => Err(McpError::Unavailable(reason.clone())),
+            State::Disabled | State::Stopped => Err(McpError::Stopped),
         }
     }
 }

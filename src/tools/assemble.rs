@@ -15,21 +15,6 @@ impl Toolset {
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
         &self.tools
     }
-
-    /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.info().name == name)
-    }
-
-    /// How many tools there are.
-    pub fn len(&self) -> usize {
-        self.tools.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
 }
 
 fn describe(source: &ToolSource) -> String {
@@ -121,7 +106,7 @@ mod tests {
         );
         let names: Vec<_> = set.tools().iter().map(|t| t.info().name.clone()).collect();
         assert_eq!(names, ["ls", "read", "present_files", "gh_issue", "x"]);
-        assert_eq!(set.get("ls").unwrap().info().source, configured());
+        assert_eq!(set.tools()[0].info().source, configured());
         assert_eq!(warnings.len(), 2);
         assert!(warnings[0].contains("`ls`: the built-in tool is dropped"));
         assert!(warnings[1].contains("the tool of MCP server `fs` is dropped"));

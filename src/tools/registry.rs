@@ -83,12 +83,9 @@ pub fn build_configured_tools(
 ) -> Result<ConfiguredTools, ConfiguredToolError> {
     let mut tools = Vec::new();
     let mut warnings = Vec::new();
+    // Every entry is validated, also those the group filter leaves out: a broken entry
+    // must not hide behind a filter.
     for (index, entry) in app.tools.iter().enumerate() {
-        if let Some(groups) = groups
-            && !entry.group.as_ref().is_some_and(|g| groups.contains(g))
-        {
-            continue;
-        }
         let factory = FACTORIES
             .iter()
             .find(|f| f.id == entry.use_)
@@ -127,7 +124,16 @@ pub fn build_configured_tools(
             name: entry.name.clone(),
             message,
         })?;
-        tools.push(tool);
+        let selected =
+            groups.is_none_or(|groups| entry.group.as_ref().is_some_and(|g| groups.contains(g)));
+        if selected {
+            tools.push(tool);
+        }
+    }
+    for group in groups.unwrap_or_default() {
+        if !app.tools.iter().any(|t| t.group.as_ref() == Some(group)) {
+            warnings.push(format!("no configured tool is in the group `{group}`"));
+        }
     }
     Ok(ConfiguredTools { tools, warnings })
 }
@@ -210,6 +216,13 @@ mod tests {
         let ConfiguredTools { tools: all, .. } =
             build_configured_tools(&cfg, Path::new("."), None).unwrap();
         assert_eq!(all.len(), 3);
+        let nothing = [String::from("nothing")];
+        let built = build_configured_tools(&cfg, Path::new("."), Some(&nothing)).unwrap();
+        assert!(built.tools.is_empty());
+        assert_eq!(
+            built.warnings,
+            ["no configured tool is in the group `nothing`"]
+        );
     }
 
     #[test]
@@ -217,5 +230,12 @@ mod tests {
         let cfg = app("tools:\n  - {name: ls, use: antler.sandbox:ls, max_results: many}\n");
         let err = build_configured_tools(&cfg, Path::new("."), None).unwrap_err();
         assert!(err.to_string().contains("max_results"), "{err}");
+        let only_a = [String::from("a")];
+        let cfg = app("tools:\n  - {name: x, group: b, use: no.such:tool}\n");
+        let err = build_configured_tools(&cfg, Path::new("."), Some(&only_a)).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown `use: no.such:tool`"),
+            "filtered entries are checked too"
+        );
     }
 }

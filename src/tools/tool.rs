@@ -60,18 +60,6 @@ impl ToolInfo {
             .and_then(Value::as_object)
             .map_or(0, Map::len)
     }
-
-    /// The function schema as sent to an OpenAI-compatible model.
-    pub fn function_schema(&self) -> Value {
-        serde_json::json!({
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            }
-        })
-    }
 }
 
 /// Promotes deferred tools into the thread state (used by `tool_search`).

@@ -156,14 +156,23 @@ fn xdg_config_home_is_searched_last() {
     std::fs::create_dir_all(sb.path().join("xdg-config/antler")).unwrap();
     sb.write(
         "xdg-config/antler/config.yaml",
-        "tools: [{name: ls, use: antler.sandbox:ls}]\n",
+        "tool_groups: [{name: xdg}]\ntools: [{name: ls, group: xdg, use: antler.sandbox:ls}]\n",
     );
-    sb.antler()
-        .args(["tools", "list"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("antler.sandbox").not())
-        .stdout(predicate::str::contains("configured"));
+    let group_of_ls = |sb: &Sandbox| {
+        let (tools, code, _) = sb.json(&["tools", "list", "--json"]);
+        assert_eq!(code, 0);
+        tools[0]["group"].clone()
+    };
+    assert_eq!(group_of_ls(&sb), json!("xdg"), "found in $XDG_CONFIG_HOME");
+    sb.write(
+        "config.yaml",
+        "tool_groups: [{name: local}]\ntools: [{name: ls, group: local, use: antler.sandbox:ls}]\n",
+    );
+    assert_eq!(
+        group_of_ls(&sb),
+        json!("local"),
+        "./config.yaml wins over XDG"
+    );
 }
 
 #[test]
@@ -177,6 +186,8 @@ fn help_describes_every_command_and_option() {
         .stdout(predicate::str::contains("mcp"))
         .stdout(predicate::str::contains("--config <PATH>"))
         .stdout(predicate::str::contains("--extensions <PATH>"))
+        .stdout(predicate::str::contains("--verbose"))
+        .stdout(predicate::str::contains("--log-file <PATH>"))
         .stdout(predicate::str::contains("ANTLER_EXTENSIONS_CONFIG"))
         .stdout(predicate::str::contains("Exit status"));
     sb.antler()
@@ -189,7 +200,8 @@ fn help_describes_every_command_and_option() {
         .args(["mcp", "list", "--help"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("protocol version"));
+        .stdout(predicate::str::contains("protocol version"))
+        .stdout(predicate::str::contains("--json"));
     sb.antler()
         .assert()
         .code(2)

@@ -119,7 +119,7 @@ fn a_hung_server_does_not_delay_the_others_past_its_own_timeout() {
         &sb,
         json!({
             "hung": {"command": fixture_bin(), "args": ["--hang"], "startup_timeout_secs": 1},
-            "slow1": slow("900"), "slow2": slow("900"), "slow3": slow("900"),
+            "slow1": slow("1500"), "slow2": slow("1500"), "slow3": slow("1500"),
         }),
     );
     let started = Instant::now();
@@ -138,8 +138,8 @@ fn a_hung_server_does_not_delay_the_others_past_its_own_timeout() {
         assert_eq!(status_of(&list, name)["status"], "connected");
     }
     assert_eq!(code, 1);
-    // Sequential start-up would take at least 3 × 0.9 s + 1 s; concurrent about 1 s.
-    assert!(elapsed.as_secs_f64() < 2.5, "start-up took {elapsed:?}");
+    // Sequential start-up would take at least 3 × 1.5 s + 1 s; concurrent about 1.5 s.
+    assert!(elapsed.as_secs_f64() < 4.0, "start-up took {elapsed:?}");
 }
 
 #[test]
@@ -166,7 +166,7 @@ fn a_server_that_cannot_start_is_reported_and_the_rest_load() {
             "dies": {"command": "sh", "args": ["-c", "echo 'fatal: GITHUB_TOKEN is empty' >&2; exit 1"]},
         }),
     );
-    let (list, code, _) = sb.json(&["mcp", "list", "--json"]);
+    let (list, code, stderr) = sb.json(&["mcp", "list", "--json"]);
     assert_eq!(code, 1);
     let missing = status_of(&list, "missing");
     assert_eq!(missing["status"], "failed");
@@ -183,10 +183,10 @@ fn a_server_that_cannot_start_is_reported_and_the_rest_load() {
         .unwrap()
         .to_string();
     assert!(dies.contains("closed the connection"), "{dies}");
-    assert!(
-        dies.contains("stderr: fatal: GITHUB_TOKEN is empty"),
-        "the reason quotes the server: {dies}"
-    );
+    assert!(dies.contains("stderr is in the antler log"), "{dies}");
+    assert!(!stderr.contains("GITHUB_TOKEN is empty") && !dies.contains("GITHUB_TOKEN is empty"));
+    let log = std::fs::read_to_string(sb.log_file()).unwrap();
+    assert!(log.contains("fatal: GITHUB_TOKEN is empty"), "{log}");
 }
 
 #[test]
@@ -214,7 +214,10 @@ fn invalid_server_entries_are_skipped_with_their_reason_and_exit_2() {
 #[test]
 fn catalog_tools_are_served_with_valid_unique_names() {
     let sb = Sandbox::new();
-    let catalog = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/catalog-sample.json");
+    let catalog = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/support/catalog-sample.json"
+    );
     write_extensions(
         &sb,
         json!({
@@ -230,7 +233,10 @@ fn catalog_tools_are_served_with_valid_unique_names() {
     let unique: std::collections::HashSet<_> = names.iter().collect();
     assert_eq!(unique.len(), names.len());
     assert!(names.contains(&"antd_list-components"));
-    let long = names.iter().find(|n| n.starts_with("live_a_tool_name")).unwrap();
+    let long = names
+        .iter()
+        .find(|n| n.starts_with("live_a_tool_name"))
+        .unwrap();
     assert_eq!(long.len(), 64, "{long}");
 }
 

@@ -93,7 +93,8 @@ async fn a_crashed_stdio_server_is_restarted_at_its_next_call() {
     let out = tool(&m, "fx_crash").await.call(json!({})).await;
     assert!(out.is_error);
     assert!(
-        out.content.contains("stopped during the call"),
+        out.content
+            .contains("stopped or became unreachable during the call"),
         "{}",
         out.content
     );
@@ -179,4 +180,101 @@ async fn the_toolset_is_cached_against_the_file_signature() {
 
     let mut fresh = McpCache::new(Some(path));
     assert!(fresh.get(&env).await.unwrap().statuses().await.is_empty());
+}
+
+/// Starts the fixture over `transport` (`stdio`, `http`, `sse`) with extra arguments and
+/// settings; returns the server process (for network transports) and its config entry.
+fn entry(transport: &str, args: &[&str], settings: Value) -> (Option<ServerProcess>, Value) {
+    let (process, mut value) = match transport {
+        "stdio" => (None, fixture_stdio(args)),
+        _ => {
+            let p = fixture_network(transport, args);
+            let v = json!({"type": transport, "url": p.url});
+            (Some(p), v)
+        }
+    };
+    for (k, v) in settings.as_object().unwrap() {
+        value[k] = v.clone();
+    }
+    (process, value)
+}
+
+#[tokio::test]
+async fn a_hung_server_fails_at_its_startup_timeout_on_every_transport() {
+    for transport in ["stdio", "http", "sse"] {
+        let (_p, hung) = entry(transport, &["--hang"], json!({"startup_timeout_secs": 0.5}));
+        let m = manager(json!({"hung": hung})).await;
+        let status = &m.statuses().await[0];
+        assert_eq!(status.status, "failed", "{transport}");
+        assert!(
+            status
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("did not start within 0.5s"),
+            "{transport}: {status:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn call_timeouts_and_is_error_on_every_transport() {
+    for transport in ["stdio", "http", "sse"] {
+        let (_p, fx) = entry(transport, &[], json!({"tool_timeout_secs": 0.5}));
+        let m = manager(json!({"fx": fx})).await;
+        let out = tool(&m, "fx_sleep").await.call(json!({"ms": 30_000})).await;
+        assert!(
+            out.is_error && out.content.contains("did not answer within 0.5s"),
+            "{transport}: {}",
+            out.content
+        );
+        let out = tool(&m, "fx_fail")
+            .await
+            .call(json!({"message": "nope"}))
+            .await;
+        assert_eq!(
+            (out.is_error, out.content.as_str()),
+            (true, "Error: nope"),
+            "{transport}"
+        );
+        let out = tool(&m, "fx_echo")
+            .await
+            .call(json!({"text": "after"}))
+            .await;
+        assert_eq!(out.content, "after", "{transport}: still usable");
+    }
+}
+
+#[tokio::test]
+async fn a_network_server_that_died_is_reconnected_at_the_next_call() {
+    for transport in ["http", "sse"] {
+        let first = fixture_network(transport, &[]);
+        let port = first
+            .url
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let m = manager(json!({"net": {"type": transport, "url": first.url}})).await;
+        let pid = tool(&m, "net_pid").await;
+        let before = pid.call(json!({})).await;
+        assert!(!before.is_error);
+        drop(first);
+        let out = pid.call(json!({})).await;
+        assert!(
+            out.is_error,
+            "{transport}: the server is gone: {}",
+            out.content
+        );
+        let _second = fixture_network(transport, &["--port", &port]);
+        let after = pid.call(json!({})).await;
+        assert!(!after.is_error, "{transport}: {}", after.content);
+        assert_ne!(
+            before.content, after.content,
+            "{transport}: a new process answers"
+        );
+    }
 }

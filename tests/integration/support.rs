@@ -110,17 +110,33 @@ pub fn fixture_network(transport: &str, args: &[&str]) -> ServerProcess {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("LISTENING ")
-        .unwrap_or_else(|| panic!("unexpected: {line}"));
+    let line = first_line_matching(stdout, |line| line.starts_with("LISTENING "))
+        .unwrap_or_else(|| panic!("the fixture ({transport}) never said LISTENING"));
+    let base = line.trim().trim_start_matches("LISTENING ");
     let url = match transport {
         "http" => format!("{base}/mcp"),
         _ => format!("{base}/sse"),
     };
     ServerProcess { child, url }
+}
+
+/// Reads lines on a thread until one matches, for at most 20 s; the rest of the stream is
+/// drained so the writer never blocks. `None` on end of stream or time-out.
+fn first_line_matching(
+    stream: impl std::io::Read + Send + 'static,
+    matches: impl Fn(&str) -> bool + Send + 'static,
+) -> Option<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            if !sent && matches(&line) {
+                sent = tx.send(line).is_ok();
+            }
+        }
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20)).ok()
 }
 
 /// Writes `{"mcpServers": servers}` as extensions_config.json into the sandbox.
@@ -150,38 +166,36 @@ pub fn everything_js() -> PathBuf {
 }
 
 /// Starts server-everything in `mode` (`sse` or `streamableHttp`) on a free port and waits
-/// until it says it is listening.
+/// until it says it is listening. The port is chosen by binding and releasing it, so another
+/// process may take it first: then the start is retried on a new port.
 pub fn everything_network(mode: &str) -> ServerProcess {
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
-    let mut child = Command::new("node")
-        .arg(everything_js())
-        .arg(mode)
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut reader = BufReader::new(stderr);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = reader.read_line(&mut line).unwrap();
-        assert!(n > 0, "server-everything {mode} exited before listening");
-        if line.contains(&port.to_string()) {
-            break;
+    for _ in 0..3 {
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let mut child = Command::new("node")
+            .arg(everything_js())
+            .arg(mode)
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let needle = port.to_string();
+        let said = first_line_matching(stderr, move |line| line.contains(&needle));
+        if said.is_some_and(|line| !line.contains("already in use")) {
+            let path = if mode == "sse" { "sse" } else { "mcp" };
+            return ServerProcess {
+                child,
+                url: format!("http://127.0.0.1:{port}/{path}"),
+            };
         }
+        let _ = child.kill();
+        let _ = child.wait();
     }
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in reader.lines() {});
-    let path = if mode == "sse" { "sse" } else { "mcp" };
-    ServerProcess {
-        child,
-        url: format!("http://127.0.0.1:{port}/{path}"),
-    }
+    panic!("server-everything {mode} did not start on any of three ports");
 }
 
 /// The statuses of `antler mcp list --json`, by server name.

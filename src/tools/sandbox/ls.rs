@@ -87,7 +87,14 @@ impl Tool for Ls {
                 Err(e) => return ToolOutput::error(format!("Error: cannot list `{path}`: {e}")),
             };
             let mut names = Vec::new();
-            while let Ok(Some(entry)) = read.next_entry().await {
+            loop {
+                let entry = match read.next_entry().await {
+                    Ok(Some(entry)) => entry,
+                    Ok(None) => break,
+                    Err(e) => {
+                        return ToolOutput::error(format!("Error: cannot list `{path}`: {e}"));
+                    }
+                };
                 let mut name = entry.file_name().to_string_lossy().into_owned();
                 if entry.file_type().await.is_ok_and(|t| t.is_dir()) {
                     name.push('/');

@@ -34,14 +34,18 @@ impl Workspace {
         let read_only = sandbox
             .read_only_paths
             .iter()
-            .filter_map(|p| std::fs::canonicalize(cwd.join(p)).ok())
+            .filter_map(|p| match std::fs::canonicalize(cwd.join(p)) {
+                Ok(path) => Some(path),
+                Err(err) => {
+                    tracing::warn!(
+                        "sandbox.read_only_paths: `{}` is not used: {err}",
+                        p.display()
+                    );
+                    None
+                }
+            })
             .collect();
         Ok(Self { root, read_only })
-    }
-
-    /// The canonical workspace root.
-    pub fn root(&self) -> &Path {
-        &self.root
     }
 
     /// Resolves `path` (relative to the root, or absolute) for reading: it must exist and,
