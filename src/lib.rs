@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod deferred;
 pub mod http;
 pub mod mcp;
 pub mod setup;

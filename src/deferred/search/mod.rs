@@ -1,0 +1,1 @@
+//! Ranked tool search over names, descriptions and parameters.
