@@ -1,0 +1,3 @@
+//! Placeholder: filled in by the tool-search work.
+
+fn main() {}
