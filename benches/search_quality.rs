@@ -1,3 +1,303 @@
-//! Placeholder: filled in by the tool-search work.
+//! Search quality on the LiveMCPBench catalog: hit@1, hit@5 and MRR on `queries-dev.jsonl`,
+//! recall@1 and recall@5 on `tasks.jsonl`, for `SearchIndex` and the two reference baselines
+//! of `shared/bench/README.md` (DeerFlow-style regex, textbook BM25).
+//!
+//! Each file is also reported in two halves (A: 1st, 3rd, … line; B: the others) so a tuning
+//! change can be made looking at A only and checked on B. `SEARCH_MISSES=1` lists the A-half
+//! misses of our method. The data directory defaults to `../shared/bench/livemcp` beside the
+//! crate; `ANTLER_BENCH_DIR` overrides it.
 
-fn main() {}
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use antler::deferred::catalog_file::load_catalog_file;
+use antler::deferred::search::SearchIndex;
+use antler::tools::ToolInfo;
+use regex::RegexBuilder;
+use serde_json::Value;
+
+/// A ranking method: query to ranked tool indices.
+type Method<'a> = Box<dyn Fn(&str) -> Vec<usize> + 'a>;
+
+/// A benchmark query with its relevance judgements: one inner list per needed tool.
+struct Query {
+    text: String,
+    style: String,
+    needs: Vec<Vec<String>>,
+}
+
+fn main() {
+    let dir = std::env::var_os("ANTLER_BENCH_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/livemcp"),
+        PathBuf::from,
+    );
+    if !dir.join("catalog.json").exists() {
+        println!("no benchmark data at {}; skipped", dir.display());
+        return;
+    }
+    let tools = load_catalog_file(&dir.join("catalog.json")).unwrap();
+    let dev = read_queries(&dir.join("queries-dev.jsonl"), "any_of");
+    let tasks = read_queries(&dir.join("tasks.jsonl"), "all_of");
+    println!(
+        "catalog: {} tools; {} dev queries; {} tasks",
+        tools.len(),
+        dev.len(),
+        tasks.len()
+    );
+
+    let ours = SearchIndex::new(&tools);
+    let bm25 = Bm25::new(&tools);
+    let methods: Vec<(&str, Method)> = vec![
+        (
+            "ours",
+            Box::new(|q: &str| {
+                ours.search(q, tools.len(), &|_| true)
+                    .iter()
+                    .map(|h| h.index)
+                    .collect()
+            }),
+        ),
+        ("bm25", Box::new(|q: &str| bm25.search(q))),
+        ("regex", Box::new(|q: &str| regex_baseline(&tools, q))),
+    ];
+
+    let halves = |qs: &[Query], odd: bool| -> Vec<usize> {
+        (0..qs.len()).filter(|i| (i % 2 == 1) == odd).collect()
+    };
+    println!();
+    println!(
+        "{:<7} {:<10} {:>5} {:>7} {:>7} {:>7} | {:>5} {:>9} {:>9}",
+        "method", "split", "n", "hit@1", "hit@5", "MRR", "n", "recall@1", "recall@5"
+    );
+    for (name, method) in &methods {
+        let dev_ranks: Vec<Vec<usize>> = dev.iter().map(|q| method(&q.text)).collect();
+        let task_ranks: Vec<Vec<usize>> = tasks.iter().map(|q| method(&q.text)).collect();
+        for (split, dev_ids, task_ids) in [
+            ("all", (0..dev.len()).collect(), (0..tasks.len()).collect()),
+            ("A (tune)", halves(&dev, false), halves(&tasks, false)),
+            ("B (check)", halves(&dev, true), halves(&tasks, true)),
+        ] {
+            let d = dev_metrics(&tools, &dev, &dev_ranks, &dev_ids);
+            let t = task_metrics(&tools, &tasks, &task_ranks, &task_ids);
+            println!(
+                "{name:<7} {split:<10} {:>5} {:>7.3} {:>7.3} {:>7.3} | {:>5} {:>9.3} {:>9.3}",
+                dev_ids.len(),
+                d[0],
+                d[1],
+                d[2],
+                task_ids.len(),
+                t[0],
+                t[1]
+            );
+        }
+        let mut styles: Vec<&str> = dev.iter().map(|q| q.style.as_str()).collect();
+        styles.sort_unstable();
+        styles.dedup();
+        for style in styles {
+            let ids: Vec<usize> = (0..dev.len()).filter(|&i| dev[i].style == style).collect();
+            let d = dev_metrics(&tools, &dev, &dev_ranks, &ids);
+            println!(
+                "{name:<7} {style:<10} {:>5} {:>7.3} {:>7.3} {:>7.3} |",
+                ids.len(),
+                d[0],
+                d[1],
+                d[2]
+            );
+        }
+        if *name == "ours" && std::env::var_os("SEARCH_MISSES").is_some() {
+            print_misses(&tools, &dev, &dev_ranks, &halves(&dev, false));
+            print_misses(&tools, &tasks, &task_ranks, &halves(&tasks, false));
+        }
+    }
+}
+
+fn read_queries(path: &std::path::Path, key: &str) -> Vec<Query> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let strings = |v: &Value| -> Vec<String> {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s.as_str().unwrap().to_string())
+                    .collect()
+            };
+            let needs = if key == "any_of" {
+                vec![strings(&v[key])]
+            } else {
+                v[key].as_array().unwrap().iter().map(strings).collect()
+            };
+            Query {
+                text: v["query"].as_str().unwrap().to_string(),
+                style: v["style"].as_str().unwrap_or("task").to_string(),
+                needs,
+            }
+        })
+        .collect()
+}
+
+/// hit@1, hit@5, MRR over the queries `ids`.
+fn dev_metrics(tools: &[ToolInfo], qs: &[Query], ranks: &[Vec<usize>], ids: &[usize]) -> [f64; 3] {
+    let mut sums = [0.0; 3];
+    for &i in ids {
+        let first = ranks[i]
+            .iter()
+            .position(|&t| qs[i].needs[0].contains(&tools[t].name));
+        if let Some(p) = first {
+            sums[0] += f64::from(u8::from(p < 1));
+            sums[1] += f64::from(u8::from(p < 5));
+            sums[2] += 1.0 / (p as f64 + 1.0);
+        }
+    }
+    sums.map(|s| s / ids.len().max(1) as f64)
+}
+
+/// recall@1, recall@5 over the queries `ids`.
+fn task_metrics(tools: &[ToolInfo], qs: &[Query], ranks: &[Vec<usize>], ids: &[usize]) -> [f64; 2] {
+    let mut sums = [0.0; 2];
+    for &i in ids {
+        for (slot, k) in [1, 5].into_iter().enumerate() {
+            let top: Vec<&str> = ranks[i]
+                .iter()
+                .take(k)
+                .map(|&t| tools[t].name.as_str())
+                .collect();
+            let found = qs[i]
+                .needs
+                .iter()
+                .filter(|alts| alts.iter().any(|a| top.contains(&a.as_str())))
+                .count();
+            sums[slot] += found as f64 / qs[i].needs.len().min(k) as f64;
+        }
+    }
+    sums.map(|s| s / ids.len().max(1) as f64)
+}
+
+fn print_misses(tools: &[ToolInfo], qs: &[Query], ranks: &[Vec<usize>], ids: &[usize]) {
+    for &i in ids {
+        let top: Vec<&str> = ranks[i]
+            .iter()
+            .take(5)
+            .map(|&t| tools[t].name.as_str())
+            .collect();
+        let missing: Vec<String> = qs[i]
+            .needs
+            .iter()
+            .filter(|alts| !alts.iter().any(|a| top.contains(&a.as_str())))
+            .map(|alts| {
+                let rank = ranks[i]
+                    .iter()
+                    .position(|&t| alts.contains(&tools[t].name))
+                    .map_or("-".to_string(), |p| (p + 1).to_string());
+                format!("{}@{rank}", alts[0])
+            })
+            .collect();
+        if !missing.is_empty() {
+            println!(
+                "\nMISS {:?}\n  want {missing:?}\n  got  {top:?}",
+                qs[i].text
+            );
+        }
+    }
+}
+
+/// The DeerFlow regex mode: the query as one case-insensitive regex, 2 points for a name
+/// match and 1 for a description match; an invalid regex finds nothing.
+fn regex_baseline(tools: &[ToolInfo], query: &str) -> Vec<usize> {
+    let Ok(re) = RegexBuilder::new(query).case_insensitive(true).build() else {
+        return Vec::new();
+    };
+    let mut scored: Vec<(usize, u32)> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let s = if re.is_match(&t.name) { 2 } else { 0 }
+                + if re.is_match(&t.description) { 1 } else { 0 };
+            (i, s)
+        })
+        .filter(|&(_, s)| s > 0)
+        .collect();
+    scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.into_iter().map(|(i, _)| i).collect()
+}
+
+/// Textbook BM25 (k1 = 1.2, b = 0.75) over lower-cased alphanumeric words of the name,
+/// the description and the parameter names.
+struct Bm25 {
+    docs: Vec<HashMap<String, f64>>,
+    lens: Vec<f64>,
+    avg: f64,
+    df: HashMap<String, f64>,
+}
+
+impl Bm25 {
+    fn words(text: &str) -> Vec<String> {
+        text.to_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn new(tools: &[ToolInfo]) -> Self {
+        let mut docs = Vec::new();
+        let mut lens = Vec::new();
+        let mut df: HashMap<String, f64> = HashMap::new();
+        for t in tools {
+            let params: Vec<&str> = t
+                .parameters
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let text = format!("{} {} {}", t.name, t.description, params.join(" "));
+            let words = Self::words(&text);
+            let mut tf: HashMap<String, f64> = HashMap::new();
+            for w in &words {
+                *tf.entry(w.clone()).or_default() += 1.0;
+            }
+            for w in tf.keys() {
+                *df.entry(w.clone()).or_default() += 1.0;
+            }
+            lens.push(words.len() as f64);
+            docs.push(tf);
+        }
+        let avg = lens.iter().sum::<f64>() / lens.len().max(1) as f64;
+        Self {
+            docs,
+            lens,
+            avg,
+            df,
+        }
+    }
+
+    fn search(&self, query: &str) -> Vec<usize> {
+        let n = self.docs.len() as f64;
+        let terms = Self::words(query);
+        let mut scored: Vec<(usize, f64)> = self
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, tf)| {
+                let s: f64 = terms
+                    .iter()
+                    .map(|w| {
+                        let f = tf.get(w).copied().unwrap_or(0.0);
+                        let df = self.df.get(w).copied().unwrap_or(0.0);
+                        let idf = ((n - df + 0.5) / (df + 0.5)).ln_1p();
+                        idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * self.lens[i] / self.avg))
+                    })
+                    .sum();
+                (i, s)
+            })
+            .filter(|&(_, s)| s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.into_iter().map(|(i, _)| i).collect()
+    }
+}

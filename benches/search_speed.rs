@@ -1,3 +1,112 @@
-//! Placeholder: filled in by the tool-search work.
+//! Search speed on a deterministic synthetic catalog of 10,000 tools: building the index,
+//! and ranked / regex searches of the kinds a model sends.
+//!
+//! The catalog is the LiveMCPBench one (`../shared/bench/livemcp/catalog.json`, or
+//! `ANTLER_BENCH_DIR`) replicated under renamed servers, each copy with about a fifth of its
+//! description words swapped for catalog words picked by a fixed PRNG, so postings and the
+//! vocabulary grow as in a real large catalog. Without the data a small built-in seed is used.
 
-fn main() {}
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use antler::deferred::catalog_file::{load_catalog_file, parse_catalog};
+use antler::deferred::search::{Hit, SearchIndex};
+use antler::tools::{ToolInfo, ToolSource};
+use divan::Bencher;
+
+const TOOLS: usize = 10_000;
+
+fn main() {
+    println!("synthetic catalog: {} tools", CATALOG.len());
+    divan::main();
+}
+
+static CATALOG: LazyLock<Vec<ToolInfo>> = LazyLock::new(|| synthetic(&seed(), TOOLS));
+static INDEX: LazyLock<SearchIndex> = LazyLock::new(|| SearchIndex::new(&CATALOG));
+
+/// The queries timed: keyword, sentence, Chinese, a long task, and regexes.
+const QUERIES: &[&str] = &[
+    "docker container logs",
+    "What was Tesla's closing share price on March 15, 2023?",
+    "知乎热榜上现在大家都在讨论什么？",
+    "I'm planning a trip to the Forbidden City in Beijing, show me where to park and what's \
+     interesting to do within 1km distance, then save a summary to /root/markdown/trip.md",
+    "^playwright.*click",
+    "screenshot|pdf",
+];
+
+#[divan::bench(sample_count = 10)]
+fn build_index(bencher: Bencher) {
+    let tools = &*CATALOG;
+    bencher.bench(|| SearchIndex::new(divan::black_box(tools)));
+}
+
+#[divan::bench(args = QUERIES)]
+fn search(bencher: Bencher, query: &str) {
+    let index = &*INDEX;
+    bencher.bench(|| -> Vec<Hit> { index.search(divan::black_box(query), 5, &|_| true) });
+}
+
+/// The real catalog if present, else a few built-in tools.
+fn seed() -> Vec<ToolInfo> {
+    let dir = std::env::var_os("ANTLER_BENCH_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/livemcp"),
+        PathBuf::from,
+    );
+    load_catalog_file(&dir.join("catalog.json")).unwrap_or_else(|_| {
+        parse_catalog(
+            r#"{"playwright": [{"name": "playwright_click", "description": "Click an element on the page"},
+                               {"name": "playwright_screenshot", "description": "Take a screenshot of the current page"}],
+                "docker-mcp": [{"name": "get-logs", "description": "Retrieve the latest logs for a specified Docker container"}],
+                "yahoo-finance": [{"name": "get_stock_price_by_date", "description": "Get the stock price for a given stock symbol on a specific date."}],
+                "trends-hub": [{"name": "get-zhihu-trending", "description": "获取知乎热榜，包含时事热点、社会话题"}],
+                "osm-mcp-server": [{"name": "find_parking_facilities", "description": "Find parking near a location", "inputSchema": {"properties": {"latitude": {}, "longitude": {}}}}]}"#,
+        )
+        .unwrap()
+    })
+}
+
+/// `count` tools: copies of `seed` under renamed servers, each copy after the first with
+/// about one description word in five replaced by a PRNG-chosen word of the seed catalog.
+fn synthetic(seed: &[ToolInfo], count: usize) -> Vec<ToolInfo> {
+    let words: Vec<&str> = seed
+        .iter()
+        .flat_map(|t| t.description.split_whitespace())
+        .collect();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        // xorshift64*: fixed, simple and good enough to vary text.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    (0..count)
+        .map(|i| {
+            let base = &seed[i % seed.len()];
+            let copy = i / seed.len();
+            let mut tool = base.clone();
+            if copy > 0 {
+                if let ToolSource::Mcp { server, .. } = &mut tool.source {
+                    *server = format!("{server}-{copy}");
+                }
+                tool.name = format!("{}-{copy}", tool.name);
+                tool.description = base
+                    .description
+                    .split_whitespace()
+                    .map(|w| {
+                        if next() % 5 == 0 {
+                            words[(next() % words.len() as u64) as usize]
+                        } else {
+                            w
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+            }
+            tool
+        })
+        .collect()
+}

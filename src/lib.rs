@@ -3,6 +3,7 @@
 //! Data flows one way: [`config`] → [`tools`] (with [`mcp`] as the third tier) → the agent
 //! → front-ends. See `docs/ARCHITECTURE.md`.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod deferred;

@@ -7,6 +7,7 @@ use crate::config::{
     AppConfig, ConfigError, ConfigPaths, EnvLookup, Loaded, find_app_config,
     find_extensions_config, load_app_config,
 };
+use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};
 use crate::mcp::{McpCache, McpManager};
 use crate::tools::{ConfiguredToolError, Toolset, assemble_toolset, build_configured_tools};
 
@@ -16,6 +17,15 @@ pub enum SetupError {
     /// A configuration file is missing, unreadable or invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A catalog file cannot be used.
+    #[error(transparent)]
+    CatalogFile(#[from] crate::deferred::catalog_file::CatalogFileError),
+    /// Deferral is on but cannot be set up safely.
+    #[error(transparent)]
+    Deferred(#[from] DeferredError),
+    /// Tokens cannot be counted.
+    #[error(transparent)]
+    Tokenizer(#[from] crate::deferred::TokenizerError),
     /// A configured tool cannot be built.
     #[error("{path}: {source}", path = path.as_ref().map_or(String::from("config.yaml"), |p| p.display().to_string()))]
     Tool {
@@ -79,5 +89,16 @@ impl Setup {
             tracing::warn!("{warning}");
         }
         Ok(toolset)
+    }
+
+    /// Decides what of `toolset` is deferred, with the configured `tool_search` and the
+    /// default (first) model's context window.
+    pub fn deferred(&self, toolset: &Toolset) -> Result<DeferredSetup, SetupError> {
+        let context_window = self.app.value.models.first().and_then(|m| m.context_window);
+        Ok(setup_deferred(
+            toolset,
+            &self.app.value.tool_search,
+            context_window,
+        )?)
     }
 }

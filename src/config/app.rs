@@ -169,6 +169,16 @@ pub struct ToolSearchConfig {
     /// How many tools a ranked search returns (1 to 10, default 5).
     #[serde(deserialize_with = "lenient::scalar")]
     pub max_results: usize,
+    /// With `enabled: auto`: defer when the MCP schemas take more than this percentage of
+    /// the model's context window (default 10).
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub auto_threshold_percent: f64,
+    /// The most deferred tools promoted at once; the least recently used lapse (default 16).
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub max_promoted: usize,
+    /// How many of a server's tools a routing hint promotes (default 3).
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub auto_promote_top_k: usize,
 }
 
 impl Default for ToolSearchConfig {
@@ -176,6 +186,9 @@ impl Default for ToolSearchConfig {
         Self {
             enabled: ToolSearchMode::Off,
             max_results: 5,
+            auto_threshold_percent: 10.0,
+            max_promoted: 16,
+            auto_promote_top_k: 3,
         }
     }
 }

@@ -260,6 +260,22 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
             ));
         }
     }
+    let search = &config.tool_search;
+    if !(0.0..=100.0).contains(&search.auto_threshold_percent) {
+        return Err(invalid(
+            "tool_search.auto_threshold_percent".into(),
+            format!(
+                "expected a percentage from 0 to 100, got {}",
+                search.auto_threshold_percent
+            ),
+        ));
+    }
+    if search.max_promoted == 0 {
+        return Err(invalid(
+            "tool_search.max_promoted".into(),
+            "expected at least 1".into(),
+        ));
+    }
     if !(1..=10).contains(&config.tool_search.max_results) {
         return Err(invalid(
             "tool_search.max_results".into(),

@@ -74,6 +74,18 @@ pub struct McpServerConfig {
     pub startup_timeout: Duration,
     /// How long one tool call may take.
     pub tool_timeout: Duration,
+    /// Routing hint for deferred tool loading.
+    pub routing: Option<RoutingHint>,
+}
+
+/// A server's routing hint: promote its tools when the user mentions these keywords
+/// (`routing: {mode: prefer, keywords: [...], priority}`, as in DeerFlow).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoutingHint {
+    /// Case-insensitive words matched against the latest user message.
+    pub keywords: Vec<String>,
+    /// Higher priorities are promoted first when several servers match.
+    pub priority: i64,
 }
 
 /// A server entry that could not be used, and why.
@@ -121,6 +133,22 @@ struct RawServer {
     startup_timeout_secs: f64,
     #[serde(default = "default_tool_timeout")]
     tool_timeout_secs: f64,
+    #[serde(default)]
+    routing: Option<RawRouting>,
+}
+
+#[derive(Deserialize)]
+struct RawRouting {
+    #[serde(default = "default_routing_mode")]
+    mode: String,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(default)]
+    priority: i64,
+}
+
+fn default_routing_mode() -> String {
+    String::from("prefer")
 }
 
 fn default_true() -> bool {
@@ -271,6 +299,19 @@ fn server_from_raw(
         }
         TransportKind::Stdio => {}
     }
+    let routing = match raw.routing {
+        None => None,
+        Some(r) if r.mode == "prefer" => Some(RoutingHint {
+            keywords: r.keywords,
+            priority: r.priority,
+        }),
+        Some(r) => {
+            return Err(format!(
+                "`routing.mode` {:?} is not supported (expected \"prefer\")",
+                r.mode
+            ));
+        }
+    };
     Ok(McpServerConfig {
         name: name.to_string(),
         enabled: raw.enabled,
@@ -284,6 +325,7 @@ fn server_from_raw(
         tool_name_prefix: raw.tool_name_prefix,
         startup_timeout: seconds("startup_timeout_secs", raw.startup_timeout_secs)?,
         tool_timeout: seconds("tool_timeout_secs", raw.tool_timeout_secs)?,
+        routing,
     })
 }
 
@@ -346,7 +388,8 @@ mod tests {
     fn defaults_and_aliases() {
         let loaded = parse(
             r#"{"mcpServers": {
-                "fs": {"command": "npx", "args": ["-y", "x"]},
+                "fs": {"command": "npx", "args": ["-y", "x"],
+                       "routing": {"keywords": ["file", "folder"], "priority": 2}},
                 "remote": {"transport": "sse", "url": "http://127.0.0.1:9/sse"},
                 "both": {"type": "http", "transport": "sse", "url": "http://127.0.0.1:9/mcp",
                          "tool_name_prefix": false, "startup_timeout_secs": 0.5,
@@ -361,6 +404,14 @@ mod tests {
         assert!(s[0].enabled && s[0].tool_name_prefix);
         assert_eq!(s[0].startup_timeout, Duration::from_secs(30));
         assert_eq!(s[0].tool_timeout, Duration::from_secs(60));
+        assert_eq!(
+            s[0].routing,
+            Some(RoutingHint {
+                keywords: vec!["file".into(), "folder".into()],
+                priority: 2
+            })
+        );
+        assert_eq!(s[1].routing, None);
         assert_eq!(s[1].transport, TransportKind::Sse);
         assert_eq!(
             s[2].transport,
@@ -401,6 +452,7 @@ mod tests {
                 "badtype": {"command": "x", "args": "not-a-list"},
                 "badtimeout": {"command": "x", "startup_timeout_secs": 0},
                 "badscheme": {"type": "sse", "url": "ftp://host/sse"},
+                "badroute": {"command": "x", "routing": {"mode": "force"}},
                 "badheader": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Bad Header": "x"}},
                 "good": {"command": "x"}
             }}"#,
@@ -431,7 +483,8 @@ mod tests {
         assert!(reason("badtimeout").contains("positive"));
         assert!(reason("badscheme").contains("http://"));
         assert!(reason("badheader").contains("\"Bad Header\" is not a valid HTTP header name"));
-        assert_eq!(loaded.warnings.len(), 7);
+        assert!(reason("badroute").contains("`routing.mode` \"force\" is not supported"));
+        assert_eq!(loaded.warnings.len(), 8);
     }
 
     #[test]

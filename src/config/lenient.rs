@@ -29,7 +29,7 @@ macro_rules! scalar {
         }
     )*};
 }
-scalar!(bool => "a boolean", u32 => "u32", u64 => "u64", usize => "usize", f32 => "a number");
+scalar!(bool => "a boolean", u32 => "u32", u64 => "u64", usize => "usize", f32 => "a number", f64 => "a number");
 
 struct ScalarVisitor<T>(PhantomData<T>);
 

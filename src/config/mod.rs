@@ -22,8 +22,8 @@ pub use discovery::{ConfigPaths, find_app_config, find_extensions_config};
 pub use env::{EnvLookup, expand_env_reference, expand_string, load_dotenv};
 pub use error::ConfigError;
 pub use extensions::{
-    ExtensionsConfig, McpServerConfig, SkippedServer, TransportKind, load_extensions_config,
-    parse_extensions_config,
+    ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind,
+    load_extensions_config, parse_extensions_config,
 };
 pub use signature::FileSignature;
 pub(crate) use signature::hex;

@@ -3,13 +3,14 @@
 //! `tools stats` and the benchmarks work on a large real catalog without starting servers.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::mcp::naming::ToolNamer;
-use crate::tools::{ToolInfo, ToolSource};
+use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 
 /// Why a catalog file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +57,12 @@ pub fn load_catalog_file(path: &Path) -> Result<Vec<ToolInfo>, CatalogFileError>
         path: path.to_path_buf(),
         line: err.line(),
         column: err.column(),
-        message: err.to_string().split(" at line ").next().unwrap_or_default().to_string(),
+        message: err
+            .to_string()
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string(),
     })
 }
 
@@ -69,7 +75,9 @@ pub fn parse_catalog(text: &str) -> Result<Vec<ToolInfo>, serde_json::Error> {
     let mut tools = Vec::new();
     for (server, list) in servers {
         for raw in list {
-            let mut parameters = raw.input_schema.unwrap_or_else(|| json!({"type": "object"}));
+            let mut parameters = raw
+                .input_schema
+                .unwrap_or_else(|| json!({"type": "object"}));
             if parameters.get("type").is_none() {
                 parameters["type"] = json!("object");
             }
@@ -89,6 +97,31 @@ pub fn parse_catalog(text: &str) -> Result<Vec<ToolInfo>, serde_json::Error> {
         }
     }
     Ok(tools)
+}
+
+/// A tool known only from a catalog file: it can be searched and listed, not called.
+struct CatalogEntry(ToolInfo);
+
+impl Tool for CatalogEntry {
+    fn info(&self) -> &ToolInfo {
+        &self.0
+    }
+
+    fn call(&self, _arguments: Value) -> ToolFuture<'_> {
+        let message = format!(
+            "Error: `{}` comes from a catalog file; no server is connected to run it.",
+            self.0.name
+        );
+        Box::pin(async move { ToolOutput::error(message) })
+    }
+}
+
+/// The tools of a catalog file as [`Tool`]s, for building a searchable catalog.
+pub fn catalog_tools(infos: Vec<ToolInfo>) -> Vec<Arc<dyn Tool>> {
+    infos
+        .into_iter()
+        .map(|info| Arc::new(CatalogEntry(info)) as Arc<dyn Tool>)
+        .collect()
 }
 
 #[cfg(test)]

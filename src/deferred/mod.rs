@@ -1,5 +1,25 @@
 //! Deferred tool loading: MCP tools are not bound to the model; their names are listed in
-//! the prompt and `tool_search` fetches schemas on demand.
+//! the system prompt and `tool_search` fetches their schemas on demand, promoting them into
+//! the thread state. See `docs/ARCHITECTURE.md` for the flow.
 
+mod catalog;
 pub mod catalog_file;
+mod hash;
+mod prompt;
 pub mod search;
+mod setup;
+mod stats;
+#[cfg(test)]
+pub(crate) mod testing;
+mod tokens;
+mod tool_search;
+
+pub use catalog::DeferredCatalog;
+pub use hash::{catalog_hash, function_schema};
+pub use prompt::deferred_tools_section;
+pub use setup::{
+    DEFAULT_CONTEXT_WINDOW, DeferredError, DeferredSetup, schema_tokens, setup_deferred,
+};
+pub use stats::{TokenStats, token_stats};
+pub use tokens::{TokenizerError, count_tokens};
+pub use tool_search::{Found, TOOL_SEARCH, ToolSearch};

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::deferred::{DeferredSetup, TOOL_SEARCH};
 use crate::mcp::ServerStatus;
 use crate::tools::{ToolSource, Toolset};
 
@@ -21,15 +22,28 @@ pub struct ToolRow {
     pub use_id: Option<String>,
     /// How many top-level parameters it takes.
     pub parameters: usize,
+    /// Whether it is deferred behind `tool_search` (not bound until promoted).
+    pub deferred: bool,
     /// Its description.
     pub description: String,
 }
 
-/// The rows of a toolset, in assembly order.
-pub fn tool_rows(toolset: &Toolset) -> Vec<ToolRow> {
+/// The rows of a toolset in assembly order, then `tool_search` when deferral is on.
+pub fn tool_rows(toolset: &Toolset, deferred: &DeferredSetup) -> Vec<ToolRow> {
+    let is_deferred = |name: &str| {
+        deferred
+            .catalog
+            .as_ref()
+            .is_some_and(|catalog| catalog.contains(name))
+    };
+    let search = deferred
+        .bound
+        .iter()
+        .filter(|t| t.info().name == TOOL_SEARCH && deferred.catalog.is_some());
     toolset
         .tools()
         .iter()
+        .chain(search)
         .map(|tool| {
             let info = tool.info();
             let (server, group, use_id) = match &info.source {
@@ -46,6 +60,7 @@ pub fn tool_rows(toolset: &Toolset) -> Vec<ToolRow> {
                 group,
                 use_id,
                 parameters: info.parameter_count(),
+                deferred: is_deferred(&info.name),
                 description: info.description.clone(),
             }
         })
@@ -63,11 +78,16 @@ pub fn tools_table(rows: &[ToolRow]) -> String {
                 r.server.clone().unwrap_or_else(|| "-".into()),
                 r.group.clone().unwrap_or_else(|| "-".into()),
                 r.parameters.to_string(),
+                if r.deferred { "yes" } else { "-" }.to_string(),
             ]
         })
         .collect();
-    let mut out = table(&["NAME", "TIER", "SERVER", "GROUP", "PARAMS"], &body);
-    out.push_str(&format!("{} tools\n", rows.len()));
+    let mut out = table(
+        &["NAME", "TIER", "SERVER", "GROUP", "PARAMS", "DEFERRED"],
+        &body,
+    );
+    let deferred = rows.iter().filter(|r| r.deferred).count();
+    out.push_str(&format!("{} tools, {deferred} deferred\n", rows.len()));
     out
 }
 
@@ -103,7 +123,7 @@ pub fn servers_table(statuses: &[ServerStatus]) -> String {
 }
 
 /// Left-aligned columns separated by two spaces; the last column is not padded.
-fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

@@ -1,3 +1,4 @@
 //! Output for people and scripts. The core never prints; front-ends do, here.
 
 pub mod listing;
+pub mod search;

@@ -58,7 +58,7 @@ fn tools_get_prefixed_sanitised_names_and_their_parameter_counts() {
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(text.starts_with("NAME"), "{text}");
     assert!(
-        text.contains("fx_add") && text.trim_end().ends_with("18 tools"),
+        text.contains("fx_add") && text.trim_end().ends_with("18 tools, 0 deferred"),
         "{text}"
     );
 }

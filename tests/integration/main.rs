@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod cli_config;
+mod cli_deferred;
 mod cli_mcp;
+mod deferred_flow;
 mod examples;
 mod interop;
 mod mcp_calls;

@@ -1,1 +1,246 @@
 //! Ranked tool search over names, descriptions and parameters.
+//!
+//! The model sees only deferred tools' names and asks `tool_search` for a few schemas, so
+//! this ranking decides whether it finds the right tool in one cheap call. Plain words are
+//! ranked by BM25F over tokenised, stemmed fields (module `rank`); a query written as a
+//! regular expression is matched as one (module `pattern`).
+
+mod index;
+mod pattern;
+mod query;
+mod rank;
+mod tokenize;
+
+use crate::tools::ToolInfo;
+
+use index::Index;
+use pattern::Haystack;
+use tokenize::Tokenizer;
+
+/// Longest query considered, in characters: enough for a pasted task, small enough that
+/// ranking and regex compilation stay fast.
+const MAX_QUERY_CHARS: usize = 1_000;
+
+/// One result: the tool's index in the slice given to [`SearchIndex::new`], and its score
+/// (higher is better; comparable only within one search).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// Position of the tool in the catalog slice.
+    pub index: usize,
+    /// Relevance score.
+    pub score: f32,
+}
+
+/// A search index over one catalog, built once and queried many times.
+pub struct SearchIndex {
+    index: Index,
+    tokenizer: Tokenizer,
+    /// Full tool names, for regex mode.
+    names: Haystack,
+    /// Descriptions, for regex mode.
+    descriptions: Haystack,
+}
+
+impl SearchIndex {
+    /// Indexes `tools`; built once per catalog (not per query).
+    pub fn new(tools: &[ToolInfo]) -> Self {
+        let tokenizer = Tokenizer::new();
+        Self {
+            index: Index::build(tools, &tokenizer),
+            tokenizer,
+            names: Haystack::new(tools.iter().map(|t| t.name.as_str())),
+            descriptions: Haystack::new(tools.iter().map(|t| t.description.as_str())),
+        }
+    }
+
+    /// Ranked search, best first, at most `limit` hits, only over tools with `keep(index)`.
+    ///
+    /// Plain words are ranked by relevance; a query that is a regular expression (it uses
+    /// regex operators and compiles) is matched case-insensitively over name and
+    /// description, name matches first. A pattern that is invalid or matches nothing falls
+    /// back to word ranking. An empty query has no hits. The query is cut to 1,000
+    /// characters and regex size is bounded, so this never hangs.
+    pub fn search(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+        let query = match query.char_indices().nth(MAX_QUERY_CHARS) {
+            Some((end, _)) => &query[..end],
+            None => query,
+        }
+        .trim();
+        if query.is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        if let Some(regex) = pattern::compile(query) {
+            let hits = pattern::search(&regex, &self.names, &self.descriptions, limit, keep);
+            if !hits.is_empty() {
+                return hits;
+            }
+        }
+        rank::rank(&self.index, &self.tokenizer, query, limit, keep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, json};
+
+    use super::*;
+    use crate::tools::ToolSource;
+
+    fn tool(server: &str, name: &str, description: &str) -> ToolInfo {
+        ToolInfo {
+            name: format!("{server}_{name}"),
+            description: description.into(),
+            parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
+            source: ToolSource::Mcp {
+                server: server.into(),
+                original_name: name.into(),
+            },
+            metadata: Map::new(),
+        }
+    }
+
+    fn catalog() -> Vec<ToolInfo> {
+        vec![
+            tool(
+                "github",
+                "create_issue",
+                "Open a new issue in a repository.",
+            ),
+            tool(
+                "github",
+                "list_pull_requests",
+                "List pull requests; each may close an issue.",
+            ),
+            tool(
+                "github",
+                "search_issues",
+                "Search issues and pull requests.",
+            ),
+            tool("weather", "getForecast", "Weather forecast for a city."),
+            tool(
+                "trends-hub",
+                "get-zhihu-trending",
+                "获取知乎热榜，包含时事热点、社会话题",
+            ),
+            tool(
+                "trends-hub",
+                "get-weibo-trending",
+                "获取微博热搜榜，包含时事热点、娱乐八卦",
+            ),
+            tool("notes", "search_notes", "Find notes mentioning a forecast."),
+        ]
+    }
+
+    fn names(index: &SearchIndex, tools: &[ToolInfo], query: &str, limit: usize) -> Vec<String> {
+        index
+            .search(query, limit, &|_| true)
+            .iter()
+            .map(|h| tools[h.index].name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn empty_or_blank_query_has_no_hits() {
+        let tools = catalog();
+        let index = SearchIndex::new(&tools);
+        assert!(index.search("", 5, &|_| true).is_empty());
+        assert!(index.search("  \t\n ", 5, &|_| true).is_empty());
+        assert!(index.search("the of and", 5, &|_| true).is_empty());
+    }
+
+    #[test]
+    fn regex_mode_matches_names_first() {
+        let tools = catalog();
+        let index = SearchIndex::new(&tools);
+        assert_eq!(
+            names(&index, &tools, "^github_.*issue", 5),
+            ["github_create_issue", "github_search_issues"]
+        );
+        // A description match ranks after name matches.
+        assert_eq!(
+            names(&index, &tools, "pull.*requests?", 5),
+            ["github_list_pull_requests", "github_search_issues"]
+        );
+    }
+
+    #[test]
+    fn invalid_regex_falls_back_to_words() {
+        let tools = catalog();
+        let index = SearchIndex::new(&tools);
+        let got = names(&index, &tools, "forecast (city", 5);
+        assert_eq!(got.first().map(String::as_str), Some("weather_getForecast"));
+    }
+
+    #[test]
+    fn name_matches_outrank_description_only_matches() {
+        let tools = catalog();
+        let index = SearchIndex::new(&tools);
+        let got = names(&index, &tools, "forecast", 5);
+        assert_eq!(got, ["weather_getForecast", "notes_search_notes"]);
+    }
+
+    #[test]
+    fn camel_and_snake_case_names_are_split() {
+        let tools = catalog();
+        let index = SearchIndex::new(&tools);
+        assert_eq!(
+            names(&index, &tools, "get forecast", 1),
+            ["weather_getForecast"]
+        );
+        assert_eq!(
+            names(&index, &tools, "pull request", 1),
+            ["github_list_pull_requests"]
+        );
+    }
+
+    #[test]
+    fn chinese_query_finds_chinese_description() {
+        let tools = catalog();
+        let index = SearchIndex::new(&tools);
+        let got = names(&index, &tools, "知乎热榜上现在大家都在讨论什么？", 1);
+        assert_eq!(got, ["trends-hub_get-zhihu-trending"]);
+    }
+
+    #[test]
+    fn very_long_query_does_not_panic() {
+        let tools = catalog();
+        let index = SearchIndex::new(&tools);
+        let long = "issue forecast 知乎 (([[ ".repeat(5_000);
+        let hits = index.search(&long, 5, &|_| true);
+        assert!(!hits.is_empty() && hits.len() <= 5);
+        let pattern = format!("^({})+$", "a|".repeat(2_000));
+        let _ = index.search(&pattern, 5, &|_| true);
+    }
+
+    #[test]
+    fn keep_filter_and_limit_are_respected() {
+        let tools = catalog();
+        let index = SearchIndex::new(&tools);
+        let hits = index.search("issue", 5, &|i| i != 0);
+        assert!(!hits.is_empty());
+        assert!(hits.iter().all(|h| h.index != 0));
+        assert_eq!(index.search("issue pull request", 1, &|_| true).len(), 1);
+        assert_eq!(index.search("^github", 2, &|_| true).len(), 2);
+        assert!(index.search("issue", 0, &|_| true).is_empty());
+    }
+
+    #[test]
+    fn ties_break_by_catalog_order() {
+        let tools = vec![
+            tool("a", "same", "identical text"),
+            tool("b", "same", "identical text"),
+            tool("c", "same", "identical text"),
+        ];
+        let index = SearchIndex::new(&tools);
+        let order: Vec<usize> = index
+            .search("identical", 5, &|_| true)
+            .iter()
+            .map(|h| h.index)
+            .collect();
+        assert_eq!(order, [0, 1, 2]);
+        assert_eq!(
+            index.search("identical", 5, &|_| true),
+            index.search("identical", 5, &|_| true)
+        );
+    }
+}

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::ConfigPaths;
-use crate::setup::{Setup, SetupError};
-use crate::ui::listing;
+mod run;
+
+pub use run::run;
 
 /// antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
 #[derive(Debug, Parser)]
@@ -52,8 +52,47 @@ pub enum Command {
 /// `antler tools ...`: what the model could be offered, for checking a configuration.
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
-    /// List every tool with its tier, server, group and parameter count.
+    /// List every tool with its tier, server, group, parameter count and whether it is
+    /// deferred behind tool_search.
     List(ToolsListArgs),
+    /// Run the same search as the tool_search tool, over the configured MCP tools or a
+    /// catalog file.
+    Search(ToolsSearchArgs),
+    /// Count the tokens (o200k) of binding every MCP schema vs. the deferred prompt section
+    /// plus the tool_search schema.
+    Stats(ToolsStatsArgs),
+}
+
+/// Options of `antler tools search`.
+#[derive(Debug, Args)]
+pub struct ToolsSearchArgs {
+    /// Search this catalog file ({"server": [{"name", "description", "inputSchema"}]})
+    /// instead of the configured MCP servers.
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// How many results a ranked search returns (default: tool_search.max_results).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub limit: Option<u16>,
+    /// Print JSON: {"query", "results": [{"name", "description", "score"}]}.
+    #[arg(long)]
+    pub json: bool,
+    /// Read JSONL lines with a "query" field and print one JSON line per query, in order.
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    pub queries: Option<PathBuf>,
+    /// The query: `select:a,b`, `+word rest`, a regular expression, or plain words.
+    #[arg(required_unless_present = "queries")]
+    pub query: Option<String>,
+}
+
+/// Options of `antler tools stats`.
+#[derive(Debug, Args)]
+pub struct ToolsStatsArgs {
+    /// Measure this catalog file instead of the configured MCP servers.
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Print JSON with `full_tokens`, `deferred_tokens` and `reduction_percent`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `antler tools list`; `--group` mirrors DeerFlow's group selection.
@@ -97,91 +136,5 @@ pub enum Exit {
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> Self {
         ExitCode::from(exit as u8)
-    }
-}
-
-/// Runs a parsed command line and returns its exit status. Output goes to stdout,
-/// diagnostics to stderr.
-pub async fn run(cli: Cli) -> Exit {
-    let cwd = match std::env::current_dir() {
-        Ok(dir) => dir,
-        Err(err) => {
-            eprintln!("error: cannot read the working directory: {err}");
-            return Exit::Config;
-        }
-    };
-    let env = |name: &str| std::env::var(name).ok();
-    let paths = ConfigPaths {
-        config: cli.config,
-        extensions: cli.extensions,
-    };
-    let result = async {
-        let mut setup = Setup::load(&paths, &cwd, &env)?;
-        let mcp = setup.mcp(&env).await?;
-        let output = match cli.command {
-            Command::Tools(ToolsCommand::List(args)) => {
-                let groups = (!args.groups.is_empty()).then_some(args.groups.as_slice());
-                let toolset = setup.toolset(&mcp, groups).await?;
-                let rows = listing::tool_rows(&toolset);
-                if args.json {
-                    to_json(&rows)
-                } else {
-                    listing::tools_table(&rows)
-                }
-            }
-            Command::Mcp(McpCommand::List(flag)) => {
-                let statuses = mcp.statuses().await;
-                if flag.json {
-                    to_json(&statuses)
-                } else {
-                    listing::servers_table(&statuses)
-                }
-            }
-        };
-        let statuses = mcp.statuses().await;
-        mcp.shutdown(std::time::Duration::from_secs(1)).await;
-        let exit = if !mcp.skipped().is_empty() {
-            Exit::Config
-        } else if statuses.iter().any(|s| s.status == "failed") {
-            Exit::Failure
-        } else {
-            Exit::Success
-        };
-        Ok::<_, SetupError>(match write_stdout(&output) {
-            Ok(()) => exit,
-            Err(err) => {
-                eprintln!("error: cannot write the output: {err}");
-                Exit::Failure
-            }
-        })
-    };
-    match result.await {
-        Ok(exit) => exit,
-        Err(err) => {
-            eprintln!("error: {err}");
-            Exit::Config
-        }
-    }
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> String {
-    // Serialising plain structs of strings and numbers cannot fail; "null" is never printed
-    // in practice but keeps this panic-free.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| String::from("null"));
-    text.push('\n');
-    text
-}
-
-/// Writes the command's output. A reader that went away (`antler ... | head`) is not an
-/// error worth a message; anything else is.
-fn write_stdout(text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
     }
 }

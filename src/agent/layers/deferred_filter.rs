@@ -1,0 +1,198 @@
+//! The deferred schema filter: what the model sees and may call.
+
+use std::sync::Arc;
+
+use crate::agent::message::ToolCall;
+use crate::agent::middleware::{Layer, ModelCall};
+use crate::agent::state::ThreadState;
+use crate::deferred::DeferredCatalog;
+use crate::tools::ToolOutput;
+
+/// Binds the non-deferred tools (in their fixed order) plus the promoted deferred tools
+/// whose catalog hash matches the current catalog (in promotion order), so the bound list
+/// only ever grows at its end and a provider's prompt cache keeps its prefix. Blocks calls
+/// to deferred tools that are not promoted. Keeps at most `max_promoted` promoted tools,
+/// letting the least recently used lapse.
+pub struct DeferredFilter {
+    catalog: Arc<DeferredCatalog>,
+    max_promoted: usize,
+}
+
+impl DeferredFilter {
+    /// The filter for `catalog`.
+    pub fn new(catalog: Arc<DeferredCatalog>, max_promoted: usize) -> Self {
+        Self {
+            catalog,
+            max_promoted,
+        }
+    }
+
+    /// The message a blocked call gets.
+    pub fn blocked_message(name: &str) -> String {
+        format!(
+            "Error: Tool '{name}' is deferred and has not been promoted yet. Call tool_search \
+             first to expose and promote this tool's schema, then retry."
+        )
+    }
+}
+
+impl Layer for DeferredFilter {
+    fn name(&self) -> &'static str {
+        "deferred_filter"
+    }
+
+    fn before_model(&self, state: &mut ThreadState, call: &mut ModelCall<'_>) {
+        state.evict_to(self.max_promoted);
+        call.tools
+            .retain(|tool| !self.catalog.contains(&tool.info().name));
+        if state.promoted.catalog_hash.as_deref() != Some(self.catalog.hash()) {
+            return;
+        }
+        for name in &state.promoted.names {
+            if let Some(tool) = self.catalog.tool(name) {
+                call.tools.push(tool.clone());
+            }
+        }
+    }
+
+    fn before_tool(&self, state: &mut ThreadState, call: &ToolCall) -> Option<ToolOutput> {
+        if !self.catalog.contains(&call.name) {
+            return None;
+        }
+        if state.is_promoted(self.catalog.hash(), &call.name) {
+            state.touch(&call.name);
+            None
+        } else {
+            Some(ToolOutput::error(Self::blocked_message(&call.name)))
+        }
+    }
+
+    fn after_tool(&self, state: &mut ThreadState, _call: &ToolCall, _output: &mut ToolOutput) {
+        let lapsed = state.evict_to(self.max_promoted);
+        if !lapsed.is_empty() {
+            tracing::debug!(?lapsed, "promoted tools lapsed from the working set");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::middleware::Chain;
+    use crate::deferred::testing::sample_catalog;
+    use crate::tools::{PromotedUpdate, StateUpdate, Tool};
+
+    fn setup() -> (Arc<DeferredCatalog>, Chain, Vec<Arc<dyn Tool>>) {
+        let catalog = sample_catalog();
+        let chain = Chain::new().with(DeferredFilter::new(catalog.clone(), 3));
+        let bound: Vec<Arc<dyn Tool>> = Vec::new();
+        (catalog, chain, bound)
+    }
+
+    fn bound(chain: &Chain, state: &mut ThreadState, catalog: &DeferredCatalog) -> Vec<String> {
+        // Start from everything, deferred tools included: the filter must remove them.
+        let all: Vec<Arc<dyn Tool>> = catalog
+            .infos()
+            .iter()
+            .filter_map(|i| catalog.tool(&i.name).cloned())
+            .collect();
+        chain
+            .prepare_model_call(state, &[], all)
+            .iter()
+            .map(|t| t.info().name.clone())
+            .collect()
+    }
+
+    fn promote(state: &mut ThreadState, hash: &str, names: &[&str]) {
+        state.apply(Some(&StateUpdate {
+            promoted: Some(PromotedUpdate {
+                catalog_hash: hash.into(),
+                names: names.iter().map(|n| n.to_string()).collect(),
+            }),
+        }));
+    }
+
+    fn call(name: &str) -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn hides_unpromoted_and_passes_promoted_with_a_matching_hash() {
+        let (catalog, chain, _) = setup();
+        let mut state = ThreadState::default();
+        assert!(bound(&chain, &mut state, &catalog).is_empty());
+        promote(
+            &mut state,
+            catalog.hash(),
+            &["time_convert_time", "github_get_file"],
+        );
+        assert_eq!(
+            bound(&chain, &mut state, &catalog),
+            ["time_convert_time", "github_get_file"]
+        );
+        promote(&mut state, "stale0000000000", &["github_get_file"]);
+        assert!(
+            bound(&chain, &mut state, &catalog).is_empty(),
+            "a stale hash binds nothing"
+        );
+    }
+
+    #[tokio::test]
+    async fn blocks_unpromoted_calls_with_the_exact_message() {
+        let (catalog, chain, _) = setup();
+        let mut state = ThreadState::default();
+        let lookup = |name: &str| catalog.tool(name).cloned();
+        let out = chain
+            .run_tool_call(&mut state, &call("github_get_file"), &lookup)
+            .await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "Error: Tool 'github_get_file' is deferred and has not been promoted yet. Call \
+             tool_search first to expose and promote this tool's schema, then retry."
+        );
+        promote(&mut state, catalog.hash(), &["github_get_file"]);
+        let out = chain
+            .run_tool_call(&mut state, &call("github_get_file"), &lookup)
+            .await;
+        assert!(
+            !out.content.contains("deferred"),
+            "promoted tools run: {}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn the_working_set_keeps_the_recently_used() {
+        let (catalog, chain, _) = setup();
+        let mut state = ThreadState::default();
+        let lookup = |name: &str| catalog.tool(name).cloned();
+        promote(
+            &mut state,
+            catalog.hash(),
+            &[
+                "github_create_issue",
+                "github_list_issues",
+                "github_get_file",
+            ],
+        );
+        chain
+            .run_tool_call(&mut state, &call("github_create_issue"), &lookup)
+            .await;
+        promote(&mut state, catalog.hash(), &["time_convert_time"]);
+        let names = bound(&chain, &mut state, &catalog);
+        assert_eq!(
+            names,
+            [
+                "github_create_issue",
+                "github_get_file",
+                "time_convert_time"
+            ],
+            "list_issues was least recently used; order stays promotion order"
+        );
+    }
+}

@@ -1,0 +1,51 @@
+//! The conversation as the core sees it.
+
+use serde::{Deserialize, Serialize};
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id, echoed in the result.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text, possibly invalid).
+    pub arguments: String,
+}
+
+/// One message of a thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    /// What the user wrote.
+    User {
+        /// The text.
+        content: String,
+    },
+    /// What the model answered, with the tools it called.
+    Assistant {
+        /// The text (may be empty when it only calls tools).
+        content: String,
+        /// The tool calls, in the model's order.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    Tool {
+        /// The call this answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The text the model reads.
+        content: String,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+}
+
+/// The text of the latest user message, which routing hints are matched against.
+pub fn latest_user_text(messages: &[Message]) -> Option<&str> {
+    messages.iter().rev().find_map(|m| match m {
+        Message::User { content } => Some(content.as_str()),
+        _ => None,
+    })
+}

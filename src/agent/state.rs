@@ -1,0 +1,153 @@
+//! Thread state and its reducer.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::tools::{PromotedUpdate, StateUpdate};
+
+/// Deferred tools promoted into this thread, for one catalog.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Promoted {
+    /// The catalog the names belong to; promotions for another catalog are ignored.
+    pub catalog_hash: Option<String>,
+    /// The promoted names, in promotion order (the order their schemas are bound in).
+    pub names: Vec<String>,
+}
+
+/// Everything a thread remembers besides its messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadState {
+    /// The promoted deferred tools.
+    pub promoted: Promoted,
+    /// A logical clock for "recently used".
+    clock: u64,
+    /// When each promoted tool was last promoted or called.
+    last_used: BTreeMap<String, u64>,
+}
+
+/// The promotion reducer: a different or missing hash on either side replaces the set;
+/// the same hash gives the ordered union (existing names first, new ones appended once).
+pub fn reduce_promoted(current: &Promoted, update: &PromotedUpdate) -> Promoted {
+    let same_catalog = current.catalog_hash.as_deref() == Some(update.catalog_hash.as_str());
+    let mut names = if same_catalog {
+        current.names.clone()
+    } else {
+        Vec::new()
+    };
+    for name in &update.names {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    Promoted {
+        catalog_hash: Some(update.catalog_hash.clone()),
+        names,
+    }
+}
+
+impl ThreadState {
+    /// Merges a tool result's state update; no update leaves the state unchanged. Promoted
+    /// names count as used now.
+    pub fn apply(&mut self, update: Option<&StateUpdate>) {
+        let Some(promoted) = update.and_then(|u| u.promoted.as_ref()) else {
+            return;
+        };
+        self.promoted = reduce_promoted(&self.promoted, promoted);
+        let names = &self.promoted.names;
+        self.last_used.retain(|name, _| names.contains(name));
+        for name in &promoted.names {
+            self.touch(name);
+        }
+    }
+
+    /// Records that `name` was used (called) now.
+    pub fn touch(&mut self, name: &str) {
+        self.clock += 1;
+        self.last_used.insert(name.to_string(), self.clock);
+    }
+
+    /// Whether `name` is promoted for the catalog `hash`.
+    pub fn is_promoted(&self, hash: &str, name: &str) -> bool {
+        self.promoted.catalog_hash.as_deref() == Some(hash)
+            && self.promoted.names.iter().any(|n| n == name)
+    }
+
+    /// Keeps at most `max` promoted tools: the least recently used (promoted or called)
+    /// lapse first, ties going to the earliest promoted. Returns the lapsed names.
+    pub fn evict_to(&mut self, max: usize) -> Vec<String> {
+        let mut evicted = Vec::new();
+        while self.promoted.names.len() > max {
+            let oldest = self
+                .promoted
+                .names
+                .iter()
+                .enumerate()
+                .min_by_key(|(i, name)| (self.last_used.get(*name).copied().unwrap_or(0), *i))
+                .map(|(i, _)| i);
+            let Some(i) = oldest else { break };
+            let name = self.promoted.names.remove(i);
+            self.last_used.remove(&name);
+            evicted.push(name);
+        }
+        evicted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(hash: &str, names: &[&str]) -> StateUpdate {
+        StateUpdate {
+            promoted: Some(PromotedUpdate {
+                catalog_hash: hash.into(),
+                names: names.iter().map(|n| n.to_string()).collect(),
+            }),
+        }
+    }
+
+    fn names(state: &ThreadState) -> Vec<&str> {
+        state.promoted.names.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn reducer_cases() {
+        let mut s = ThreadState::default();
+        s.apply(None);
+        assert_eq!(s, ThreadState::default(), "no update: unchanged");
+
+        s.apply(Some(&update("h1", &["a", "b", "a"])));
+        assert_eq!(
+            names(&s),
+            ["a", "b"],
+            "missing hash: replaced, deduplicated"
+        );
+
+        s.apply(Some(&update("h1", &[])));
+        assert_eq!(names(&s), ["a", "b"], "empty update: unchanged names");
+
+        s.apply(Some(&update("h1", &["c", "a"])));
+        assert_eq!(names(&s), ["a", "b", "c"], "same hash: ordered union");
+
+        s.apply(Some(&update("h2", &["z"])));
+        assert_eq!(names(&s), ["z"], "hash change: replaced");
+        assert_eq!(s.promoted.catalog_hash.as_deref(), Some("h2"));
+        assert!(s.is_promoted("h2", "z"));
+        assert!(!s.is_promoted("h1", "z"));
+    }
+
+    #[test]
+    fn least_recently_used_lapse_first() {
+        let mut s = ThreadState::default();
+        s.apply(Some(&update("h", &["a", "b", "c"])));
+        s.touch("a");
+        s.apply(Some(&update("h", &["d"])));
+        let evicted = s.evict_to(3);
+        assert_eq!(evicted, ["b"], "b is the least recently used");
+        assert_eq!(names(&s), ["a", "c", "d"], "promotion order is kept");
+        let evicted = s.evict_to(1);
+        assert_eq!(evicted, ["c", "a"]);
+        assert_eq!(names(&s), ["d"]);
+    }
+}

@@ -1,0 +1,190 @@
+//! Dispatch: each subcommand as a function over the shared setup.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{
+    Cli, Command, Exit, McpCommand, ToolsCommand, ToolsListArgs, ToolsSearchArgs, ToolsStatsArgs,
+};
+use crate::config::ConfigPaths;
+use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
+use crate::deferred::{DeferredCatalog, ToolSearch, token_stats};
+use crate::mcp::McpManager;
+use crate::setup::{Setup, SetupError};
+use crate::ui::{listing, search as search_ui};
+
+/// How long MCP servers get to exit when a command is done.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Runs a parsed command line and returns its exit status. Output goes to stdout,
+/// diagnostics to stderr.
+pub async fn run(cli: Cli) -> Exit {
+    let cwd = match std::env::current_dir() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!("error: cannot read the working directory: {err}");
+            return Exit::Config;
+        }
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let paths = ConfigPaths {
+        config: cli.config,
+        extensions: cli.extensions,
+    };
+    let result = async {
+        let mut setup = Setup::load(&paths, &cwd, &env)?;
+        // Commands that read a catalog file start no MCP server.
+        let catalog_file = match &cli.command {
+            Command::Tools(ToolsCommand::Search(a)) => a.catalog.clone(),
+            Command::Tools(ToolsCommand::Stats(a)) => a.catalog.clone(),
+            _ => None,
+        };
+        let mcp = match catalog_file {
+            Some(_) => Arc::new(McpManager::empty()),
+            None => setup.mcp(&env).await?,
+        };
+        let output = match cli.command {
+            Command::Tools(ToolsCommand::List(args)) => tools_list(&setup, &mcp, &args).await?,
+            Command::Tools(ToolsCommand::Search(args)) => {
+                match tools_search(&setup, &mcp, &cwd, &args).await? {
+                    Ok(text) => text,
+                    Err(message) => {
+                        eprintln!("error: {message}");
+                        return Ok(Exit::Config);
+                    }
+                }
+            }
+            Command::Tools(ToolsCommand::Stats(args)) => tools_stats(&setup, &mcp, &args).await?,
+            Command::Mcp(McpCommand::List(flag)) => {
+                let statuses = mcp.statuses().await;
+                if flag.json {
+                    to_json(&statuses)
+                } else {
+                    listing::servers_table(&statuses)
+                }
+            }
+        };
+        let statuses = mcp.statuses().await;
+        mcp.shutdown(SHUTDOWN_GRACE).await;
+        let exit = if !mcp.skipped().is_empty() {
+            Exit::Config
+        } else if statuses.iter().any(|s| s.status == "failed") {
+            Exit::Failure
+        } else {
+            Exit::Success
+        };
+        Ok::<_, SetupError>(match write_stdout(&output) {
+            Ok(()) => exit,
+            Err(err) => {
+                eprintln!("error: cannot write the output: {err}");
+                Exit::Failure
+            }
+        })
+    };
+    match result.await {
+        Ok(exit) => exit,
+        Err(err) => {
+            eprintln!("error: {err}");
+            Exit::Config
+        }
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    // Serialising plain structs of strings and numbers cannot fail; "null" is never printed
+    // in practice but keeps this panic-free.
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| String::from("null"));
+    text.push('\n');
+    text
+}
+
+/// Writes the command's output. A reader that went away (`antler ... | head`) is not an
+/// error worth a message; anything else is.
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+async fn tools_list(
+    setup: &Setup,
+    mcp: &McpManager,
+    args: &ToolsListArgs,
+) -> Result<String, SetupError> {
+    let groups = (!args.groups.is_empty()).then_some(args.groups.as_slice());
+    let toolset = setup.toolset(mcp, groups).await?;
+    let deferred = setup.deferred(&toolset)?;
+    let rows = listing::tool_rows(&toolset, &deferred);
+    Ok(if args.json {
+        to_json(&rows)
+    } else {
+        listing::tools_table(&rows)
+    })
+}
+
+/// The catalog to search or measure: a catalog file, or every configured MCP tool
+/// (whether or not deferral is enabled).
+async fn search_catalog(
+    mcp: &McpManager,
+    file: Option<&Path>,
+) -> Result<Arc<DeferredCatalog>, SetupError> {
+    let tools = match file {
+        Some(path) => catalog_tools(load_catalog_file(path)?),
+        None => mcp.tools().await,
+    };
+    Ok(Arc::new(DeferredCatalog::new(tools)))
+}
+
+/// `Ok(Err(message))` is a usage error in the queries file (exit 2).
+async fn tools_search(
+    setup: &Setup,
+    mcp: &McpManager,
+    cwd: &Path,
+    args: &ToolsSearchArgs,
+) -> Result<Result<String, String>, SetupError> {
+    let catalog = search_catalog(mcp, args.catalog.as_deref()).await?;
+    let limit = args
+        .limit
+        .map_or(setup.app.value.tool_search.max_results, usize::from);
+    let search = ToolSearch::new(catalog.clone(), limit);
+    if let Some(file) = &args.queries {
+        let text = match std::fs::read_to_string(cwd.join(file)) {
+            Ok(text) => text,
+            Err(err) => {
+                return Ok(Err(format!(
+                    "{}: cannot read the file: {err}",
+                    file.display()
+                )));
+            }
+        };
+        return Ok(search_ui::queries_jsonl(&search, &catalog, &text)
+            .map_err(|message| format!("{}: {message}", file.display())));
+    }
+    let query = args.query.clone().unwrap_or_default();
+    let report = search_ui::report(&search, &catalog, &query);
+    Ok(Ok(if args.json {
+        to_json(&report)
+    } else {
+        search_ui::table_of(&report)
+    }))
+}
+
+async fn tools_stats(
+    setup: &Setup,
+    mcp: &McpManager,
+    args: &ToolsStatsArgs,
+) -> Result<String, SetupError> {
+    let catalog = search_catalog(mcp, args.catalog.as_deref()).await?;
+    let stats = token_stats(&catalog, setup.app.value.tool_search.max_results)?;
+    Ok(if args.json {
+        to_json(&stats)
+    } else {
+        search_ui::stats_table(&stats)
+    })
+}

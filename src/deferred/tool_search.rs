@@ -1,0 +1,283 @@
+//! `tool_search`: the tool the model calls to fetch deferred tools' schemas.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::DeferredCatalog;
+use super::search::Hit;
+use crate::tools::{
+    PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
+};
+
+/// The tool's name.
+pub const TOOL_SEARCH: &str = "tool_search";
+
+/// Queries longer than this are cut: a query can never make the search slow.
+const MAX_QUERY_CHARS: usize = 1000;
+
+/// One tool a query found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Found {
+    /// Its position in catalog order.
+    pub index: usize,
+    /// Its ranking score, when it was ranked.
+    pub score: Option<f32>,
+}
+
+impl From<Hit> for Found {
+    fn from(hit: Hit) -> Self {
+        Self {
+            index: hit.index,
+            score: Some(hit.score),
+        }
+    }
+}
+
+/// The `tool_search` tool over one catalog.
+pub struct ToolSearch {
+    info: ToolInfo,
+    catalog: Arc<DeferredCatalog>,
+    max_results: usize,
+}
+
+#[derive(Deserialize)]
+struct Args {
+    query: String,
+}
+
+impl ToolSearch {
+    /// `tool_search` over `catalog`, ranked searches capped at `max_results`.
+    pub fn new(catalog: Arc<DeferredCatalog>, max_results: usize) -> Self {
+        let info = ToolInfo {
+            name: TOOL_SEARCH.to_string(),
+            description: format!(
+                "Fetch the full schemas of deferred tools (listed by name in \
+                 <available-deferred-tools>) so that you can call them. Query forms: \
+                 \"select:name_a,name_b\" fetches those exact tools; \"+word rest of query\" \
+                 only considers tools whose name contains `word`, ranked by the rest; \
+                 anything else is a search by meaning over names, descriptions and \
+                 parameters (a regular expression also works). Returns at most \
+                 {max_results} tools for searches."
+            ),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "select:<names>, +<name word> <query>, or a search query"
+                    }
+                },
+                "required": ["query"]
+            }),
+            source: ToolSource::BuiltIn,
+            metadata: Map::new(),
+        };
+        Self {
+            info,
+            catalog,
+            max_results,
+        }
+    }
+
+    /// What a query returns, best first: catalog positions with the ranking score (none
+    /// for `select:` and for name matches the ranking did not score).
+    pub fn find(&self, query: &str) -> Vec<Found> {
+        let unscored = |index| Found { index, score: None };
+        let query: String = query.trim().chars().take(MAX_QUERY_CHARS).collect();
+        if let Some(list) = query.strip_prefix("select:") {
+            let mut found: Vec<usize> = list
+                .split(',')
+                .filter_map(|name| self.catalog.position(name.trim()))
+                .collect();
+            found.sort_unstable();
+            found.dedup();
+            return found.into_iter().map(unscored).collect();
+        }
+        if let Some(rest) = query.strip_prefix('+') {
+            let mut parts = rest.splitn(2, char::is_whitespace);
+            let term = parts.next().unwrap_or_default().to_lowercase();
+            if term.is_empty() {
+                return Vec::new();
+            }
+            let ranking = parts.next().unwrap_or_default().trim();
+            let infos = self.catalog.infos();
+            let keep = |i: usize| infos[i].name.to_lowercase().contains(&term);
+            let mut ranked: Vec<Found> = if ranking.is_empty() {
+                Vec::new()
+            } else {
+                self.catalog
+                    .search(ranking, self.max_results, &keep)
+                    .into_iter()
+                    .map(Found::from)
+                    .collect()
+            };
+            // Name matches the ranking did not reach still qualify, in catalog order.
+            for i in (0..infos.len()).filter(|&i| keep(i)) {
+                if ranked.len() >= self.max_results {
+                    break;
+                }
+                if !ranked.iter().any(|f| f.index == i) {
+                    ranked.push(unscored(i));
+                }
+            }
+            return ranked;
+        }
+        self.catalog
+            .search(&query, self.max_results, &|_| true)
+            .into_iter()
+            .map(Found::from)
+            .collect()
+    }
+}
+
+impl Tool for ToolSearch {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let query = match serde_json::from_value::<Args>(arguments) {
+                Ok(args) => args.query,
+                Err(err) => {
+                    return ToolOutput::error(format!(
+                        "Error: tool_search takes {{\"query\": string}}: {err}"
+                    ));
+                }
+            };
+            let found: Vec<usize> = self.find(&query).into_iter().map(|f| f.index).collect();
+            if found.is_empty() {
+                return ToolOutput::ok(format!("No tools found matching: {query}"));
+            }
+            let infos = self.catalog.infos();
+            let schemas: Vec<Value> = found
+                .iter()
+                .map(|&i| {
+                    json!({
+                        "name": infos[i].name,
+                        "description": infos[i].description,
+                        "parameters": infos[i].parameters,
+                    })
+                })
+                .collect();
+            let mut output = ToolOutput::ok(Value::Array(schemas).to_string());
+            output.state_update = Some(StateUpdate {
+                promoted: Some(PromotedUpdate {
+                    catalog_hash: self.catalog.hash().to_string(),
+                    names: found.iter().map(|&i| infos[i].name.clone()).collect(),
+                }),
+            });
+            output
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deferred::testing::sample_catalog;
+
+    fn names(search: &ToolSearch, query: &str) -> Vec<String> {
+        let infos = search.catalog.infos();
+        search
+            .find(query)
+            .into_iter()
+            .map(|f| infos[f.index].name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn select_returns_exact_names_in_catalog_order_uncapped() {
+        let search = ToolSearch::new(sample_catalog(), 5);
+        let got = names(
+            &search,
+            "select:zhihu_trending,time_convert_time, word_add_paragraph,github_get_file,github_create_issue,word_convert_to_pdf,nope",
+        );
+        assert_eq!(
+            got,
+            [
+                "github_create_issue",
+                "github_get_file",
+                "word_convert_to_pdf",
+                "word_add_paragraph",
+                "time_convert_time",
+                "zhihu_trending"
+            ]
+        );
+    }
+
+    #[test]
+    fn ranked_modes_are_capped() {
+        let search = ToolSearch::new(sample_catalog(), 2);
+        assert_eq!(names(&search, "github issue file repository").len(), 2);
+        assert_eq!(names(&search, "+github").len(), 2);
+        assert_eq!(names(&search, "+_ convert").len(), 2);
+    }
+
+    #[test]
+    fn plus_term_filters_names_and_ranks_by_the_rest() {
+        let search = ToolSearch::new(sample_catalog(), 5);
+        let got = names(&search, "+github read a file");
+        assert_eq!(got[0], "github_get_file");
+        assert!(got.iter().all(|n| n.contains("github")));
+        assert_eq!(got.len(), 3, "unranked name matches fill up");
+        assert!(names(&search, "+").is_empty());
+        assert!(names(&search, "+ convert").is_empty());
+        assert!(names(&search, "+nomatch convert").is_empty());
+    }
+
+    #[test]
+    fn empty_and_whitespace_queries_find_nothing() {
+        let search = ToolSearch::new(sample_catalog(), 5);
+        assert!(names(&search, "").is_empty());
+        assert!(names(&search, "   \t ").is_empty());
+    }
+
+    #[test]
+    fn plain_words_regex_and_invalid_regex() {
+        let search = ToolSearch::new(sample_catalog(), 5);
+        assert_eq!(
+            names(&search, "convert a word file to pdf")[0],
+            "word_convert_to_pdf"
+        );
+        let got = names(&search, "^github_.*issue");
+        assert_eq!(got.len(), 2);
+        assert!(
+            got.iter()
+                .all(|n| n.starts_with("github_") && n.contains("issue"))
+        );
+        let got = names(&search, "issue(");
+        assert!(
+            got.iter().any(|n| n.contains("issue")),
+            "invalid regex falls back to words: {got:?}"
+        );
+        assert!(
+            !names(&search, &"pdf ".repeat(10_000)).is_empty(),
+            "long queries are cut, not rejected"
+        );
+    }
+
+    #[tokio::test]
+    async fn results_carry_schemas_and_a_promotion() {
+        let catalog = sample_catalog();
+        let search = ToolSearch::new(catalog.clone(), 5);
+        let out = search
+            .call(json!({"query": "select:time_get_current_time"}))
+            .await;
+        assert!(!out.is_error);
+        let schemas: Value = serde_json::from_str(&out.content).unwrap();
+        assert_eq!(schemas[0]["name"], "time_get_current_time");
+        assert_eq!(schemas[0]["parameters"]["type"], "object");
+        let promoted = out.state_update.unwrap().promoted.unwrap();
+        assert_eq!(promoted.catalog_hash, catalog.hash());
+        assert_eq!(promoted.names, ["time_get_current_time"]);
+
+        let out = search.call(json!({"query": "select:nothing_here"})).await;
+        assert_eq!(out.content, "No tools found matching: select:nothing_here");
+        assert!(out.state_update.is_none());
+        let out = search.call(json!({"q": 1})).await;
+        assert!(out.is_error);
+    }
+}
