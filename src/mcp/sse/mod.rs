@@ -144,13 +144,7 @@ impl SseClientTransport {
             .headers(get_headers)
             .send()
             .await?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(SseTransportError::Status {
-                status: status.as_u16(),
-                url: sse_url.to_string(),
-            });
-        }
+        let response = success(response, &sse_url)?;
         if let Some(content_type) = response.headers().get(CONTENT_TYPE) {
             let content_type = String::from_utf8_lossy(content_type.as_bytes());
             if !is_event_stream(&content_type) {
@@ -282,13 +276,7 @@ impl Transport<RoleClient> for SseClientTransport {
                 .body(body?)
                 .send()
                 .await?;
-            let status = response.status();
-            if !status.is_success() {
-                return Err(SseTransportError::Status {
-                    status: status.as_u16(),
-                    url: endpoint.to_string(),
-                });
-            }
+            let response = success(response, &endpoint)?;
             // Read the (usually empty) body so the connection can be reused.
             let _ = response.bytes().await;
             Ok(())
@@ -327,6 +315,19 @@ impl Transport<RoleClient> for SseClientTransport {
         self.closed = true;
         self.events = None;
         Ok(())
+    }
+}
+
+/// The response if its status is 2xx, else the status error naming the URL.
+fn success(response: reqwest::Response, url: &Url) -> Result<reqwest::Response, SseTransportError> {
+    let status = response.status();
+    if status.is_success() {
+        Ok(response)
+    } else {
+        Err(SseTransportError::Status {
+            status: status.as_u16(),
+            url: url.to_string(),
+        })
     }
 }
 
