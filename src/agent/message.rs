@@ -41,11 +41,3 @@ pub enum Message {
         is_error: bool,
     },
 }
-
-/// The text of the latest user message, which routing hints are matched against.
-pub fn latest_user_text(messages: &[Message]) -> Option<&str> {
-    messages.iter().rev().find_map(|m| match m {
-        Message::User { content } => Some(content.as_str()),
-        _ => None,
-    })
-}

@@ -74,8 +74,10 @@ impl ThreadState {
     }
 
     /// Keeps at most `max` promoted tools: the least recently used (promoted or called)
-    /// lapse first, ties going to the earliest promoted. Returns the lapsed names.
-    pub fn evict_to(&mut self, max: usize) -> Vec<String> {
+    /// lapse first, ties going to the earliest promoted. Names in `keep` never lapse here
+    /// (schemas just handed to the model must stay callable), even if that leaves more
+    /// than `max`. Returns the lapsed names.
+    pub fn evict_to(&mut self, max: usize, keep: &[String]) -> Vec<String> {
         let mut evicted = Vec::new();
         while self.promoted.names.len() > max {
             let oldest = self
@@ -83,6 +85,7 @@ impl ThreadState {
                 .names
                 .iter()
                 .enumerate()
+                .filter(|(_, name)| !keep.contains(name))
                 .min_by_key(|(i, name)| (self.last_used.get(*name).copied().unwrap_or(0), *i))
                 .map(|(i, _)| i);
             let Some(i) = oldest else { break };
@@ -143,11 +146,11 @@ mod tests {
         s.apply(Some(&update("h", &["a", "b", "c"])));
         s.touch("a");
         s.apply(Some(&update("h", &["d"])));
-        let evicted = s.evict_to(3);
+        let evicted = s.evict_to(3, &[]);
         assert_eq!(evicted, ["b"], "b is the least recently used");
         assert_eq!(names(&s), ["a", "c", "d"], "promotion order is kept");
-        let evicted = s.evict_to(1);
-        assert_eq!(evicted, ["c", "a"]);
-        assert_eq!(names(&s), ["d"]);
+        let evicted = s.evict_to(1, &["c".to_string()]);
+        assert_eq!(evicted, ["a", "d"], "kept names never lapse");
+        assert_eq!(names(&s), ["c"]);
     }
 }

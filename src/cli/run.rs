@@ -128,15 +128,24 @@ async fn tools_list(
     })
 }
 
-/// The catalog to search or measure: a catalog file, or every configured MCP tool
-/// (whether or not deferral is enabled).
+/// The catalog to search or measure: a catalog file, or the MCP tools of the assembled
+/// toolset (whether or not deferral is enabled).
 async fn search_catalog(
+    setup: &Setup,
     mcp: &McpManager,
     file: Option<&Path>,
 ) -> Result<Arc<DeferredCatalog>, SetupError> {
     let tools = match file {
         Some(path) => catalog_tools(load_catalog_file(path)?),
-        None => mcp.tools().await,
+        None => {
+            let toolset = setup.toolset(mcp, None).await?;
+            toolset
+                .tools()
+                .iter()
+                .filter(|t| t.info().is_mcp())
+                .cloned()
+                .collect()
+        }
     };
     Ok(Arc::new(DeferredCatalog::new(tools)))
 }
@@ -148,7 +157,7 @@ async fn tools_search(
     cwd: &Path,
     args: &ToolsSearchArgs,
 ) -> Result<Result<String, String>, SetupError> {
-    let catalog = search_catalog(mcp, args.catalog.as_deref()).await?;
+    let catalog = search_catalog(setup, mcp, args.catalog.as_deref()).await?;
     let limit = args
         .limit
         .map_or(setup.app.value.tool_search.max_results, usize::from);
@@ -163,11 +172,11 @@ async fn tools_search(
                 )));
             }
         };
-        return Ok(search_ui::queries_jsonl(&search, &catalog, &text)
+        return Ok(search_ui::queries_jsonl(&search, &text)
             .map_err(|message| format!("{}: {message}", file.display())));
     }
     let query = args.query.clone().unwrap_or_default();
-    let report = search_ui::report(&search, &catalog, &query);
+    let report = search_ui::report(&search, &query);
     Ok(Ok(if args.json {
         to_json(&report)
     } else {
@@ -180,7 +189,7 @@ async fn tools_stats(
     mcp: &McpManager,
     args: &ToolsStatsArgs,
 ) -> Result<String, SetupError> {
-    let catalog = search_catalog(mcp, args.catalog.as_deref()).await?;
+    let catalog = search_catalog(setup, mcp, args.catalog.as_deref()).await?;
     let stats = token_stats(&catalog, setup.app.value.tool_search.max_results)?;
     Ok(if args.json {
         to_json(&stats)

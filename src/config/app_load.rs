@@ -276,6 +276,16 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
             "expected at least 1".into(),
         ));
     }
+    if search.max_promoted < search.max_results {
+        return Err(invalid(
+            "tool_search.max_promoted".into(),
+            format!(
+                "expected at least tool_search.max_results ({}), got {}: a search's results \
+                 must fit in the working set",
+                search.max_results, search.max_promoted
+            ),
+        ));
+    }
     if !(1..=10).contains(&config.tool_search.max_results) {
         return Err(invalid(
             "tool_search.max_results".into(),

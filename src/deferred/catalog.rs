@@ -7,6 +7,24 @@ use super::hash::catalog_hash;
 use super::search::{Hit, SearchIndex};
 use crate::tools::{Tool, ToolInfo};
 
+/// One tool a query found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Found {
+    /// Its position in catalog order.
+    pub index: usize,
+    /// Its ranking score, when it was ranked.
+    pub score: Option<f32>,
+}
+
+impl From<Hit> for Found {
+    fn from(hit: Hit) -> Self {
+        Self {
+            index: hit.index,
+            score: Some(hit.score),
+        }
+    }
+}
+
 /// The deferred set. Its hash identifies it in promotions; its index answers `tool_search`.
 pub struct DeferredCatalog {
     tools: Vec<Arc<dyn Tool>>,
@@ -26,14 +44,22 @@ impl std::fmt::Debug for DeferredCatalog {
 }
 
 impl DeferredCatalog {
-    /// Builds the catalog of `tools` (in toolset order, which is the catalog order).
+    /// Builds the catalog of `tools` (in toolset order, which is the catalog order). A
+    /// repeated name keeps its first tool, as toolset assembly does.
     pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
+        let mut by_name = HashMap::with_capacity(tools.len());
+        let mut unique = Vec::with_capacity(tools.len());
+        for tool in tools {
+            let name = tool.info().name.clone();
+            if by_name.contains_key(&name) {
+                tracing::warn!("duplicate deferred tool `{name}` is dropped");
+                continue;
+            }
+            by_name.insert(name, unique.len());
+            unique.push(tool);
+        }
+        let tools = unique;
         let infos: Vec<ToolInfo> = tools.iter().map(|t| t.info().clone()).collect();
-        let by_name = infos
-            .iter()
-            .enumerate()
-            .map(|(i, info)| (info.name.clone(), i))
-            .collect();
         let hash = catalog_hash(&infos);
         let index = SearchIndex::new(&infos);
         Self {
@@ -73,6 +99,33 @@ impl DeferredCatalog {
     /// Ranked search over the catalog (see [`SearchIndex::search`]).
     pub fn search(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
         self.index.search(query, limit, keep)
+    }
+
+    /// Ranked search for `limit` tools among those with `keep`; when the ranking finds
+    /// fewer, the remaining kept tools follow in catalog order (unscored).
+    pub fn search_then_fill(
+        &self,
+        query: &str,
+        limit: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Vec<Found> {
+        let mut found: Vec<Found> = if query.trim().is_empty() {
+            Vec::new()
+        } else {
+            self.search(query, limit, keep)
+                .into_iter()
+                .map(Found::from)
+                .collect()
+        };
+        for index in (0..self.len()).filter(|&i| keep(i)) {
+            if found.len() >= limit {
+                break;
+            }
+            if !found.iter().any(|f| f.index == index) {
+                found.push(Found { index, score: None });
+            }
+        }
+        found
     }
 
     /// How many tools are deferred.

@@ -14,12 +14,10 @@ pub(crate) mod testing;
 mod tokens;
 mod tool_search;
 
-pub use catalog::DeferredCatalog;
+pub use catalog::{DeferredCatalog, Found};
 pub use hash::{catalog_hash, function_schema};
 pub use prompt::deferred_tools_section;
-pub use setup::{
-    DEFAULT_CONTEXT_WINDOW, DeferredError, DeferredSetup, schema_tokens, setup_deferred,
-};
+pub use setup::{DEFAULT_CONTEXT_WINDOW, DeferredError, DeferredSetup, setup_deferred};
 pub use stats::{TokenStats, token_stats};
-pub use tokens::{TokenizerError, count_tokens};
-pub use tool_search::{Found, TOOL_SEARCH, ToolSearch};
+pub use tokens::{TokenizerError, count_tokens, schemas_tokens};
+pub use tool_search::{TOOL_SEARCH, ToolSearch};

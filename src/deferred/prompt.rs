@@ -4,14 +4,15 @@
 /// `\n</available-deferred-tools>`; empty when there are none. `&`, `<` and `>` are
 /// escaped, so no name can close the section or open another one.
 pub fn deferred_tools_section<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    let mut names: Vec<String> = names.into_iter().map(escape).collect();
+    let mut names: Vec<&str> = names.into_iter().collect();
     if names.is_empty() {
         return String::new();
     }
-    names.sort();
+    names.sort_unstable();
+    let escaped: Vec<String> = names.into_iter().map(escape).collect();
     format!(
         "<available-deferred-tools>\n{}\n</available-deferred-tools>",
-        names.join("\n")
+        escaped.join("\n")
     )
 }
 

@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use super::hash::function_schema;
-use super::tokens::{TokenizerError, count_tokens};
-use super::tool_search::ToolSearch;
+use super::tokens::schemas_tokens;
+use super::tool_search::{TOOL_SEARCH, ToolSearch};
 use super::{DeferredCatalog, deferred_tools_section};
 use crate::config::{ToolSearchConfig, ToolSearchMode};
-use crate::tools::{Tool, ToolSource, Toolset};
+use crate::tools::{Tool, Toolset};
 
 /// The context window assumed for `enabled: auto` when the model has none configured.
 pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
@@ -41,6 +40,17 @@ pub struct DeferredSetup {
 }
 
 impl DeferredSetup {
+    /// The tool called `name` that the model may be allowed to call: a bound tool or a
+    /// deferred one (the layers decide whether it is promoted). Tools outside this setup,
+    /// such as an MCP tool that appeared after the catalog was built, are unknown.
+    pub fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.bound
+            .iter()
+            .find(|t| t.info().name == name)
+            .or_else(|| self.catalog.as_ref().and_then(|c| c.tool(name)))
+            .cloned()
+    }
+
     /// The `<available-deferred-tools>` section of the system prompt ("" without a catalog).
     pub fn prompt_section(&self) -> String {
         match &self.catalog {
@@ -61,11 +71,10 @@ pub fn setup_deferred(
     config: &ToolSearchConfig,
     context_window: Option<u32>,
 ) -> Result<DeferredSetup, DeferredError> {
-    let is_mcp = |t: &Arc<dyn Tool>| matches!(t.info().source, ToolSource::Mcp { .. });
     let mcp: Vec<Arc<dyn Tool>> = toolset
         .tools()
         .iter()
-        .filter(|t| is_mcp(t))
+        .filter(|t| t.info().is_mcp())
         .cloned()
         .collect();
     let (defer, reason) = match config.enabled {
@@ -77,7 +86,8 @@ pub fn setup_deferred(
         ),
         ToolSearchMode::Auto => {
             let window = context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
-            match schema_tokens(&mcp) {
+            let infos: Vec<_> = mcp.iter().map(|t| t.info().clone()).collect();
+            match schemas_tokens(&infos) {
                 Ok(tokens) => {
                     let limit = f64::from(window) * config.auto_threshold_percent / 100.0;
                     let share = 100.0 * tokens as f64 / f64::from(window);
@@ -114,11 +124,7 @@ fn finish(
     max_results: usize,
     reason: String,
 ) -> Result<DeferredSetup, DeferredError> {
-    let mcp_count = toolset
-        .tools()
-        .iter()
-        .filter(|t| matches!(t.info().source, ToolSource::Mcp { .. }))
-        .count();
+    let mcp_count = toolset.tools().iter().filter(|t| t.info().is_mcp()).count();
     let Some(catalog) = catalog else {
         if defer && mcp_count > 0 {
             return Err(DeferredError::FailClosed {
@@ -138,14 +144,17 @@ fn finish(
         .filter(|t| !catalog.contains(&t.info().name))
         .cloned()
         .collect();
-    let leaked = bound
-        .iter()
-        .filter(|t| matches!(t.info().source, ToolSource::Mcp { .. }))
-        .count();
+    let leaked = bound.iter().filter(|t| t.info().is_mcp()).count();
     if leaked > 0 {
         return Err(DeferredError::FailClosed {
             count: leaked,
             reason: String::from("MCP tools are missing from the catalog"),
+        });
+    }
+    if bound.iter().any(|t| t.info().name == TOOL_SEARCH) {
+        return Err(DeferredError::FailClosed {
+            count: mcp_count,
+            reason: format!("another tool is already named `{TOOL_SEARCH}`"),
         });
     }
     bound.push(Arc::new(ToolSearch::new(catalog.clone(), max_results)));
@@ -154,14 +163,6 @@ fn finish(
         catalog: Some(catalog),
         reason,
     })
-}
-
-/// Tokens of binding every schema in `tools`.
-pub fn schema_tokens(tools: &[Arc<dyn Tool>]) -> Result<usize, TokenizerError> {
-    tools
-        .iter()
-        .map(|t| count_tokens(&function_schema(t.info()).to_string()))
-        .sum()
 }
 
 #[cfg(test)]
@@ -236,10 +237,14 @@ mod tests {
     #[test]
     fn auto_defers_only_above_the_threshold() {
         let tools = toolset(40);
-        let mcp: Vec<_> = tools.tools()[1..].to_vec();
-        let tokens = schema_tokens(&mcp).unwrap();
+        let infos: Vec<_> = tools.tools()[1..]
+            .iter()
+            .map(|t| t.info().clone())
+            .collect();
+        let tokens = schemas_tokens(&infos).unwrap();
         let cfg = config(ToolSearchMode::Auto);
-        // 10% of a window 5x the schema size: bound. 10% of a window the schema size: deferred.
+        // The schemas are 2% of a window 50x their size (bound) and 100% of a window their
+        // size (deferred); exactly at the threshold they are bound ("more than").
         let big = u32::try_from(tokens * 50).unwrap();
         let set = setup_deferred(&tools, &cfg, Some(big)).unwrap();
         assert!(set.catalog.is_none(), "{}", set.reason);
@@ -248,6 +253,18 @@ mod tests {
         let set = setup_deferred(&tools, &cfg, Some(small)).unwrap();
         assert!(set.catalog.is_some(), "{}", set.reason);
         assert!(set.reason.contains("deferred"));
+        let exact = u32::try_from(tokens * 10).unwrap();
+        let set = setup_deferred(&tools, &cfg, Some(exact)).unwrap();
+        assert!(set.catalog.is_none(), "at the threshold: {}", set.reason);
+    }
+
+    #[test]
+    fn lookup_covers_bound_and_deferred_tools_only() {
+        let set = setup_deferred(&toolset(2), &config(ToolSearchMode::On), None).unwrap();
+        assert!(set.tool("tool_search").is_some());
+        assert!(set.tool("srv_tool1").is_some());
+        assert!(set.tool("ls").is_some());
+        assert!(set.tool("srv_tool9").is_none());
     }
 
     #[test]

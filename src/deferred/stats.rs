@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::hash::function_schema;
-use super::tokens::{TokenizerError, count_tokens};
+use super::tokens::{TokenizerError, count_tokens, schemas_tokens};
 use super::{DeferredCatalog, ToolSearch, deferred_tools_section};
 use crate::tools::Tool;
 
@@ -25,25 +24,52 @@ pub struct TokenStats {
 
 /// Measures `catalog` both ways. The schemas are counted as the JSON array a provider
 /// receives in `tools`.
+/// Without tools nothing is bound either way: all counts are zero.
 pub fn token_stats(
     catalog: &Arc<DeferredCatalog>,
     max_results: usize,
 ) -> Result<TokenStats, TokenizerError> {
-    let schemas: Vec<_> = catalog.infos().iter().map(function_schema).collect();
-    let full_tokens = count_tokens(&serde_json::Value::Array(schemas).to_string())?;
+    if catalog.is_empty() {
+        return Ok(TokenStats {
+            tools: 0,
+            full_tokens: 0,
+            deferred_tokens: 0,
+            reduction_percent: 0.0,
+        });
+    }
+    let full_tokens = schemas_tokens(catalog.infos())?;
     let section = deferred_tools_section(catalog.infos().iter().map(|i| i.name.as_str()));
     let search = ToolSearch::new(catalog.clone(), max_results);
-    let search_schema = serde_json::Value::Array(vec![function_schema(search.info())]);
-    let deferred_tokens = count_tokens(&section)? + count_tokens(&search_schema.to_string())?;
-    let reduction_percent = if full_tokens == 0 {
-        0.0
-    } else {
-        100.0 * (1.0 - deferred_tokens as f64 / full_tokens as f64)
-    };
+    let deferred_tokens =
+        count_tokens(&section)? + schemas_tokens(std::slice::from_ref(search.info()))?;
+    let reduction_percent = 100.0 * (1.0 - deferred_tokens as f64 / full_tokens.max(1) as f64);
     Ok(TokenStats {
         tools: catalog.len(),
         full_tokens,
         deferred_tokens,
         reduction_percent,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deferred::testing::sample_catalog;
+
+    #[test]
+    fn deferred_is_smaller_and_empty_is_zero() {
+        let stats = token_stats(&sample_catalog(), 5).unwrap();
+        assert_eq!(stats.tools, 8);
+        assert!(stats.full_tokens > 0 && stats.deferred_tokens > 0);
+        let empty = Arc::new(DeferredCatalog::new(Vec::new()));
+        let zero = token_stats(&empty, 5).unwrap();
+        assert_eq!(
+            (
+                zero.full_tokens,
+                zero.deferred_tokens,
+                zero.reduction_percent
+            ),
+            (0, 0, 0.0)
+        );
+    }
 }

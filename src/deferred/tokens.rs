@@ -5,6 +5,9 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::CoreBPE;
 
+use super::hash::function_schema;
+use crate::tools::ToolInfo;
+
 /// The tokenizer could not be loaded.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot load the o200k tokenizer: {0}")]
@@ -20,6 +23,13 @@ fn tokenizer() -> Result<&'static CoreBPE, TokenizerError> {
 /// The number of o200k tokens of `text`. The tokenizer is loaded once, on first use.
 pub fn count_tokens(text: &str) -> Result<usize, TokenizerError> {
     Ok(tokenizer()?.encode_ordinary(text).len())
+}
+
+/// Tokens of binding `tools`: their function schemas as the JSON array a provider receives
+/// in `tools`. One definition for the `auto` decision and for `tools stats`.
+pub fn schemas_tokens(tools: &[ToolInfo]) -> Result<usize, TokenizerError> {
+    let schemas: Vec<_> = tools.iter().map(function_schema).collect();
+    count_tokens(&serde_json::Value::Array(schemas).to_string())
 }
 
 #[cfg(test)]

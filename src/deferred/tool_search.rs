@@ -5,8 +5,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::DeferredCatalog;
-use super::search::Hit;
+use super::catalog::Found;
+use super::{DeferredCatalog, function_schema};
 use crate::tools::{
     PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
 };
@@ -16,24 +16,6 @@ pub const TOOL_SEARCH: &str = "tool_search";
 
 /// Queries longer than this are cut: a query can never make the search slow.
 const MAX_QUERY_CHARS: usize = 1000;
-
-/// One tool a query found.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Found {
-    /// Its position in catalog order.
-    pub index: usize,
-    /// Its ranking score, when it was ranked.
-    pub score: Option<f32>,
-}
-
-impl From<Hit> for Found {
-    fn from(hit: Hit) -> Self {
-        Self {
-            index: hit.index,
-            score: Some(hit.score),
-        }
-    }
-}
 
 /// The `tool_search` tool over one catalog.
 pub struct ToolSearch {
@@ -81,6 +63,11 @@ impl ToolSearch {
         }
     }
 
+    /// The catalog searched.
+    pub fn catalog(&self) -> &Arc<DeferredCatalog> {
+        &self.catalog
+    }
+
     /// What a query returns, best first: catalog positions with the ranking score (none
     /// for `select:` and for name matches the ranking did not score).
     pub fn find(&self, query: &str) -> Vec<Found> {
@@ -101,28 +88,13 @@ impl ToolSearch {
             if term.is_empty() {
                 return Vec::new();
             }
-            let ranking = parts.next().unwrap_or_default().trim();
+            let ranking = parts.next().unwrap_or_default();
             let infos = self.catalog.infos();
             let keep = |i: usize| infos[i].name.to_lowercase().contains(&term);
-            let mut ranked: Vec<Found> = if ranking.is_empty() {
-                Vec::new()
-            } else {
-                self.catalog
-                    .search(ranking, self.max_results, &keep)
-                    .into_iter()
-                    .map(Found::from)
-                    .collect()
-            };
             // Name matches the ranking did not reach still qualify, in catalog order.
-            for i in (0..infos.len()).filter(|&i| keep(i)) {
-                if ranked.len() >= self.max_results {
-                    break;
-                }
-                if !ranked.iter().any(|f| f.index == i) {
-                    ranked.push(unscored(i));
-                }
-            }
-            return ranked;
+            return self
+                .catalog
+                .search_then_fill(ranking, self.max_results, &keep);
         }
         self.catalog
             .search(&query, self.max_results, &|_| true)
@@ -149,18 +121,13 @@ impl Tool for ToolSearch {
             };
             let found: Vec<usize> = self.find(&query).into_iter().map(|f| f.index).collect();
             if found.is_empty() {
-                return ToolOutput::ok(format!("No tools found matching: {query}"));
+                let shown: String = query.trim().chars().take(MAX_QUERY_CHARS).collect();
+                return ToolOutput::ok(format!("No tools found matching: {shown}"));
             }
             let infos = self.catalog.infos();
             let schemas: Vec<Value> = found
                 .iter()
-                .map(|&i| {
-                    json!({
-                        "name": infos[i].name,
-                        "description": infos[i].description,
-                        "parameters": infos[i].parameters,
-                    })
-                })
+                .map(|&i| function_schema(&infos[i])["function"].take())
                 .collect();
             let mut output = ToolOutput::ok(Value::Array(schemas).to_string());
             output.state_update = Some(StateUpdate {
@@ -209,11 +176,20 @@ mod tests {
     }
 
     #[test]
-    fn ranked_modes_are_capped() {
-        let search = ToolSearch::new(sample_catalog(), 2);
-        assert_eq!(names(&search, "github issue file repository").len(), 2);
-        assert_eq!(names(&search, "+github").len(), 2);
-        assert_eq!(names(&search, "+_ convert").len(), 2);
+    fn ranked_modes_are_capped_at_max_results() {
+        let max = crate::config::ToolSearchConfig::default().max_results;
+        assert_eq!(max, 5);
+        let search = ToolSearch::new(sample_catalog(), max);
+        assert_eq!(
+            names(&search, "a the to in of for repository time issue word pdf").len(),
+            5
+        );
+        assert_eq!(names(&search, "+_").len(), 5);
+        assert_eq!(names(&search, "+_ convert").len(), 5);
+        assert_eq!(
+            ToolSearch::new(sample_catalog(), 2).find("+github").len(),
+            2
+        );
     }
 
     #[test]
@@ -279,5 +255,11 @@ mod tests {
         assert!(out.state_update.is_none());
         let out = search.call(json!({"q": 1})).await;
         assert!(out.is_error);
+        let long = format!("  {}  ", "zq".repeat(5000));
+        let out = search.call(json!({ "query": long })).await;
+        assert_eq!(
+            out.content.len(),
+            "No tools found matching: ".len() + MAX_QUERY_CHARS
+        );
     }
 }

@@ -44,15 +44,20 @@ pub fn base_name(server: &str, tool: &str, prefix: bool) -> String {
 
 /// Hands out unique names for the MCP tools of one toolset. Feed it servers in config order
 /// and tools in listing order so the names are the same on every run.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ToolNamer {
     used: HashSet<String>,
 }
 
 impl ToolNamer {
-    /// A namer with no names taken.
+    /// A namer with only antler's reserved names ([`crate::tools::RESERVED_NAMES`]) taken.
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            used: crate::tools::RESERVED_NAMES
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+        }
     }
 
     /// The name for `tool` of `server`. Too long or already taken: the name is cut and gets
@@ -112,6 +117,13 @@ mod tests {
             "deterministic"
         );
         assert_ne!(first, ToolNamer::new().name("server2", &tool, true));
+    }
+
+    #[test]
+    fn reserved_names_are_never_handed_out() {
+        let name = ToolNamer::new().name("srv", "tool_search", false);
+        assert_ne!(name, "tool_search");
+        assert!(name.starts_with("tool_search_"), "{name}");
     }
 
     #[test]

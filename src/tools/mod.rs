@@ -11,4 +11,8 @@ pub use registry::{
     ConfiguredToolError, ConfiguredTools, ToolBuildContext, ToolFactory, build_configured_tools,
     known_tool_ids,
 };
+/// Names of antler's own tools that no MCP tool may take (an MCP tool asking for one gets a
+/// hash suffix instead).
+pub const RESERVED_NAMES: &[&str] = &["tool_search"];
+
 pub use tool::{PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};

@@ -53,6 +53,11 @@ pub struct ToolInfo {
 }
 
 impl ToolInfo {
+    /// Whether the tool comes from an MCP server (the tier that can be deferred).
+    pub fn is_mcp(&self) -> bool {
+        matches!(self.source, ToolSource::Mcp { .. })
+    }
+
     /// How many top-level parameters the schema declares.
     pub fn parameter_count(&self) -> usize {
         self.parameters

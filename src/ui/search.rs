@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::listing::table;
-use crate::deferred::{DeferredCatalog, TokenStats, ToolSearch};
+use crate::deferred::{TokenStats, ToolSearch};
 
 /// One query's results, as `--json` prints them.
 #[derive(Debug, Serialize)]
@@ -27,7 +27,8 @@ pub struct SearchResult {
 }
 
 /// Runs `query` the way the `tool_search` tool does.
-pub fn report(search: &ToolSearch, catalog: &DeferredCatalog, query: &str) -> SearchReport {
+pub fn report(search: &ToolSearch, query: &str) -> SearchReport {
+    let catalog = search.catalog();
     let results = search
         .find(query)
         .into_iter()
@@ -77,11 +78,7 @@ pub fn table_of(report: &SearchReport) -> String {
 
 /// `--queries FILE`: one JSON report per JSONL line with a `query` field, in input order.
 /// Blank lines are skipped; a line without a string `query` is an error naming the line.
-pub fn queries_jsonl(
-    search: &ToolSearch,
-    catalog: &DeferredCatalog,
-    text: &str,
-) -> Result<String, String> {
+pub fn queries_jsonl(search: &ToolSearch, text: &str) -> Result<String, String> {
     let mut out = String::new();
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -95,7 +92,7 @@ pub fn queries_jsonl(
                 number + 1
             )
         })?;
-        let report = report(search, catalog, query);
+        let report = report(search, query);
         out.push_str(&serde_json::to_string(&report).map_err(|e| e.to_string())?);
         out.push('\n');
     }

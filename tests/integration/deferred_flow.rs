@@ -2,17 +2,15 @@
 //! server, a scripted sequence of model turns, and exactly which schemas are bound on each.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use antler::agent::layers::deferred_filter::DeferredFilter;
-use antler::agent::layers::routing::{Route, Routing};
+use antler::agent::layers::deferred_chain;
 use antler::agent::message::{Message, ToolCall};
 use antler::agent::middleware::Chain;
 use antler::agent::state::ThreadState;
 use antler::config::{ToolSearchConfig, ToolSearchMode, parse_extensions_config};
 use antler::deferred::{DeferredSetup, setup_deferred};
 use antler::mcp::McpManager;
-use antler::tools::{Tool, ToolOutput, assemble_toolset};
+use antler::tools::{ToolOutput, assemble_toolset};
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -21,7 +19,6 @@ struct Session {
     manager: McpManager,
     setup: DeferredSetup,
     chain: Chain,
-    all: Vec<Arc<dyn Tool>>,
     state: ThreadState,
     messages: Vec<Message>,
     calls: usize,
@@ -31,18 +28,6 @@ impl Session {
     async fn start(servers: Value) -> Self {
         let text = json!({"mcpServers": servers}).to_string();
         let loaded = parse_extensions_config(&text, Path::new("e.json"), &|_| None).unwrap();
-        let routes: Vec<Route> = loaded
-            .value
-            .servers
-            .iter()
-            .filter_map(|s| {
-                s.routing.as_ref().map(|r| Route {
-                    server: s.name.clone(),
-                    keywords: r.keywords.clone(),
-                    priority: r.priority,
-                })
-            })
-            .collect();
         let manager = McpManager::start(loaded.value).await;
         let mut session = Session {
             manager,
@@ -52,29 +37,29 @@ impl Session {
                 reason: String::new(),
             },
             chain: Chain::new(),
-            all: Vec::new(),
             state: ThreadState::default(),
             messages: Vec::new(),
             calls: 0,
         };
-        session.rebuild(routes).await;
+        session.rebuild().await;
         session
     }
 
     /// Rebuilds the toolset (after a tool-list change) with the same thread state.
-    async fn rebuild(&mut self, routes: Vec<Route>) {
+    async fn rebuild(&mut self) {
         let (toolset, _) = assemble_toolset(Vec::new(), Vec::new(), self.manager.tools().await);
         let config = ToolSearchConfig {
             enabled: ToolSearchMode::On,
             ..ToolSearchConfig::default()
         };
         self.setup = setup_deferred(&toolset, &config, None).unwrap();
-        let catalog = self.setup.catalog.clone().unwrap();
-        self.chain = Chain::new()
-            .with(Routing::new(catalog.clone(), routes, 3))
-            .with(DeferredFilter::new(catalog, 16));
-        self.all = toolset.tools().to_vec();
-        self.all.extend(self.setup.bound.iter().cloned());
+        let servers: Vec<_> = self
+            .manager
+            .servers()
+            .iter()
+            .map(|s| s.config().clone())
+            .collect();
+        self.chain = deferred_chain(&self.setup, &config, &servers);
     }
 
     fn user(&mut self, text: &str) {
@@ -100,8 +85,8 @@ impl Session {
             name: name.into(),
             arguments: arguments.to_string(),
         };
-        let all = self.all.clone();
-        let lookup = move |n: &str| all.iter().find(|t| t.info().name == n).cloned();
+        let setup = &self.setup;
+        let lookup = |n: &str| setup.tool(n);
         let output = self
             .chain
             .run_tool_call(&mut self.state, &call, &lookup)
@@ -186,7 +171,7 @@ async fn scripted_turns_bind_exactly_the_promoted_schemas() {
         .await
         .unwrap()
         .unwrap();
-    s.rebuild(Vec::new()).await;
+    s.rebuild().await;
     assert_ne!(s.setup.catalog.as_ref().unwrap().hash(), old_hash);
     assert!(s.setup.prompt_section().contains("fx_added_tool"));
     assert_eq!(

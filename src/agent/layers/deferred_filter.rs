@@ -42,9 +42,10 @@ impl Layer for DeferredFilter {
     }
 
     fn before_model(&self, state: &mut ThreadState, call: &mut ModelCall<'_>) {
-        state.evict_to(self.max_promoted);
-        call.tools
-            .retain(|tool| !self.catalog.contains(&tool.info().name));
+        state.evict_to(self.max_promoted, &[]);
+        // Every MCP tool is deferred, also one that appeared after the catalog was built:
+        // none is ever bound unless promoted from this catalog.
+        call.tools.retain(|tool| !tool.info().is_mcp());
         if state.promoted.catalog_hash.as_deref() != Some(self.catalog.hash()) {
             return;
         }
@@ -67,8 +68,14 @@ impl Layer for DeferredFilter {
         }
     }
 
-    fn after_tool(&self, state: &mut ThreadState, _call: &ToolCall, _output: &mut ToolOutput) {
-        let lapsed = state.evict_to(self.max_promoted);
+    fn after_tool(&self, state: &mut ThreadState, _call: &ToolCall, output: &mut ToolOutput) {
+        let just_promoted = output
+            .state_update
+            .as_ref()
+            .and_then(|u| u.promoted.as_ref())
+            .map(|p| p.names.clone())
+            .unwrap_or_default();
+        let lapsed = state.evict_to(self.max_promoted, &just_promoted);
         if !lapsed.is_empty() {
             tracing::debug!(?lapsed, "promoted tools lapsed from the working set");
         }

@@ -7,3 +7,30 @@
 
 pub mod deferred_filter;
 pub mod routing;
+
+use crate::agent::middleware::Chain;
+use crate::config::{McpServerConfig, ToolSearchConfig};
+use crate::deferred::DeferredSetup;
+
+/// The chain of the deferred layers in the documented order, configured from
+/// `tool_search` and the servers' routing hints. Empty when nothing is deferred.
+pub fn deferred_chain(
+    setup: &DeferredSetup,
+    config: &ToolSearchConfig,
+    servers: &[McpServerConfig],
+) -> Chain {
+    let Some(catalog) = &setup.catalog else {
+        return Chain::new();
+    };
+    let routes = servers.iter().filter_map(routing::Route::of).collect();
+    Chain::new()
+        .with(routing::Routing::new(
+            catalog.clone(),
+            routes,
+            config.auto_promote_top_k,
+        ))
+        .with(deferred_filter::DeferredFilter::new(
+            catalog.clone(),
+            config.max_promoted,
+        ))
+}

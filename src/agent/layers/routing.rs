@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use crate::agent::message::latest_user_text;
+use crate::agent::message::Message;
 use crate::agent::middleware::{Layer, ModelCall};
 use crate::agent::state::ThreadState;
+use crate::config::McpServerConfig;
 use crate::deferred::DeferredCatalog;
 use crate::tools::{PromotedUpdate, StateUpdate, ToolSource};
 
@@ -17,6 +18,17 @@ pub struct Route {
     pub keywords: Vec<String>,
     /// Higher priorities are promoted first.
     pub priority: i64,
+}
+
+impl Route {
+    /// The route a server's configuration asks for, if any.
+    pub fn of(server: &McpServerConfig) -> Option<Self> {
+        server.routing.as_ref().map(|hint| Self {
+            server: server.name.clone(),
+            keywords: hint.keywords.clone(),
+            priority: hint.priority,
+        })
+    }
 }
 
 /// Before a model call, promotes the top `top_k` tools (ranked against the user's message)
@@ -90,7 +102,10 @@ impl Layer for Routing {
     }
 
     fn before_model(&self, state: &mut ThreadState, call: &mut ModelCall<'_>) {
-        let Some(text) = latest_user_text(call.messages) else {
+        // Only the first model call after a user message routes: later calls of the same
+        // turn must not keep re-marking these tools as used (the working set would then
+        // evict tools the model searched for itself).
+        let Some(Message::User { content: text }) = call.messages.last() else {
             return;
         };
         let names = self.promotions(text);
@@ -155,6 +170,19 @@ mod tests {
             "ranked by the message: {bound:?}"
         );
         assert!(state.is_promoted(catalog.hash(), "github_create_issue"));
+
+        let mut later = messages.clone();
+        later.push(Message::Assistant {
+            content: String::new(),
+            tool_calls: Vec::new(),
+        });
+        let mut fresh = ThreadState::default();
+        assert!(
+            chain
+                .prepare_model_call(&mut fresh, &later, Vec::new())
+                .is_empty(),
+            "only the first model call after the user message routes"
+        );
 
         let mut quiet = ThreadState::default();
         let other = vec![Message::User {
