@@ -49,6 +49,12 @@ pub struct ToolNamer {
     used: HashSet<String>,
 }
 
+impl Default for ToolNamer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ToolNamer {
     /// A namer with only antler's reserved names ([`crate::tools::RESERVED_NAMES`]) taken.
     pub fn new() -> Self {
