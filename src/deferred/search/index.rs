@@ -34,7 +34,7 @@ const B: [f32; FIELDS] = [0.5, 0.5, 0.75, 0.75, 0.75, 0.75];
 /// BM25 term-frequency saturation (the textbook value).
 const K1: f32 = 1.2;
 /// How deep parameter schemas are walked.
-const SCHEMA_DEPTH: usize = 3;
+pub(crate) const SCHEMA_DEPTH: usize = 3;
 
 /// Postings of every term at one level, stored as compressed rows: `docs[start[t]..start[t + 1]]`
 /// are the documents containing term `t` (ascending), and `sat` their saturated BM25F weights.
@@ -181,7 +181,7 @@ impl Index {
 }
 
 /// The tool's own name and its server: MCP tools keep both apart, other tools have only a name.
-fn name_and_server(tool: &ToolInfo) -> (&str, Option<&str>) {
+pub(crate) fn name_and_server(tool: &ToolInfo) -> (&str, Option<&str>) {
     match &tool.source {
         ToolSource::Mcp {
             server,
@@ -211,7 +211,7 @@ fn split_lead(description: &str) -> (&str, &str) {
 
 /// Gathers parameter names into `names` and their descriptions, titles and enum values into
 /// `notes`, walking nested objects and arrays up to `depth` levels.
-fn collect_schema(schema: &Value, depth: usize, names: &mut String, notes: &mut String) {
+pub(crate) fn collect_schema(schema: &Value, depth: usize, names: &mut String, notes: &mut String) {
     if depth == 0 {
         return;
     }

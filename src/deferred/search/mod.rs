@@ -2,14 +2,19 @@
 //!
 //! The model sees only deferred tools' names and asks `tool_search` for a few schemas, so
 //! this ranking decides whether it finds the right tool in one cheap call. Plain words are
-//! ranked by BM25F over tokenised, stemmed fields (module `rank`); a query written as a
-//! regular expression is matched as one (module `pattern`).
+//! ranked by BM25F over tokenised, stemmed fields (module `rank`), fused with the cosine
+//! similarity of shipped static word embeddings (modules `embed`, `fuse`) so synonyms the
+//! catalog never spells out still meet; a query written as a regular expression is matched
+//! as one (module `pattern`).
 
+mod embed;
+mod fuse;
 mod index;
 mod pattern;
 mod query;
 mod rank;
 mod tokenize;
+mod wordpiece;
 
 use crate::tools::ToolInfo;
 
@@ -39,6 +44,9 @@ pub struct SearchIndex {
     names: Haystack,
     /// Descriptions, for regex mode.
     descriptions: Haystack,
+    /// Embedding vectors of the tools, fused with the lexical ranking (absent only if the
+    /// shipped table is unusable).
+    semantic: Option<fuse::Semantic>,
 }
 
 impl SearchIndex {
@@ -50,12 +58,13 @@ impl SearchIndex {
             tokenizer,
             names: Haystack::new(tools.iter().map(|t| t.name.as_str())),
             descriptions: Haystack::new(tools.iter().map(|t| t.description.as_str())),
+            semantic: fuse::Semantic::build(tools),
         }
     }
 
     /// Ranked search, best first, at most `limit` hits, only over tools with `keep(index)`.
     ///
-    /// Plain words are ranked by relevance; a query that is a regular expression (it uses
+    /// Plain words are ranked by lexical relevance plus embedding similarity; a query that is a regular expression (it uses
     /// regex operators and compiles) is matched case-insensitively over name and
     /// description, name matches first. A pattern that is invalid or matches nothing falls
     /// back to word ranking. An empty query has no hits. The query is cut to 1,000
@@ -75,7 +84,22 @@ impl SearchIndex {
                 return hits;
             }
         }
-        rank::rank(&self.index, &self.tokenizer, query, limit, keep)
+        let Some(semantic) = &self.semantic else {
+            return rank::rank(&self.index, &self.tokenizer, query, limit, keep);
+        };
+        let lexical = rank::rank(
+            &self.index,
+            &self.tokenizer,
+            query,
+            fuse::LEXICAL_DEPTH,
+            keep,
+        );
+        // A query none of whose words the catalog knows (or only stopwords) has no hits:
+        // embeddings re-rank and widen lexical evidence, they do not invent it from noise.
+        if lexical.is_empty() {
+            return lexical;
+        }
+        semantic.fuse(query, &lexical, limit, keep)
     }
 }
 
@@ -175,8 +199,9 @@ mod tests {
     fn name_matches_outrank_description_only_matches() {
         let tools = catalog();
         let index = SearchIndex::new(&tools);
+        // Weaker, merely similar tools may follow (embedding similarity).
         let got = names(&index, &tools, "forecast", 5);
-        assert_eq!(got, ["weather_getForecast", "notes_search_notes"]);
+        assert_eq!(got[..2], ["weather_getForecast", "notes_search_notes"]);
     }
 
     #[test]
@@ -199,6 +224,28 @@ mod tests {
         let index = SearchIndex::new(&tools);
         let got = names(&index, &tools, "知乎热榜上现在大家都在讨论什么？", 1);
         assert_eq!(got, ["trends-hub_get-zhihu-trending"]);
+    }
+
+    #[test]
+    fn synonyms_are_bridged_by_embeddings() {
+        let tools = vec![
+            tool("news", "get_article", "Fetch a news article."),
+            tool("wiki", "get_article", "Fetch a Wikipedia article."),
+            tool("weather", "getForecast", "Weather forecast for a city."),
+        ];
+        let index = SearchIndex::new(&tools);
+        // "article" ties both lexically; an encyclopedia is Wikipedia.
+        assert_eq!(
+            names(&index, &tools, "encyclopedia article", 1),
+            ["wiki_get_article"]
+        );
+        // Only stopwords or words the catalog never uses: nothing, though they embed.
+        assert!(index.search("the of and", 5, &|_| true).is_empty());
+        assert!(
+            index
+                .search("nothing matches zzqx", 5, &|_| true)
+                .is_empty()
+        );
     }
 
     #[test]
