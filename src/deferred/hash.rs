@@ -58,16 +58,25 @@ pub fn catalog_hash<'a>(tools: impl IntoIterator<Item = &'a ToolInfo>) -> String
 fn write_canonical(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
             out.push(b'{');
-            for (i, key) in keys.into_iter().enumerate() {
+            let mut write_entry = |i: usize, key: &str, value: &Value| {
                 if i > 0 {
                     out.push(b',');
                 }
                 write_string(out, key);
                 out.push(b':');
-                write_canonical(out, &map[key.as_str()]);
+                write_canonical(out, value);
+            };
+            if map.keys().is_sorted() {
+                for (i, (key, value)) in map.iter().enumerate() {
+                    write_entry(i, key, value);
+                }
+            } else {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (i, (key, value)) in entries.into_iter().enumerate() {
+                    write_entry(i, key, value);
+                }
             }
             out.push(b'}');
         }
