@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use yaml_serde::Value as Yaml;
 
 use super::app::{AppConfig, KNOWN_TOP_LEVEL};
+use super::error::read_config_file;
 use super::{ConfigError, EnvLookup, expand_env_reference};
 
 /// A loaded configuration together with the non-fatal problems found while loading it.
@@ -25,10 +26,7 @@ pub struct Loaded<T> {
 
 /// Reads and parses `config.yaml` at `path`.
 pub fn load_app_config(path: &Path, env: EnvLookup<'_>) -> Result<Loaded<AppConfig>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_config_file(path)?;
     parse_app_config(&text, path, env)
 }
 

@@ -55,3 +55,11 @@ pub enum ConfigError {
         var: String,
     },
 }
+
+/// Reads a configuration file, naming it in the error.
+pub(crate) fn read_config_file(path: &std::path::Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}

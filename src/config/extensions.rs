@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::error::read_config_file;
 use super::{ConfigError, EnvLookup, Loaded, expand_string};
 
 /// Top-level keys we know; DeerFlow's file also carries `skills`, which is not ours to warn about.
@@ -166,10 +167,7 @@ pub fn load_extensions_config(
     path: &Path,
     env: EnvLookup<'_>,
 ) -> Result<Loaded<ExtensionsConfig>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_config_file(path)?;
     parse_extensions_config(&text, path, env)
 }
 

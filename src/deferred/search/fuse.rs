@@ -65,26 +65,26 @@ impl Semantic {
         }
         if weight > 0.0 {
             let cos = self.tools.cosines(&q.vector);
-            let mut semantic: Vec<Hit> = cos
-                .iter()
-                .enumerate()
-                .filter(|&(i, &c)| c > 0.0 && keep(i))
-                .map(|(index, &score)| Hit { index, score })
-                .collect();
+            let mut semantic = positive_hits(&cos, keep);
             top(&mut semantic, SEMANTIC_DEPTH);
             for hit in &semantic {
                 fused[hit.index] += weight * hit.score;
             }
         }
-        let mut hits: Vec<Hit> = fused
-            .iter()
-            .enumerate()
-            .filter(|&(i, &s)| s > 0.0 && keep(i))
-            .map(|(index, &score)| Hit { index, score })
-            .collect();
+        let mut hits = positive_hits(&fused, keep);
         top(&mut hits, limit);
         hits
     }
+}
+
+/// The tools with a positive score that `keep` allows, in catalog order.
+fn positive_hits(scores: &[f32], keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+    scores
+        .iter()
+        .enumerate()
+        .filter(|&(i, &s)| s > 0.0 && keep(i))
+        .map(|(index, &score)| Hit { index, score })
+        .collect()
 }
 
 /// Keeps the best `n` hits, sorted best first, ties by catalog order.
