@@ -9,6 +9,7 @@ pub mod config;
 pub mod deferred;
 pub mod http;
 pub mod mcp;
+pub mod provider;
 pub mod setup;
 pub mod tools;
 pub mod ui;

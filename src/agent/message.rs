@@ -26,7 +26,11 @@ pub enum Message {
     Assistant {
         /// The text (may be empty when it only calls tools).
         content: String,
+        /// The model's reasoning (`reasoning_content`), kept for display; not sent back.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        reasoning: String,
         /// The tool calls, in the model's order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
     /// The result of one tool call.
@@ -39,5 +43,10 @@ pub enum Message {
         content: String,
         /// Whether the call failed.
         is_error: bool,
+    },
+    /// A summary the model wrote of older messages it replaces; sent as a user message.
+    Summary {
+        /// The summary text.
+        content: String,
     },
 }

@@ -233,6 +233,7 @@ mod tests {
         chain.prepare_model_call(&mut state, &[], Vec::new());
         let mut reply = Message::Assistant {
             content: String::new(),
+            reasoning: String::new(),
             tool_calls: Vec::new(),
         };
         chain.finish_model_call(&mut state, &mut reply);

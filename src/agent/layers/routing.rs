@@ -174,6 +174,7 @@ mod tests {
         let mut later = messages.clone();
         later.push(Message::Assistant {
             content: String::new(),
+            reasoning: String::new(),
             tool_calls: Vec::new(),
         });
         let mut fresh = ThreadState::default();

@@ -1,0 +1,182 @@
+//! Model providers: one trait the agent core calls, and its implementations (an
+//! OpenAI-compatible chat-completions endpoint, and a replay of recorded turns for CI).
+//!
+//! A provider turns one [`ModelRequest`] into one [`ModelReply`], reporting streamed text
+//! and reasoning as [`ModelEvent`]s while it arrives. Retries happen inside the provider;
+//! the core sees either a complete reply or a final [`ProviderError`].
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::agent::message::{Message, ToolCall};
+
+/// A tool schema as bound to one model call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// A JSON Schema object for its arguments.
+    pub parameters: Value,
+}
+
+/// Everything one model call is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// The system prompt, sent first (byte-identical within a thread).
+    pub system: String,
+    /// The conversation, oldest first.
+    pub messages: Vec<Message>,
+    /// The bound tools, in order.
+    pub tools: Vec<ToolSpec>,
+    /// The most tokens the answer may take, if limited (e.g. `doctor`'s one-token probe).
+    pub max_tokens: Option<u32>,
+}
+
+/// Something a provider reports while a call is under way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    /// A piece of the answer's text.
+    TextDelta(String),
+    /// A piece of the model's reasoning (`reasoning_content`).
+    ReasoningDelta(String),
+    /// The call failed and will be tried again after `delay`; text streamed so far by this
+    /// call is void.
+    Retrying {
+        /// The attempt about to start (2 for the first retry).
+        attempt: u32,
+        /// How long the provider waits first.
+        delay: Duration,
+        /// Why the previous attempt failed.
+        reason: String,
+    },
+}
+
+/// Token usage of one call (or a sum of calls).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_input_tokens: u64,
+    /// Completion tokens, reasoning included.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Adds `other` to this total.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A natural end (also assumed when the server sends none).
+    #[default]
+    Stop,
+    /// It wants its tool calls run.
+    ToolCalls,
+    /// It hit the token limit: the answer is cut.
+    Length,
+    /// The provider's filter stopped it.
+    ContentFilter,
+    /// Anything else the server said.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl FinishReason {
+    /// Parses a server's `finish_reason`; empty means none.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "" => return None,
+            "stop" | "end_turn" | "eos" => Self::Stop,
+            "tool_calls" | "function_call" | "tool_use" => Self::ToolCalls,
+            "length" | "max_tokens" => Self::Length,
+            "content_filter" => Self::ContentFilter,
+            other => Self::Other(other.to_string()),
+        })
+    }
+}
+
+/// One complete model answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelReply {
+    /// The answer's text (may be empty when it only calls tools).
+    pub content: String,
+    /// The reasoning text, when the server sends `reasoning_content`.
+    pub reasoning: String,
+    /// The tool calls, accumulated by index, in index order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why it stopped.
+    pub finish_reason: FinishReason,
+    /// Token usage, when the server reported it.
+    pub usage: Option<Usage>,
+}
+
+/// Why a model call failed for good.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The endpoint answered with an error status after the last try.
+    #[error("{endpoint}: HTTP {status}: {message}")]
+    Status {
+        /// The base URL (never with credentials).
+        endpoint: String,
+        /// The HTTP status.
+        status: u16,
+        /// The server's error message.
+        message: String,
+    },
+    /// The endpoint could not be reached, or the connection broke, after the last try.
+    #[error("{endpoint}: {message}")]
+    Transport {
+        /// The base URL.
+        endpoint: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The server sent something that is not a chat-completions stream.
+    #[error("{endpoint}: invalid response: {message}")]
+    Protocol {
+        /// The base URL.
+        endpoint: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The replay file has no turn left or cannot be read.
+    #[error("replay {path}: {message}")]
+    Replay {
+        /// The replay file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The future a model call returns.
+pub type ReplyFuture<'a> = BoxFuture<'a, Result<ModelReply, ProviderError>>;
+
+/// A chat model. Implementations retry what is worth retrying and never log secrets.
+pub trait Provider: Send + Sync {
+    /// Runs one call, reporting deltas to `events` as they arrive.
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        events: &'a (dyn Fn(ModelEvent) + Send + Sync),
+    ) -> ReplyFuture<'a>;
+
+    /// The model's identifier, for threads, events and errors.
+    fn model(&self) -> &str;
+
+    /// Where the calls go (a base URL or a replay file), for errors and `doctor`.
+    fn endpoint(&self) -> &str;
+}
