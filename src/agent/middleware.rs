@@ -1,5 +1,5 @@
-//! The middleware chain: ordered layers with hooks before each model call and around each
-//! tool call. New behaviour is a new layer; existing layers are not touched.
+//! The middleware chain: ordered layers with hooks before and after each model call and
+//! around each tool call. New behaviour is a new layer; existing layers are not touched.
 
 use std::sync::Arc;
 
@@ -7,14 +7,30 @@ use serde_json::Value;
 
 use super::message::{Message, ToolCall};
 use super::state::ThreadState;
+use crate::provider::ModelReply;
 use crate::tools::{Tool, ToolOutput};
 
 /// What a model call will be given; layers edit it before the call.
 pub struct ModelCall<'a> {
-    /// The conversation so far.
-    pub messages: &'a [Message],
+    /// The thread's history. A layer that edits it (e.g. patching dangling tool calls) sets
+    /// `rewritten` so the core stores the whole history again.
+    pub messages: &'a mut Vec<Message>,
+    /// Whether a layer changed `messages`.
+    pub rewritten: bool,
     /// The tools whose schemas are bound to this call, in order.
     pub tools: Vec<Arc<dyn Tool>>,
+}
+
+/// The model's reply as layers see it after the call, before the core acts on it.
+pub struct ModelTurn<'a> {
+    /// The history the reply answers (without the reply).
+    pub history: &'a [Message],
+    /// The reply; layers may change its text or drop tool calls.
+    pub reply: &'a mut ModelReply,
+    /// Messages for the user (not the model), e.g. "the answer was cut".
+    pub notices: Vec<String>,
+    /// Set by a layer to end the run after this reply, with the reason.
+    pub stop: Option<String>,
 }
 
 /// One layer. Every hook has a no-op default, so a layer implements only what it needs.
@@ -22,12 +38,12 @@ pub trait Layer: Send + Sync {
     /// A short name for logs and docs.
     fn name(&self) -> &'static str;
 
-    /// Before each model call: may change the thread state and the bound tools.
+    /// Before each model call: may change the history, the thread state and the bound tools.
     fn before_model(&self, _state: &mut ThreadState, _call: &mut ModelCall<'_>) {}
 
-    /// After each model call, with the model's reply (an assistant message): may change the
-    /// reply and the state before the core acts on it.
-    fn after_model(&self, _state: &mut ThreadState, _reply: &mut Message) {}
+    /// After each model call, with the model's reply: may change the reply, add notices for
+    /// the user, or stop the run.
+    fn after_model(&self, _state: &mut ThreadState, _turn: &mut ModelTurn<'_>) {}
 
     /// Before a tool call runs: returning an output answers the call instead of the tool.
     /// Later layers and the tool are skipped; the answer's state update is still merged,
@@ -41,7 +57,22 @@ pub trait Layer: Send + Sync {
     fn after_tool(&self, _state: &mut ThreadState, _call: &ToolCall, _output: &mut ToolOutput) {}
 }
 
-/// Layers in order: `before_*` hooks run first to last, `after_tool` last to first, so a
+/// How far a tool call got through the `before_tool` hooks.
+#[derive(Debug)]
+pub enum ToolStep {
+    /// Every layer let it through: run the tool, then pass its output to
+    /// [`Chain::end_tool_call`].
+    Run,
+    /// A layer answered it; `ran` layers must see `after_tool`.
+    Answered {
+        /// The layer's answer.
+        output: ToolOutput,
+        /// How many layers ran `before_tool`.
+        ran: usize,
+    },
+}
+
+/// Layers in order: `before_*` hooks run first to last, `after_*` hooks last to first, so a
 /// layer wraps everything after it.
 #[derive(Default)]
 pub struct Chain {
@@ -60,79 +91,170 @@ impl Chain {
         self
     }
 
-    /// The tools to bind for the next model call, starting from `tools`.
+    /// Appends every layer of `other` after these.
+    pub fn then(mut self, other: Chain) -> Self {
+        self.layers.extend(other.layers);
+        self
+    }
+
+    /// The layer names in order, for logs and `doctor`.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.layers.iter().map(|l| l.name()).collect()
+    }
+
+    /// Runs the `before_model` hooks: returns the tools to bind, starting from `tools`, and
+    /// whether a layer rewrote `messages`.
     pub fn prepare_model_call(
         &self,
         state: &mut ThreadState,
-        messages: &[Message],
+        messages: &mut Vec<Message>,
         tools: Vec<Arc<dyn Tool>>,
-    ) -> Vec<Arc<dyn Tool>> {
-        let mut call = ModelCall { messages, tools };
+    ) -> (Vec<Arc<dyn Tool>>, bool) {
+        let mut call = ModelCall {
+            messages,
+            rewritten: false,
+            tools,
+        };
         for layer in &self.layers {
             layer.before_model(state, &mut call);
         }
-        call.tools
+        (call.tools, call.rewritten)
     }
 
-    /// Lets the layers see the model's reply, last layer first.
-    pub fn finish_model_call(&self, state: &mut ThreadState, reply: &mut Message) {
+    /// Lets the layers see the model's reply, last layer first. Returns the notices for the
+    /// user and, if a layer stopped the run, why.
+    pub fn finish_model_call(
+        &self,
+        state: &mut ThreadState,
+        history: &[Message],
+        reply: &mut ModelReply,
+    ) -> (Vec<String>, Option<String>) {
+        let mut turn = ModelTurn {
+            history,
+            reply,
+            notices: Vec::new(),
+            stop: None,
+        };
         for layer in self.layers.iter().rev() {
-            layer.after_model(state, reply);
+            layer.after_model(state, &mut turn);
         }
+        (turn.notices, turn.stop)
     }
 
-    /// Runs one tool call through the layers. `lookup` finds a tool by name among all
-    /// tools (deferred ones included; the layers decide what may run). Unknown tools and
-    /// invalid JSON arguments become error results; the result's state update is merged
-    /// into `state` by the reducer.
+    /// Runs the `before_tool` hooks of one call, in order, until one answers.
+    pub fn begin_tool_call(&self, state: &mut ThreadState, call: &ToolCall) -> ToolStep {
+        for (i, layer) in self.layers.iter().enumerate() {
+            if let Some(output) = layer.before_tool(state, call) {
+                return ToolStep::Answered { output, ran: i + 1 };
+            }
+        }
+        ToolStep::Run
+    }
+
+    /// Merges the output's state update, then runs the `after_tool` hooks of the layers that
+    /// saw the call, last first.
+    pub fn end_tool_call(
+        &self,
+        state: &mut ThreadState,
+        call: &ToolCall,
+        ran: usize,
+        mut output: ToolOutput,
+    ) -> ToolOutput {
+        state.apply(output.state_update.as_ref());
+        for layer in self.layers[..ran.min(self.layers.len())].iter().rev() {
+            layer.after_tool(state, call, &mut output);
+        }
+        output
+    }
+
+    /// How many layers a call that was not answered went through.
+    pub fn len(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// Whether the chain has no layers.
+    pub fn is_empty(&self) -> bool {
+        self.layers.is_empty()
+    }
+
+    /// Runs one tool call through the layers and the tool, alone. `lookup` finds a tool by
+    /// name among all tools (deferred ones included; the layers decide what may run).
     pub async fn run_tool_call(
         &self,
         state: &mut ThreadState,
         call: &ToolCall,
         lookup: &(dyn Fn(&str) -> Option<Arc<dyn Tool>> + Sync),
     ) -> ToolOutput {
-        let mut ran = 0;
-        let mut output = None;
-        for layer in &self.layers {
-            ran += 1;
-            if let Some(answer) = layer.before_tool(state, call) {
-                output = Some(answer);
-                break;
+        match self.begin_tool_call(state, call) {
+            ToolStep::Answered { output, ran } => self.end_tool_call(state, call, ran, output),
+            ToolStep::Run => {
+                let output = execute(call, lookup(&call.name)).await;
+                self.end_tool_call(state, call, self.layers.len(), output)
             }
         }
-        let mut output = match output {
-            Some(answer) => answer,
-            None => execute(call, lookup).await,
-        };
-        state.apply(output.state_update.as_ref());
-        for layer in self.layers[..ran].iter().rev() {
-            layer.after_tool(state, call, &mut output);
-        }
-        output
     }
 }
 
-async fn execute(
-    call: &ToolCall,
-    lookup: &(dyn Fn(&str) -> Option<Arc<dyn Tool>> + Sync),
-) -> ToolOutput {
-    let Some(tool) = lookup(&call.name) else {
+/// Runs `tool` with the call's arguments. A missing tool, arguments that are not a JSON
+/// object, and a panic inside the tool all become error results: a tool call never takes
+/// the agent down.
+pub async fn execute(call: &ToolCall, tool: Option<Arc<dyn Tool>>) -> ToolOutput {
+    use futures::FutureExt;
+
+    let Some(tool) = tool else {
         return ToolOutput::error(format!("Error: there is no tool named '{}'.", call.name));
     };
-    let arguments = if call.arguments.trim().is_empty() {
-        Value::Object(Default::default())
-    } else {
-        match serde_json::from_str(&call.arguments) {
-            Ok(value) => value,
-            Err(err) => {
-                return ToolOutput::error(format!(
-                    "Error: the arguments of '{}' are not valid JSON ({err}); send a JSON object.",
-                    call.name
-                ));
-            }
-        }
+    let arguments = match parse_arguments(&call.arguments) {
+        Ok(value) => value,
+        Err(message) => return ToolOutput::error(format!("Error: {}: {message}", call.name)),
     };
-    tool.call(arguments).await
+    match std::panic::AssertUnwindSafe(tool.call(arguments))
+        .catch_unwind()
+        .await
+    {
+        Ok(output) => output,
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| String::from("no message"));
+            tracing::error!(tool = %call.name, "tool panicked: {why}");
+            ToolOutput::error(format!(
+                "Error: the tool '{}' crashed ({why}). This is a bug in the tool, not in \
+                 your call; try another approach.",
+                call.name
+            ))
+        }
+    }
+}
+
+/// Parses a tool call's arguments: empty means `{}`; anything else must be a JSON object.
+pub fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "the arguments must be a JSON object, not {}; send an object such as {{\"key\": \"value\"}}",
+            json_kind(&other)
+        )),
+        Err(err) => Err(format!(
+            "the arguments are not valid JSON ({err}); send a JSON object"
+        )),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 #[cfg(test)]
@@ -161,7 +283,7 @@ mod tests {
                 .unwrap()
                 .push(format!("before_model {}", self.name));
         }
-        fn after_model(&self, _: &mut ThreadState, _: &mut Message) {
+        fn after_model(&self, _: &mut ThreadState, _: &mut ModelTurn<'_>) {
             self.log
                 .lock()
                 .unwrap()
@@ -230,13 +352,8 @@ mod tests {
         let log = Arc::new(Mutex::new(Vec::new()));
         let chain = chain(&log, None);
         let mut state = ThreadState::default();
-        chain.prepare_model_call(&mut state, &[], Vec::new());
-        let mut reply = Message::Assistant {
-            content: String::new(),
-            reasoning: String::new(),
-            tool_calls: Vec::new(),
-        };
-        chain.finish_model_call(&mut state, &mut reply);
+        chain.prepare_model_call(&mut state, &mut Vec::new(), Vec::new());
+        chain.finish_model_call(&mut state, &[], &mut ModelReply::default());
         let out = chain
             .run_tool_call(&mut state, &call("echo", r#"{"x":1}"#), &lookup)
             .await;
@@ -299,8 +416,40 @@ mod tests {
             out.content
         );
         let out = chain
+            .run_tool_call(&mut state, &call("echo", "[1]"), &lookup)
+            .await;
+        assert!(
+            out.is_error && out.content.contains("not an array"),
+            "{}",
+            out.content
+        );
+        let out = chain
             .run_tool_call(&mut state, &call("echo", "  "), &lookup)
             .await;
         assert_eq!(out.content, "{}", "empty arguments are an empty object");
+    }
+
+    struct Panics(ToolInfo);
+    impl Tool for Panics {
+        fn info(&self) -> &ToolInfo {
+            &self.0
+        }
+        fn call(&self, _: Value) -> ToolFuture<'_> {
+            Box::pin(async move { panic!("boom") })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_tool_is_an_error_result() {
+        let tool: Arc<dyn Tool> = Arc::new(Panics(ToolInfo {
+            name: "bad".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+            source: ToolSource::BuiltIn,
+            metadata: Map::new(),
+        }));
+        let out = execute(&call("bad", "{}"), Some(tool)).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("crashed (boom)"), "{}", out.content);
     }
 }

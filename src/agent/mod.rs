@@ -1,7 +1,11 @@
-//! The agent core: thread state and its reducer, messages, and the middleware chain whose
-//! layers shape every model call and every tool call.
+//! The agent core: messages, thread state and its reducer, the middleware chain and its
+//! layers, the system prompt, the runner and the events it emits. The core never prints:
+//! front-ends render its events.
 
+pub mod event;
 pub mod layers;
 pub mod message;
 pub mod middleware;
+pub mod prompt;
+pub mod runner;
 pub mod state;

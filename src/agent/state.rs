@@ -24,6 +24,10 @@ pub struct ThreadState {
     clock: u64,
     /// When each promoted tool was last promoted or called.
     last_used: BTreeMap<String, u64>,
+    /// Notes a layer attaches to a tool call's result, by call id, before the call runs
+    /// (e.g. a loop warning); taken when the result comes back. Never stored.
+    #[serde(skip)]
+    pub call_notes: BTreeMap<String, String>,
 }
 
 /// The promotion reducer: a different or missing hash on either side replaces the set;

@@ -104,7 +104,8 @@ mod tests {
             .filter_map(|i| catalog.tool(&i.name).cloned())
             .collect();
         chain
-            .prepare_model_call(state, &[], all)
+            .prepare_model_call(state, &mut Vec::new(), all)
+            .0
             .iter()
             .map(|t| t.info().name.clone())
             .collect()

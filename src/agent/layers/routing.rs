@@ -148,11 +148,12 @@ mod tests {
             .with(Routing::new(catalog.clone(), routes, 2))
             .with(DeferredFilter::new(catalog.clone(), 16));
         let mut state = ThreadState::default();
-        let messages = vec![Message::User {
+        let mut messages = vec![Message::User {
             content: "open an issue on github about the clock".into(),
         }];
         let bound: Vec<String> = chain
-            .prepare_model_call(&mut state, &messages, Vec::new())
+            .prepare_model_call(&mut state, &mut messages, Vec::new())
+            .0
             .iter()
             .map(|t| t.info().name.clone())
             .collect();
@@ -180,18 +181,20 @@ mod tests {
         let mut fresh = ThreadState::default();
         assert!(
             chain
-                .prepare_model_call(&mut fresh, &later, Vec::new())
+                .prepare_model_call(&mut fresh, &mut later, Vec::new())
+                .0
                 .is_empty(),
             "only the first model call after the user message routes"
         );
 
         let mut quiet = ThreadState::default();
-        let other = vec![Message::User {
+        let mut other = vec![Message::User {
             content: "nothing relevant".into(),
         }];
         assert!(
             chain
-                .prepare_model_call(&mut quiet, &other, Vec::new())
+                .prepare_model_call(&mut quiet, &mut other, Vec::new())
+                .0
                 .is_empty()
         );
     }

@@ -1,0 +1,210 @@
+//! Loop detection: a model that repeats the same tool call with the same arguments is told
+//! so, and if it keeps going the run stops instead of burning tokens.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::agent::message::{Message, ToolCall};
+use crate::agent::middleware::{Layer, ModelTurn};
+use crate::agent::state::ThreadState;
+use crate::tools::ToolOutput;
+
+/// Counts identical calls (same name, same arguments up to key order and whitespace) since
+/// the latest user message. At `warn_at` the call still runs but its result carries a
+/// warning for the model; at `stop_at` the reply's tool calls are dropped and the run stops.
+pub struct LoopDetection {
+    warn_at: usize,
+    stop_at: usize,
+}
+
+impl Default for LoopDetection {
+    /// Warn at the 3rd identical call, stop at the 5th.
+    fn default() -> Self {
+        Self {
+            warn_at: 3,
+            stop_at: 5,
+        }
+    }
+}
+
+/// A call's identity for counting: its name and canonical arguments.
+fn signature(call: &ToolCall) -> String {
+    let arguments = match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(value) => canonical(&value),
+        Err(_) => call.arguments.trim().to_string(),
+    };
+    format!("{}\u{0}{arguments}", call.name)
+}
+
+/// JSON text with object keys sorted, so `{"a":1,"b":2}` and `{"b":2, "a":1}` match.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let sorted: BTreeMap<&String, String> =
+                map.iter().map(|(k, v)| (k, canonical(v))).collect();
+            let fields: Vec<String> = sorted
+                .into_iter()
+                .map(|(k, v)| format!("{}:{v}", Value::String(k.clone())))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+impl Layer for LoopDetection {
+    fn name(&self) -> &'static str {
+        "loop_detection"
+    }
+
+    fn after_model(&self, state: &mut ThreadState, turn: &mut ModelTurn<'_>) {
+        let since_user = turn
+            .history
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+            .map_or(0, |i| i + 1);
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for message in &turn.history[since_user..] {
+            if let Message::Assistant { tool_calls, .. } = message {
+                for call in tool_calls {
+                    *counts.entry(signature(call)).or_default() += 1;
+                }
+            }
+        }
+        let mut stop = None;
+        for call in &turn.reply.tool_calls {
+            let count = counts.entry(signature(call)).or_default();
+            *count += 1;
+            if *count >= self.stop_at {
+                stop.get_or_insert_with(|| {
+                    format!(
+                        "loop detected: the model called '{}' {count} times with the same \
+                         arguments",
+                        call.name
+                    )
+                });
+            } else if *count >= self.warn_at {
+                state.call_notes.insert(
+                    call.id.clone(),
+                    format!(
+                        "Warning: you have now called '{}' {count} times with the same \
+                         arguments. Repeating it will not give a different result; change the \
+                         arguments, try another tool, or answer with what you have. The run \
+                         stops at {} identical calls.",
+                        call.name, self.stop_at
+                    ),
+                );
+                turn.notices.push(format!(
+                    "'{}' was called {count} times with the same arguments; the model was \
+                     warned.",
+                    call.name
+                ));
+            }
+        }
+        if let Some(reason) = stop {
+            turn.reply.tool_calls.clear();
+            turn.notices.push(format!("Stopped: {reason}."));
+            turn.stop = Some(reason);
+        }
+    }
+
+    fn after_tool(&self, state: &mut ThreadState, call: &ToolCall, output: &mut ToolOutput) {
+        if let Some(note) = state.call_notes.remove(&call.id) {
+            output.content.push_str("\n\n");
+            output.content.push_str(&note);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::middleware::Chain;
+    use crate::provider::ModelReply;
+
+    fn call(id: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "search".into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    /// Plays `n` identical calls (arguments spelled differently) after a user message and
+    /// returns the last turn's notices and stop reason, and the state.
+    fn play(n: usize) -> (Vec<String>, Option<String>, ThreadState, ModelReply) {
+        let chain = Chain::new().with(LoopDetection::default());
+        let mut state = ThreadState::default();
+        let mut history = vec![
+            Message::User {
+                content: "old".into(),
+            },
+            Message::Assistant {
+                content: String::new(),
+                reasoning: String::new(),
+                tool_calls: vec![call("old", r#"{"q":"x"}"#)],
+            },
+            Message::User {
+                content: "now".into(),
+            },
+        ];
+        let spellings = [r#"{"q":"x","n":1}"#, r#"{"n":1, "q":"x"}"#];
+        let mut last = (Vec::new(), None, ModelReply::default());
+        for i in 0..n {
+            let mut reply = ModelReply {
+                tool_calls: vec![call(&format!("c{i}"), spellings[i % 2])],
+                ..ModelReply::default()
+            };
+            let (notices, stop) = chain.finish_model_call(&mut state, &history, &mut reply);
+            history.push(Message::Assistant {
+                content: String::new(),
+                reasoning: String::new(),
+                tool_calls: reply.tool_calls.clone(),
+            });
+            last = (notices, stop, reply);
+        }
+        (last.0, last.1, state, last.2)
+    }
+
+    #[test]
+    fn two_identical_calls_are_fine() {
+        let (notices, stop, state, _) = play(2);
+        assert!(notices.is_empty() && stop.is_none() && state.call_notes.is_empty());
+    }
+
+    #[test]
+    fn the_third_identical_call_warns_the_model_through_its_result() {
+        let (notices, stop, mut state, reply) = play(3);
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(stop.is_none());
+        let chain = Chain::new().with(LoopDetection::default());
+        let out = chain.end_tool_call(&mut state, &reply.tool_calls[0], 1, ToolOutput::ok("r"));
+        assert!(out.content.starts_with("r\n\nWarning: you have now called 'search' 3 times"));
+        assert!(state.call_notes.is_empty(), "the note is used once");
+    }
+
+    #[test]
+    fn the_fifth_identical_call_stops_the_run() {
+        let (notices, stop, _, reply) = play(5);
+        assert_eq!(
+            stop.as_deref(),
+            Some("loop detected: the model called 'search' 5 times with the same arguments")
+        );
+        assert!(reply.tool_calls.is_empty(), "its calls never run");
+        assert!(notices.last().unwrap().starts_with("Stopped: loop detected"));
+    }
+
+    #[test]
+    fn different_arguments_do_not_count() {
+        assert_ne!(signature(&call("a", r#"{"q":"x"}"#)), signature(&call("a", r#"{"q":"y"}"#)));
+        assert_eq!(
+            signature(&call("a", r#"{"q":{"b":1,"a":[1, 2]}}"#)),
+            signature(&call("a", r#"{ "q": {"a":[1,2],"b":1} }"#))
+        );
+    }
+}
