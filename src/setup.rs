@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::{
-    AppConfig, ConfigError, ConfigPaths, EnvLookup, Loaded, find_app_config,
+    AppConfig, ModelConfig, ConfigError, ConfigPaths, EnvLookup, Loaded, find_app_config,
     find_extensions_config, load_app_config,
 };
 use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};
@@ -91,10 +91,29 @@ impl Setup {
         Ok(toolset)
     }
 
+    /// The configured model called `requested`, or the first one when none is requested.
+    /// A requested id that is not configured (a raw model id) has no entry.
+    pub fn model_config(&self, requested: Option<&str>) -> Option<&ModelConfig> {
+        let models = &self.app.value.models;
+        match requested {
+            Some(name) => models.iter().find(|m| m.name == name),
+            None => models.first(),
+        }
+    }
+
+    /// The context window of the model in use, when configured.
+    pub fn context_window(&self, model: Option<&str>) -> Option<u32> {
+        self.model_config(model).and_then(|m| m.context_window)
+    }
+
     /// Decides what of `toolset` is deferred, with the configured `tool_search` and the
-    /// default (first) model's context window.
-    pub fn deferred(&self, toolset: &Toolset) -> Result<DeferredSetup, SetupError> {
-        let context_window = self.app.value.models.first().and_then(|m| m.context_window);
+    /// context window of `model` (see [`Setup::model_config`]).
+    pub fn deferred(
+        &self,
+        toolset: &Toolset,
+        model: Option<&str>,
+    ) -> Result<DeferredSetup, SetupError> {
+        let context_window = self.context_window(model);
         Ok(setup_deferred(
             toolset,
             &self.app.value.tool_search,

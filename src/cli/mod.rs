@@ -5,20 +5,33 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::ui::run_output::OutputFormat;
+
+mod agent;
+mod doctor;
 mod run;
+mod threads;
 
 pub use run::run;
 
 /// antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
 #[derive(Debug, Parser)]
-#[command(name = "antler", version, arg_required_else_help = true)]
+#[command(name = "antler", version, args_conflicts_with_subcommands = true)]
 #[command(after_help = "\
+Examples:
+  OPENAI_API_KEY=... antler -m gpt-4.1-mini -p \"summarise README.md\"
+  OPENAI_BASE_URL=http://localhost:11434/v1 antler -m qwen3 -p \"hello\"
+  git diff | antler -p - --output-format json
+  antler --continue -p \"and now the tests\"
+
 Configuration files:
   config.yaml             --config, $ANTLER_CONFIG, ./config.yaml, $XDG_CONFIG_HOME/antler/config.yaml
   extensions_config.json  --extensions, $ANTLER_EXTENSIONS_CONFIG, ./extensions_config.json, ./mcp_config.json
   A .env file in the working directory is loaded first.
+  Threads are stored in $XDG_DATA_HOME/antler/threads.db ($ANTLER_DATA_DIR overrides the folder).
 
-Exit status: 0 success, 1 an MCP server failed, 2 a configuration or usage error.")]
+Exit status: 0 success, 1 the run failed (model error after retries, --max-turns, a stopped
+loop) or an MCP server failed, 2 a configuration or usage error, 130 interrupted.")]
 pub struct Cli {
     /// The config.yaml to use.
     #[arg(long, global = true, value_name = "PATH")]
@@ -33,9 +46,44 @@ pub struct Cli {
     /// $XDG_STATE_HOME/antler/antler.log).
     #[arg(long, global = true, value_name = "PATH", env = "ANTLER_LOG_FILE")]
     pub log_file: Option<PathBuf>,
-    /// What to do.
+    /// The model: a `name` from config.yaml, or a model id for the endpoint given by
+    /// OPENAI_BASE_URL / OPENAI_API_KEY (default: the first configured model, or
+    /// $ANTLER_MODEL).
+    #[arg(short, long, global = true, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Run a prompt.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// What to do instead of running a prompt.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+}
+
+/// Running a prompt: `antler -p PROMPT`, or the prompt on stdin.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The prompt; `-` reads it from stdin. Without -p, a prompt piped on stdin is run.
+    #[arg(short, long, value_name = "PROMPT")]
+    pub prompt: Option<String>,
+    /// What to print: the final answer, one JSON result, or every event as JSON lines.
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub output_format: OutputFormat,
+    /// The most model calls one run may make.
+    #[arg(long, default_value_t = 50, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: u32,
+    /// Continue the newest thread of this directory.
+    #[arg(short, long = "continue", conflicts_with = "resume")]
+    pub continue_thread: bool,
+    /// Continue the thread with this id (or a unique prefix of at least 4 characters).
+    #[arg(short, long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Play the model's turns from this file instead of calling a model (CI smoke runs).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Save the model's turns of this run to FILE, in the format --replay plays.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
 }
 
 /// The subcommands; each maps to one front-end action over the same setup.
@@ -47,6 +95,53 @@ pub enum Command {
     /// Inspect the MCP servers of the extensions config.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Read the stored conversations.
+    #[command(subcommand)]
+    Threads(ThreadsCommand),
+    /// Check the configuration, every MCP server, the model endpoint and the deferred setup;
+    /// exits non-zero if anything is wrong (a CI smoke test of the agent setup).
+    Doctor(DoctorArgs),
+}
+
+/// `antler threads ...`.
+#[derive(Debug, Subcommand)]
+pub enum ThreadsCommand {
+    /// List threads, newest first.
+    List(ThreadsListArgs),
+    /// Print one thread's messages.
+    Show(ThreadsShowArgs),
+}
+
+/// Options of `antler threads list`.
+#[derive(Debug, Args)]
+pub struct ThreadsListArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Show at most N threads.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+/// Options of `antler threads show`.
+#[derive(Debug, Args)]
+pub struct ThreadsShowArgs {
+    /// The thread id, or a unique prefix of at least 4 characters.
+    pub id: String,
+    /// Print the thread (metadata, state, messages) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `antler doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not send the one-token request to the model endpoint.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 /// `antler tools ...`: what the model could be offered, for checking a configuration.
@@ -127,10 +222,12 @@ pub struct JsonFlag {
 pub enum Exit {
     /// Everything worked.
     Success = 0,
-    /// The command ran but something failed (e.g. an MCP server did not start).
+    /// The command ran but something failed (e.g. the model call failed after retries).
     Failure = 1,
     /// Usage or configuration error.
     Config = 2,
+    /// The user interrupted the run (Ctrl-C).
+    Interrupted = 130,
 }
 
 impl From<Exit> for ExitCode {

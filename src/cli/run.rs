@@ -14,7 +14,7 @@ use crate::setup::{Setup, SetupError};
 use crate::ui::{listing, search as search_ui};
 
 /// How long MCP servers get to exit when a command is done.
-const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+pub(super) const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs a parsed command line and returns its exit status. Output goes to stdout,
 /// diagnostics to stderr.
@@ -28,25 +28,43 @@ pub async fn run(cli: Cli) -> Exit {
     };
     let env = |name: &str| std::env::var(name).ok();
     let paths = ConfigPaths {
-        config: cli.config,
-        extensions: cli.extensions,
+        config: cli.config.clone(),
+        extensions: cli.extensions.clone(),
     };
+    match cli.command {
+        None => super::agent::run_prompt(&cli.run, cli.model.as_deref(), &paths, &cwd, &env).await,
+        Some(Command::Threads(command)) => super::threads::run(command, &env),
+        Some(Command::Doctor(args)) => {
+            super::doctor::run(&args, cli.model.as_deref(), &paths, &cwd, &env).await
+        }
+        Some(command) => inspect(command, cli.model.as_deref(), &paths, &cwd, &env).await,
+    }
+}
+
+/// `tools ...` and `mcp ...`: inspecting the setup.
+async fn inspect(
+    command: Command,
+    model: Option<&str>,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: crate::config::EnvLookup<'_>,
+) -> Exit {
     let result = async {
-        let mut setup = Setup::load(&paths, &cwd, &env)?;
+        let mut setup = Setup::load(paths, cwd, env)?;
         // Commands that read a catalog file start no MCP server.
-        let catalog_file = match &cli.command {
+        let catalog_file = match &command {
             Command::Tools(ToolsCommand::Search(a)) => a.catalog.clone(),
             Command::Tools(ToolsCommand::Stats(a)) => a.catalog.clone(),
             _ => None,
         };
         let mcp = match catalog_file {
             Some(_) => Arc::new(McpManager::empty()),
-            None => setup.mcp(&env).await?,
+            None => setup.mcp(env).await?,
         };
-        let output = match cli.command {
-            Command::Tools(ToolsCommand::List(args)) => tools_list(&setup, &mcp, &args).await?,
+        let output = match command {
+            Command::Tools(ToolsCommand::List(args)) => tools_list(&setup, &mcp, &args, model).await?,
             Command::Tools(ToolsCommand::Search(args)) => {
-                match tools_search(&setup, &mcp, &cwd, &args).await? {
+                match tools_search(&setup, &mcp, cwd, &args).await? {
                     Ok(text) => text,
                     Err(message) => {
                         eprintln!("error: {message}");
@@ -63,6 +81,7 @@ pub async fn run(cli: Cli) -> Exit {
                     listing::servers_table(&statuses)
                 }
             }
+            Command::Threads(_) | Command::Doctor(_) => String::new(),
         };
         let statuses = mcp.statuses().await;
         mcp.shutdown(SHUTDOWN_GRACE).await;
@@ -90,7 +109,7 @@ pub async fn run(cli: Cli) -> Exit {
     }
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> String {
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
     // Serialising plain structs of strings and numbers cannot fail; "null" is never printed
     // in practice but keeps this panic-free.
     let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| String::from("null"));
@@ -100,7 +119,7 @@ fn to_json<T: serde::Serialize>(value: &T) -> String {
 
 /// Writes the command's output. A reader that went away (`antler ... | head`) is not an
 /// error worth a message; anything else is.
-fn write_stdout(text: &str) -> std::io::Result<()> {
+pub(super) fn write_stdout(text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     match stdout
@@ -116,10 +135,11 @@ async fn tools_list(
     setup: &Setup,
     mcp: &McpManager,
     args: &ToolsListArgs,
+    model: Option<&str>,
 ) -> Result<String, SetupError> {
     let groups = (!args.groups.is_empty()).then_some(args.groups.as_slice());
     let toolset = setup.toolset(mcp, groups).await?;
-    let deferred = setup.deferred(&toolset)?;
+    let deferred = setup.deferred(&toolset, model)?;
     let rows = listing::tool_rows(&toolset, &deferred);
     Ok(if args.json {
         to_json(&rows)

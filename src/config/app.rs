@@ -250,6 +250,9 @@ pub struct SummarizationConfig {
     /// History size in tokens that triggers it; 75% of the context window when absent.
     #[serde(deserialize_with = "lenient::optional")]
     pub trigger_tokens: Option<u64>,
+    /// How many recent messages are kept verbatim (default 10).
+    #[serde(deserialize_with = "lenient::optional")]
+    pub keep_messages: Option<usize>,
     /// Any other key (DeerFlow's `trigger`, `keep`, `model_name`, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -2,3 +2,5 @@
 
 pub mod listing;
 pub mod search;
+pub mod run_output;
+pub mod doctor;

@@ -1,0 +1,277 @@
+//! `antler -p PROMPT`: one prompt run to completion against the configured model, for
+//! scripts and CI. Builds the agent from the setup, runs it, prints its events.
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Exit, RunArgs};
+use crate::agent::event::{Event, RunStatus};
+use crate::agent::layers::agent_chain;
+use crate::agent::layers::summarize::Summarization;
+use crate::agent::prompt::system_prompt;
+use crate::agent::runner::{Agent, Thread};
+use crate::config::{ConfigPaths, EnvLookup, SummarizationConfig};
+use crate::deferred::DEFAULT_CONTEXT_WINDOW;
+use crate::provider::Provider;
+use crate::provider::openai::OpenAiProvider;
+use crate::provider::replay::{RecordingProvider, ReplayProvider};
+use crate::provider::resolve::resolve_model;
+use crate::setup::Setup;
+use crate::store::{StoreSink, ThreadStore, default_path, title_from};
+use crate::ui::run_output::RunPrinter;
+
+/// How many recent messages summarisation keeps when config.yaml does not say.
+const DEFAULT_KEEP_MESSAGES: usize = 10;
+
+/// Why a run could not start (or its result could not be kept): a message and an exit
+/// status.
+pub(super) struct Stop {
+    pub(super) exit: Exit,
+    pub(super) message: String,
+}
+
+impl Stop {
+    pub(super) fn usage(message: impl Into<String>) -> Self {
+        Self {
+            exit: Exit::Config,
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn failure(message: impl Into<String>) -> Self {
+        Self {
+            exit: Exit::Failure,
+            message: message.into(),
+        }
+    }
+}
+
+/// Runs the prompt of `args` and returns the exit status.
+pub async fn run_prompt(
+    args: &RunArgs,
+    model: Option<&str>,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Exit {
+    match run(args, model, paths, cwd, env).await {
+        Ok(exit) => exit,
+        Err(stop) => {
+            eprintln!("error: {}", stop.message);
+            stop.exit
+        }
+    }
+}
+
+async fn run(
+    args: &RunArgs,
+    model: Option<&str>,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Result<Exit, Stop> {
+    let prompt = read_prompt(args.prompt.as_deref())?;
+    let mut setup = Setup::load(paths, cwd, env).map_err(|e| Stop::usage(e.to_string()))?;
+    let provider = provider(args, &setup, model, cwd, env)?;
+    let store = ThreadStore::open(&default_path(env).map_err(|e| Stop::failure(e.to_string()))?)
+        .map_err(|e| Stop::failure(e.to_string()))?;
+    let mut thread = open_thread(args, &store, cwd, &prompt, provider.model())?;
+
+    let mcp = setup.mcp(env).await.map_err(|e| Stop::usage(e.to_string()))?;
+    for status in mcp.statuses().await {
+        if let Some(error) = status.error {
+            tracing::warn!(
+                "MCP server `{}` is unavailable, its tools are missing: {error}",
+                status.name
+            );
+        }
+    }
+    let result = async {
+        let toolset = setup
+            .toolset(&mcp, None)
+            .await
+            .map_err(|e| Stop::usage(e.to_string()))?;
+        let deferred = setup
+            .deferred(&toolset, model)
+            .map_err(|e| Stop::usage(e.to_string()))?;
+        let servers: Vec<_> = mcp.servers().iter().map(|s| s.config().clone()).collect();
+        let config = &setup.app.value;
+        let window = setup.context_window(model).unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        let agent = Agent {
+            provider,
+            chain: agent_chain(&deferred, &config.tool_search, &servers),
+            system_prompt: system_prompt(
+                &crate::clock::utc_date(thread.created_at),
+                cwd,
+                &deferred.prompt_section(),
+            ),
+            deferred: Arc::new(deferred),
+            max_turns: args.max_turns,
+            summarization: summarization(&config.summarization, window),
+        };
+        let printer = RunPrinter::new(
+            args.output_format,
+            std::io::stdout().is_terminal(),
+            std::io::stderr().is_terminal(),
+        );
+        let cancel = CancellationToken::new();
+        let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
+        let emit = |event: Event| printer.event(&event);
+        let sink = StoreSink::new(&store);
+        let result = agent
+            .run(&mut thread.thread, prompt, &sink, &emit, &cancel)
+            .await;
+        watcher.abort();
+        printer.finish(&result);
+        Ok::<_, Stop>(match result.status {
+            RunStatus::Success => Exit::Success,
+            RunStatus::Failed => Exit::Failure,
+            RunStatus::Interrupted => Exit::Interrupted,
+        })
+    }
+    .await;
+    mcp.shutdown(super::run::SHUTDOWN_GRACE).await;
+    result
+}
+
+/// The prompt from `-p`, `-p -` (stdin) or piped stdin.
+fn read_prompt(arg: Option<&str>) -> Result<String, Stop> {
+    let from_stdin = || {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map(|_| text)
+            .map_err(|e| Stop::usage(format!("cannot read the prompt from stdin: {e}")))
+    };
+    let prompt = match arg {
+        Some("-") => from_stdin()?,
+        Some(text) => text.to_string(),
+        None if !std::io::stdin().is_terminal() => from_stdin()?,
+        None => {
+            return Err(Stop::usage(
+                "no prompt: pass -p PROMPT, or -p - to read it from stdin, or pipe it in \
+                 (see antler --help)",
+            ));
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(Stop::usage("the prompt is empty"));
+    }
+    Ok(prompt)
+}
+
+/// The model: a replay file, or the resolved OpenAI-compatible endpoint; recorded when
+/// `--record` asks.
+fn provider(
+    args: &RunArgs,
+    setup: &Setup,
+    model: Option<&str>,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Result<Arc<dyn Provider>, Stop> {
+    let provider: Arc<dyn Provider> = match &args.replay {
+        Some(path) => Arc::new(
+            ReplayProvider::open(&cwd.join(path)).map_err(|e| Stop::usage(e.to_string()))?,
+        ),
+        None => {
+            let settings = resolve_model(&setup.app.value.models, model, env)
+                .map_err(|e| Stop::usage(e.to_string()))?;
+            Arc::new(OpenAiProvider::new(settings).map_err(|e| Stop::usage(e.to_string()))?)
+        }
+    };
+    Ok(match &args.record {
+        Some(path) => Arc::new(
+            RecordingProvider::create(&cwd.join(path), provider)
+                .map_err(|e| Stop::usage(e.to_string()))?,
+        ),
+        None => provider,
+    })
+}
+
+/// A thread being run, with the time it was created (the system prompt's date).
+struct OpenThread {
+    thread: Thread,
+    created_at: i64,
+}
+
+/// The thread to continue (`--continue`, `--resume`) or a new one titled by the prompt.
+fn open_thread(
+    args: &RunArgs,
+    store: &ThreadStore,
+    cwd: &Path,
+    prompt: &str,
+    model: &str,
+) -> Result<OpenThread, Stop> {
+    let id = if args.continue_thread {
+        match store
+            .latest_in(cwd)
+            .map_err(|e| Stop::failure(e.to_string()))?
+        {
+            Some(meta) => Some(meta.id),
+            None => {
+                return Err(Stop::usage(format!(
+                    "no thread to continue in {}; start one without --continue",
+                    cwd.display()
+                )));
+            }
+        }
+    } else {
+        args.resume.clone()
+    };
+    let Some(id) = id else {
+        let meta = store
+            .create(cwd, model)
+            .map_err(|e| Stop::failure(e.to_string()))?;
+        store
+            .set_title(&meta.id, &title_from(prompt))
+            .map_err(|e| Stop::failure(e.to_string()))?;
+        return Ok(OpenThread {
+            thread: Thread {
+                id: meta.id,
+                ..Thread::default()
+            },
+            created_at: meta.created_at,
+        });
+    };
+    let stored = store.load(&id).map_err(|e| Stop::usage(e.to_string()))?;
+    Ok(OpenThread {
+        created_at: stored.meta.created_at,
+        thread: Thread {
+            id: stored.meta.id,
+            messages: stored.messages,
+            state: stored.state,
+            usage: stored.meta.usage,
+            resumed: true,
+        },
+    })
+}
+
+/// Summarisation settings: on unless disabled; the trigger defaults to 75% of the context
+/// window.
+fn summarization(config: &SummarizationConfig, window: u32) -> Option<Summarization> {
+    if config.enabled == Some(false) {
+        return None;
+    }
+    Some(Summarization {
+        trigger_tokens: config
+            .trigger_tokens
+            .unwrap_or(u64::from(window) * 3 / 4),
+        keep_messages: config.keep_messages.unwrap_or(DEFAULT_KEEP_MESSAGES),
+    })
+}
+
+/// The first Ctrl-C cancels the run (which then saves and exits 130); a second one exits
+/// at once.
+async fn interrupt_on_ctrl_c(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        eprintln!("antler: interrupted twice; exiting without waiting");
+        std::process::exit(130);
+    }
+}

@@ -1,0 +1,230 @@
+//! `antler doctor`: every part of the agent setup checked once, as a CI smoke test.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::run::{to_json, write_stdout};
+use super::{DoctorArgs, Exit};
+use crate::agent::message::Message;
+use crate::config::{ConfigPaths, EnvLookup};
+use crate::mcp::McpManager;
+use crate::provider::openai::OpenAiProvider;
+use crate::provider::resolve::resolve_model;
+use crate::provider::{ModelRequest, Provider};
+use crate::setup::Setup;
+use crate::store::{ThreadStore, default_path};
+use crate::ui::doctor::{Check, CheckStatus, doctor_table};
+
+/// How long the model endpoint gets to answer the one-token request.
+const MODEL_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs every check and prints the report: exit 0 when nothing failed, 1 when a check
+/// failed, 2 when the configuration cannot be loaded at all.
+pub async fn run(
+    args: &DoctorArgs,
+    model: Option<&str>,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Exit {
+    let mut checks = Vec::new();
+    let exit = match Setup::load(paths, cwd, env) {
+        Err(err) => {
+            checks.push(Check::new("config.yaml", CheckStatus::Fail, err.to_string()));
+            Exit::Config
+        }
+        Ok(mut setup) => {
+            config_checks(&setup, &mut checks);
+            match setup.mcp(env).await {
+                Err(err) => {
+                    checks.push(Check::new(
+                        "extensions_config.json",
+                        CheckStatus::Fail,
+                        err.to_string(),
+                    ));
+                    Exit::Config
+                }
+                Ok(mcp) => {
+                    server_checks(&mcp, &mut checks).await;
+                    deferred_check(&setup, &mcp, model, &mut checks).await;
+                    mcp.shutdown(super::run::SHUTDOWN_GRACE).await;
+                    model_check(&setup, model, args.offline, env, &mut checks).await;
+                    store_check(env, &mut checks);
+                    if checks.iter().any(|c| c.status == CheckStatus::Fail) {
+                        Exit::Failure
+                    } else {
+                        Exit::Success
+                    }
+                }
+            }
+        }
+    };
+    let text = if args.json {
+        to_json(&serde_json::json!({
+            "ok": exit == Exit::Success,
+            "checks": checks,
+        }))
+    } else {
+        doctor_table(&checks)
+    };
+    match write_stdout(&text) {
+        Ok(()) => exit,
+        Err(err) => {
+            eprintln!("error: cannot write the output: {err}");
+            Exit::Failure
+        }
+    }
+}
+
+fn config_checks(setup: &Setup, checks: &mut Vec<Check>) {
+    let app = &setup.app;
+    let (status, mut detail) = match &app.path {
+        Some(path) => (CheckStatus::Ok, path.display().to_string()),
+        None => (
+            CheckStatus::Ok,
+            String::from("none found; using defaults (see config.example.yaml)"),
+        ),
+    };
+    detail.push_str(&format!(
+        " ({} models, {} configured tools)",
+        app.value.models.len(),
+        app.value.tools.len()
+    ));
+    if app.warnings.is_empty() {
+        checks.push(Check::new("config.yaml", status, detail));
+    } else {
+        detail.push_str(&format!("; {}", app.warnings.join("; ")));
+        checks.push(Check::new("config.yaml", CheckStatus::Warn, detail));
+    }
+}
+
+async fn server_checks(mcp: &McpManager, checks: &mut Vec<Check>) {
+    let statuses = mcp.statuses().await;
+    if statuses.is_empty() {
+        checks.push(Check::new(
+            "mcp",
+            CheckStatus::Ok,
+            "no MCP servers configured",
+        ));
+    }
+    for s in statuses {
+        let name = format!("mcp: {}", s.name);
+        let check = match (s.status, s.error) {
+            ("connected", _) => Check::new(
+                name,
+                CheckStatus::Ok,
+                format!(
+                    "{} · {} tools · {} ms",
+                    s.transport,
+                    s.tool_count,
+                    s.startup_ms.unwrap_or(0)
+                ),
+            ),
+            ("disabled", _) => Check::new(name, CheckStatus::Warn, "disabled in the config"),
+            (_, error) => Check::new(
+                name,
+                CheckStatus::Fail,
+                error.unwrap_or_else(|| String::from("not connected")),
+            ),
+        };
+        checks.push(check);
+    }
+}
+
+async fn deferred_check(
+    setup: &Setup,
+    mcp: &McpManager,
+    model: Option<&str>,
+    checks: &mut Vec<Check>,
+) {
+    let deferred = match setup.toolset(mcp, None).await {
+        Ok(toolset) => setup.deferred(&toolset, model),
+        Err(err) => Err(err),
+    };
+    checks.push(match deferred {
+        Ok(deferred) => {
+            let mut detail = deferred.reason.clone();
+            if let Some(catalog) = &deferred.catalog {
+                detail.push_str(&format!(
+                    " · catalog {} · {} bound",
+                    catalog.hash(),
+                    deferred.bound.len()
+                ));
+            }
+            Check::new("tool search", CheckStatus::Ok, detail)
+        }
+        Err(err) => Check::new("tool search", CheckStatus::Fail, err.to_string()),
+    });
+}
+
+async fn model_check(
+    setup: &Setup,
+    model: Option<&str>,
+    offline: bool,
+    env: EnvLookup<'_>,
+    checks: &mut Vec<Check>,
+) {
+    let settings = match resolve_model(&setup.app.value.models, model, env) {
+        Ok(settings) => settings,
+        Err(err) => {
+            checks.push(Check::new("model", CheckStatus::Fail, err.to_string()));
+            return;
+        }
+    };
+    let provider = match OpenAiProvider::new(settings) {
+        Ok(provider) => provider,
+        Err(err) => {
+            checks.push(Check::new("model", CheckStatus::Fail, err.to_string()));
+            return;
+        }
+    };
+    let name = format!("model: {}", provider.model());
+    if offline {
+        checks.push(Check::new(
+            name,
+            CheckStatus::Skip,
+            format!("{} (not contacted: --offline)", provider.endpoint()),
+        ));
+        return;
+    }
+    let request = ModelRequest {
+        system: String::from("Reply with OK."),
+        messages: vec![Message::User {
+            content: String::from("ping"),
+        }],
+        tools: Vec::new(),
+        max_tokens: Some(1),
+    };
+    let started = Instant::now();
+    let outcome =
+        tokio::time::timeout(MODEL_PROBE_TIMEOUT, provider.complete(&request, &|_| {})).await;
+    checks.push(match outcome {
+        Ok(Ok(_)) => Check::new(
+            name,
+            CheckStatus::Ok,
+            format!(
+                "{} answered in {} ms",
+                provider.endpoint(),
+                started.elapsed().as_millis()
+            ),
+        ),
+        Ok(Err(err)) => Check::new(name, CheckStatus::Fail, err.to_string()),
+        Err(_) => Check::new(
+            name,
+            CheckStatus::Fail,
+            format!(
+                "{}: no answer within {} s",
+                provider.endpoint(),
+                MODEL_PROBE_TIMEOUT.as_secs()
+            ),
+        ),
+    });
+}
+
+fn store_check(env: EnvLookup<'_>, checks: &mut Vec<Check>) {
+    let opened = default_path(env).and_then(|path| ThreadStore::open(&path).map(|_| path));
+    checks.push(match opened {
+        Ok(path) => Check::new("threads", CheckStatus::Ok, path.display().to_string()),
+        Err(err) => Check::new("threads", CheckStatus::Fail, err.to_string()),
+    });
+}

@@ -1,0 +1,226 @@
+//! What a one-shot run prints: the final answer (`text`), one result object (`json`), or
+//! every event as a JSON line (`stream-json`). Progress goes to stderr, and only when stderr
+//! is a terminal; notices and errors go to stderr always.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use crate::agent::event::{Event, RunResult, RunStatus};
+
+/// The `--output-format` choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The final answer on stdout.
+    Text,
+    /// One JSON object at the end: result, thread id, turns, usage, promoted tools, errors.
+    Json,
+    /// Every event as one JSON line, flushed as it happens.
+    StreamJson,
+}
+
+/// Renders a run's events for one output format.
+pub struct RunPrinter {
+    format: OutputFormat,
+    /// Show tool activity on stderr (stderr is a terminal).
+    progress: bool,
+    /// Stream the answer's text to stdout as it arrives (text format, stdout a terminal).
+    live_text: bool,
+    state: Mutex<PrinterState>,
+}
+
+#[derive(Default)]
+struct PrinterState {
+    /// Whether the last thing written to stdout was streamed text without a newline.
+    open_line: bool,
+    /// Whether stdout's reader went away; nothing more is written to it.
+    stdout_gone: bool,
+}
+
+impl RunPrinter {
+    /// A printer for `format`; `stdout_tty`/`stderr_tty` say where a person is watching.
+    pub fn new(format: OutputFormat, stdout_tty: bool, stderr_tty: bool) -> Self {
+        Self {
+            format,
+            progress: stderr_tty && format == OutputFormat::Text,
+            live_text: stdout_tty && format == OutputFormat::Text,
+            state: Mutex::new(PrinterState::default()),
+        }
+    }
+
+    /// Renders one event as it happens.
+    pub fn event(&self, event: &Event) {
+        match self.format {
+            OutputFormat::StreamJson => self.stdout(&json_line(event)),
+            OutputFormat::Json => {}
+            OutputFormat::Text => self.text_event(event),
+        }
+    }
+
+    /// Prints the end of the run.
+    pub fn finish(&self, result: &RunResult) {
+        match self.format {
+            OutputFormat::StreamJson => {}
+            OutputFormat::Json => self.stdout(&json_line(result)),
+            OutputFormat::Text => {
+                if self.live_text {
+                    if self.take_open_line() {
+                        self.stdout("\n");
+                    }
+                } else if !result.result.is_empty() {
+                    let mut answer = result.result.clone();
+                    if !answer.ends_with('\n') {
+                        answer.push('\n');
+                    }
+                    self.stdout(&answer);
+                }
+            }
+        }
+        if self.format != OutputFormat::StreamJson {
+            for error in &result.errors {
+                if result.status == RunStatus::Interrupted {
+                    eprintln!("antler: interrupted; thread {} saved", result.thread_id);
+                } else {
+                    eprintln!("error: {error}");
+                }
+            }
+        }
+    }
+
+    fn text_event(&self, event: &Event) {
+        match event {
+            Event::TextDelta { text, .. } if self.live_text => {
+                self.stdout(text);
+                self.lock().open_line = !text.ends_with('\n');
+            }
+            Event::TurnCompleted { .. } if self.live_text => {
+                if self.take_open_line() {
+                    self.stdout("\n");
+                }
+            }
+            Event::Notice { message, .. } => eprintln!("note: {message}"),
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+                ..
+            } if self.progress => {
+                eprintln!("↻ retrying (attempt {attempt}) in {delay_ms} ms: {reason}");
+            }
+            Event::ToolCallStarted {
+                name, arguments, ..
+            } if self.progress => {
+                eprintln!("⏺ {name} {}", clip_line(&arguments.to_string(), 100));
+            }
+            Event::ToolCallFinished {
+                is_error,
+                content,
+                duration_ms,
+                ..
+            } if self.progress => {
+                let mark = if *is_error { "✗" } else { "✓" };
+                eprintln!(
+                    "  {mark} {duration_ms} ms · {}",
+                    clip_line(content.lines().next().unwrap_or(""), 100)
+                );
+            }
+            Event::ToolsPromoted { added, .. } if self.progress && !added.is_empty() => {
+                eprintln!("  + promoted: {}", added.join(", "));
+            }
+            Event::Summarized {
+                replaced_messages, ..
+            } if self.progress => {
+                eprintln!("… summarised {replaced_messages} older messages");
+            }
+            _ => {}
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PrinterState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn take_open_line(&self) -> bool {
+        std::mem::take(&mut self.lock().open_line)
+    }
+
+    /// Writes and flushes; a reader that went away stops further output, silently.
+    fn stdout(&self, text: &str) {
+        let mut state = self.lock();
+        if state.stdout_gone {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            state.stdout_gone = true;
+        }
+    }
+}
+
+/// `value` as one line of JSON with a newline.
+pub fn json_line<T: Serialize>(value: &T) -> String {
+    let mut line = serde_json::to_string(value).unwrap_or_else(|err| {
+        serde_json::json!({"type": "error", "error": err.to_string()}).to_string()
+    });
+    line.push('\n');
+    line
+}
+
+/// The first `max` characters of `text` on one line.
+fn clip_line(text: &str, max: usize) -> String {
+    let line = text.replace(['\n', '\r'], " ");
+    match line.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::Usage;
+
+    #[test]
+    fn events_serialise_with_their_type_tag() {
+        let line = json_line(&Event::Usage {
+            turn: 2,
+            usage: Usage {
+                input_tokens: 5,
+                cached_input_tokens: 1,
+                output_tokens: 3,
+            },
+        });
+        assert_eq!(
+            line,
+            "{\"type\":\"usage\",\"turn\":2,\"input_tokens\":5,\"cached_input_tokens\":1,\"output_tokens\":3}\n"
+        );
+        let result = RunResult {
+            status: RunStatus::Success,
+            result: "hi".into(),
+            thread_id: "t".into(),
+            model: "m".into(),
+            turns: 1,
+            usage: Usage::default(),
+            thread_usage: Usage::default(),
+            promoted_tools: vec![],
+            notices: vec![],
+            errors: vec![],
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&json_line(&Event::RunFinished(result))).unwrap();
+        assert_eq!(value["type"], "run_finished");
+        assert_eq!(value["status"], "success");
+        assert_eq!(value["result"], "hi");
+    }
+
+    #[test]
+    fn clip_line_is_char_safe() {
+        assert_eq!(clip_line("héllo\nworld", 3), "hél…");
+        assert_eq!(clip_line("ab", 3), "ab");
+    }
+}
