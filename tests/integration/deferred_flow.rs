@@ -71,7 +71,8 @@ impl Session {
     /// The names bound for the next model call.
     fn bound(&mut self) -> Vec<String> {
         self.chain
-            .prepare_model_call(&mut self.state, &self.messages, self.setup.bound.clone())
+            .prepare_model_call(&mut self.state, &mut self.messages, self.setup.bound.clone())
+            .0
             .iter()
             .map(|t| t.info().name.clone())
             .collect()
@@ -93,6 +94,7 @@ impl Session {
             .await;
         self.messages.push(Message::Assistant {
             content: String::new(),
+            reasoning: String::new(),
             tool_calls: vec![call.clone()],
         });
         self.messages.push(Message::Tool {

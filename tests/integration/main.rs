@@ -4,6 +4,7 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod agent_run;
 mod cli_config;
 mod cli_deferred;
 mod cli_mcp;
@@ -11,4 +12,6 @@ mod deferred_flow;
 mod examples;
 mod interop;
 mod mcp_calls;
+#[path = "../support/mock_openai/mod.rs"]
+mod mock_openai;
 mod support;

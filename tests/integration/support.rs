@@ -36,12 +36,22 @@ impl Sandbox {
 
     /// `antler` with the working directory and environment pointing into the sandbox.
     pub fn antler(&self) -> assert_cmd::Command {
-        let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_antler"));
+        assert_cmd::Command::from_std(self.command())
+    }
+
+    /// The same as [`Sandbox::antler`] as a plain `Command`, for tests that need the child.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_antler"));
         cmd.current_dir(self.path())
             .env("HOME", self.path())
             .env("XDG_CONFIG_HOME", self.path().join("xdg-config"))
             .env("XDG_STATE_HOME", self.path().join("xdg-state"))
+            .env("XDG_DATA_HOME", self.path().join("xdg-data"))
             .env("ANTLER_LOG_FILE", self.log_file())
+            .env_remove("ANTLER_DATA_DIR")
+            .env_remove("ANTLER_MODEL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
             .env_remove("ANTLER_CONFIG")
             .env_remove("ANTLER_EXTENSIONS_CONFIG")
             .env_remove("ANTLER_LOG")

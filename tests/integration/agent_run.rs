@@ -1,0 +1,488 @@
+//! `antler -p` through the real binary against the scripted mock model server and the
+//! fixture MCP server: the deferred flow, output formats, threads, exit statuses.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mock_openai::{MockOpenAi, Reply};
+use crate::support::*;
+
+const KEY: &str = "sk-test-secret-4242";
+
+/// `antler -m mock-model` pointed at `mock` through the environment.
+fn agent(sandbox: &Sandbox, mock: &MockOpenAi) -> assert_cmd::Command {
+    let mut cmd = sandbox.antler();
+    cmd.env("OPENAI_BASE_URL", mock.base_url())
+        .env("OPENAI_API_KEY", KEY)
+        .args(["-m", "mock-model"]);
+    cmd
+}
+
+/// A sandbox with the fixture MCP server (as `fx`) and tool search on.
+fn deferred_sandbox() -> Sandbox {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&[])}));
+    sandbox.write("config.yaml", "tool_search:\n  enabled: true\n");
+    sandbox
+}
+
+fn events(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+fn roles(request: &crate::mock_openai::Recorded) -> Vec<String> {
+    request
+        .messages()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_deferred_flow_end_to_end_and_resumed() {
+    let sandbox = deferred_sandbox();
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
+        Reply::tool_calls(&[("c2", "fx_echo", json!({"text": "hello"}))]),
+        Reply::text("The echo said hello."),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "echo hello", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+
+    // Turn 1: no MCP schema bound; the prompt names the deferred tools.
+    assert_eq!(requests[0].tool_names(), ["tool_search"]);
+    let system = requests[0].system_prompt();
+    assert!(
+        system.contains("<available-deferred-tools>\nfx_add\nfx_change_tools\n"),
+        "{system}"
+    );
+    // Turn 2: the promoted tool is bound after the fixed ones.
+    assert_eq!(requests[1].tool_names(), ["tool_search", "fx_echo"]);
+    // Turn 3: the MCP server's answer reached the model.
+    let last = requests[2].messages().last().unwrap().clone();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["tool_call_id"], "c2");
+    assert_eq!(last["content"], "hello");
+    // The system prompt is byte-identical from call to call.
+    assert!(requests.iter().all(|r| r.system_prompt() == system));
+    // Assistant messages with tool calls carry `content: ""`.
+    assert_eq!(requests[1].messages()[2]["content"], "");
+
+    let events = events(&out.stdout);
+    let kinds = types(&events);
+    for kind in [
+        "run_started",
+        "turn_started",
+        "tool_call_started",
+        "tools_promoted",
+        "tool_call_finished",
+        "usage",
+        "text_delta",
+        "turn_completed",
+    ] {
+        assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
+    }
+    let promoted = events.iter().find(|e| e["type"] == "tools_promoted").unwrap();
+    assert_eq!(promoted["added"], json!(["fx_echo"]));
+    let finished = events.last().unwrap();
+    assert_eq!(finished["type"], "run_finished");
+    assert_eq!(finished["status"], "success");
+    assert_eq!(finished["result"], "The echo said hello.");
+    assert_eq!(finished["turns"], 3);
+    assert_eq!(finished["promoted_tools"], json!(["fx_echo"]));
+    let echo = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished" && e["name"] == "fx_echo")
+        .unwrap();
+    assert_eq!((echo["is_error"].clone(), echo["content"].clone()), (json!(false), json!("hello")));
+
+    // --continue: the thread keeps fx_echo promoted and its history.
+    let again = MockOpenAi::start(vec![Reply::text("Still here.")]);
+    agent(&sandbox, &again)
+        .args(["--continue", "-p", "anything else?"])
+        .assert()
+        .success()
+        .stdout("Still here.\n");
+    let request = &again.requests()[0];
+    assert_eq!(request.tool_names(), ["tool_search", "fx_echo"]);
+    assert_eq!(request.system_prompt(), system, "same thread, same prompt");
+    assert_eq!(
+        roles(request),
+        ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    );
+}
+
+#[test]
+fn text_output_prints_only_the_answer_and_json_prints_one_result() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::text("Four."), Reply::text("Five.")]);
+    agent(&sandbox, &mock)
+        .args(["-p", "2+2?"])
+        .assert()
+        .success()
+        .stdout("Four.\n");
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "2+3?", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "success");
+    assert_eq!(result["result"], "Five.");
+    assert_eq!(result["turns"], 1);
+    assert!(result["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    assert!(result["thread_id"].as_str().unwrap().len() >= 12);
+    assert_eq!(result["errors"], json!([]));
+    // The API key is sent as a bearer token, never stored or printed.
+    assert_eq!(
+        mock.requests()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let db = std::fs::read(sandbox.path().join("xdg-data/antler/threads.db")).unwrap();
+    assert!(!String::from_utf8_lossy(&db).contains(KEY));
+}
+
+#[test]
+fn the_prompt_can_come_from_stdin() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::text("a"), Reply::text("b")]);
+    agent(&sandbox, &mock)
+        .args(["-p", "-"])
+        .write_stdin("from dash")
+        .assert()
+        .success();
+    agent(&sandbox, &mock)
+        .write_stdin("piped")
+        .assert()
+        .success();
+    let requests = mock.requests();
+    assert_eq!(requests[0].messages()[1]["content"], "from dash");
+    assert_eq!(requests[1].messages()[1]["content"], "piped");
+}
+
+#[test]
+fn usage_and_configuration_errors_exit_2_with_what_to_do() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .antler()
+        .args(["-p", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("set OPENAI_API_KEY"));
+    let mock = MockOpenAi::start(Vec::new());
+    agent(&sandbox, &mock)
+        .write_stdin("  \n")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("the prompt is empty"));
+    agent(&sandbox, &mock)
+        .args(["--continue", "-p", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no thread to continue"));
+    agent(&sandbox, &mock)
+        .args(["--resume", "ffffffffffff", "-p", "hi"])
+        .assert()
+        .code(2);
+    assert!(mock.requests().is_empty(), "no model call for a usage error");
+}
+
+#[test]
+fn a_provider_error_exits_1_naming_the_endpoint_without_the_key() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::error(400, "model `mock-model` does not exist")]);
+    let out = agent(&sandbox, &mock).args(["-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&mock.base_url()), "{stderr}");
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert!(!stderr.contains(KEY));
+    let log = std::fs::read_to_string(sandbox.log_file()).unwrap_or_default();
+    assert!(!log.contains(KEY), "the key is not logged");
+}
+
+#[test]
+fn rate_limits_server_errors_and_cut_streams_are_retried() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "config.yaml",
+        "models:\n  - name: m\n    model: mock-model\n    base_url: $MOCK_URL\n    api_key: $KEY\n    max_retries: 3\n    retry_base_delay_ms: 1\n",
+    );
+    let text = Reply::text("recovered");
+    let Reply::Stream(chunks) = &text else { unreachable!() };
+    let mock = MockOpenAi::start(vec![
+        Reply::Status {
+            status: 429,
+            body: r#"{"error":{"message":"slow down"}}"#.into(),
+            retry_after: Some("0".into()),
+        },
+        Reply::error(500, "boom"),
+        Reply::Cut(chunks[..2].to_vec()),
+        text.clone(),
+    ]);
+    let out = sandbox
+        .antler()
+        .env("MOCK_URL", mock.base_url())
+        .env("KEY", KEY)
+        .args(["-p", "hi", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let events = events(&out.stdout);
+    let retries: Vec<&Value> = events.iter().filter(|e| e["type"] == "retrying").collect();
+    assert_eq!(retries.len(), 3, "{events:?}");
+    assert_eq!(events.last().unwrap()["result"], "recovered");
+    assert_eq!(mock.requests().len(), 4);
+}
+
+#[test]
+fn max_turns_and_loops_end_the_run_with_status_1() {
+    let sandbox = deferred_sandbox();
+    let search = || Reply::tool_calls(&[("c", "tool_search", json!({"query": "echo"}))]);
+    let mock = MockOpenAi::start(vec![search(), search()]);
+    agent(&sandbox, &mock)
+        .args(["-p", "go", "--max-turns", "2"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("--max-turns (2)"));
+
+    let mock = MockOpenAi::start((0..5).map(|_| search()).collect());
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "go", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "failed");
+    assert!(
+        result["errors"][0].as_str().unwrap().contains("loop detected"),
+        "{result}"
+    );
+    // The third identical call ran with a warning for the model.
+    let third = &mock.requests()[3];
+    let warned = third.messages().last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(warned.contains("3 times with the same arguments"), "{warned}");
+}
+
+#[test]
+fn long_histories_are_summarised_keeping_promotions() {
+    let sandbox = deferred_sandbox();
+    sandbox.write(
+        "config.yaml",
+        "tool_search:\n  enabled: true\nsummarization:\n  trigger_tokens: 1\n  keep_messages: 2\n",
+    );
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
+        Reply::text("first"),
+        Reply::text("SUMMARY OF EARLIER WORK"),
+        Reply::text("second"),
+    ]);
+    agent(&sandbox, &mock).args(["-p", "one"]).assert().success();
+    agent(&sandbox, &mock)
+        .args(["--continue", "-p", "two"])
+        .assert()
+        .success()
+        .stdout("second\n");
+    let requests = mock.requests();
+    assert!(requests[2].tool_names().is_empty(), "the summary call binds no tools");
+    let after = &requests[3];
+    assert_eq!(after.messages()[1]["role"], "user");
+    assert!(after.messages()[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("SUMMARY OF EARLIER WORK"));
+    assert_eq!(after.tool_names(), ["tool_search", "fx_echo"], "promotions survive");
+}
+
+#[test]
+fn threads_are_listed_and_shown() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::text("Paris.")]);
+    agent(&sandbox, &mock)
+        .args(["-p", "Capital of France?"])
+        .assert()
+        .success();
+    let (list, code, _) = sandbox.json(&["threads", "list", "--json"]);
+    assert_eq!(code, 0);
+    let thread = &list[0];
+    assert_eq!(thread["title"], "Capital of France?");
+    assert_eq!(thread["message_count"], 2);
+    let id = thread["id"].as_str().unwrap();
+    sandbox
+        .antler()
+        .args(["threads", "show", &id[..6]])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("Capital of France?"))
+        .stdout(predicates::str::contains("Paris."));
+    sandbox
+        .antler()
+        .args(["threads", "show", "zzzz"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn ctrl_c_cancels_saves_and_exits_130() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::Stall(Vec::new())]);
+    let mut child = sandbox
+        .command()
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .env("OPENAI_API_KEY", KEY)
+        .args(["-m", "mock-model", "-p", "wait for it"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    mock.wait_for_requests(1, Duration::from_secs(10));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = wait_with_timeout(&mut child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(130));
+    let (list, _, _) = sandbox.json(&["threads", "list", "--json"]);
+    assert_eq!(list[0]["message_count"], 1, "the user message was saved");
+}
+
+#[test]
+fn a_run_killed_during_a_tool_call_resumes_with_the_call_patched() {
+    let sandbox = deferred_sandbox();
+    sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
+    let mock = MockOpenAi::start(vec![Reply::tool_calls(&[(
+        "slow",
+        "fx_sleep",
+        json!({"ms": 60_000}),
+    )])]);
+    let mut child = sandbox
+        .command()
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .env("OPENAI_API_KEY", KEY)
+        .args(["-m", "mock-model", "-p", "sleep", "--output-format", "stream-json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The assistant's call is stored before the tool starts: wait for that event.
+    let stdout = child.stdout.take().unwrap();
+    let started = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains("\"tool_call_started\""));
+    assert!(started);
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let again = MockOpenAi::start(vec![Reply::text("Recovered.")]);
+    agent(&sandbox, &again)
+        .args(["--continue", "-p", "go on"])
+        .assert()
+        .success()
+        .stdout("Recovered.\n");
+    let request = &again.requests()[0];
+    assert_eq!(roles(request), ["system", "user", "assistant", "tool", "user"]);
+    let patched = &request.messages()[3];
+    assert_eq!(patched["tool_call_id"], "slow");
+    assert!(patched["content"].as_str().unwrap().contains("interrupted"));
+}
+
+#[test]
+fn replay_runs_without_a_model_and_record_writes_what_replay_plays() {
+    let sandbox = deferred_sandbox();
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_add"}))]),
+        Reply::tool_calls(&[("c2", "fx_add", json!({"a": 2, "b": 3}))]),
+        Reply::text("2 + 3 = 5"),
+    ]);
+    agent(&sandbox, &mock)
+        .args(["-p", "add 2 and 3", "--record", "turns.jsonl"])
+        .assert()
+        .success()
+        .stdout("2 + 3 = 5\n");
+    let recorded = std::fs::read_to_string(sandbox.path().join("turns.jsonl")).unwrap();
+    assert_eq!(recorded.lines().count(), 3);
+
+    // No endpoint at all: the replay stands in for the model; tools run for real.
+    let out = sandbox
+        .antler()
+        .args(["-p", "add 2 and 3", "--replay", "turns.jsonl", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], "2 + 3 = 5");
+    assert_eq!(result["promoted_tools"], json!(["fx_add"]));
+    let (shown, _, _) = sandbox.json(&["threads", "show", result["thread_id"].as_str().unwrap(), "--json"]);
+    let tool_result = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["name"] == "fx_add")
+        .unwrap()
+        .clone();
+    assert_eq!(tool_result["content"], "5", "the fixture really ran");
+}
+
+#[test]
+fn doctor_checks_everything_and_fails_without_a_model() {
+    let sandbox = deferred_sandbox();
+    let mock = MockOpenAi::start(vec![Reply::text("OK")]);
+    let out = agent(&sandbox, &mock)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    let checks: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        checks,
+        ["config.yaml", "mcp: fx", "tool search", "model: mock-model", "threads"]
+    );
+    assert_eq!(mock.requests()[0].body["max_tokens"], 1);
+
+    let out = sandbox.antler().args(["doctor"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("FAIL") && table.contains("set OPENAI_API_KEY"), "{table}");
+}
+
+fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let guard = std::thread::spawn(move || {
+        if rx.recv_timeout(limit).is_err() {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    });
+    let status = child.wait().unwrap();
+    let _ = tx.send(());
+    guard.join().unwrap();
+    status
+}
