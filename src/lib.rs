@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod deferred;
 pub mod http;
