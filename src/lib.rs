@@ -12,5 +12,6 @@ pub mod http;
 pub mod mcp;
 pub mod provider;
 pub mod setup;
+pub mod store;
 pub mod tools;
 pub mod ui;
