@@ -2,3 +2,4 @@
 
 pub mod listing;
 pub mod search;
+pub mod threads;
