@@ -5,11 +5,13 @@
 
 pub mod agent;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod deferred;
 pub mod http;
 pub mod mcp;
 pub mod provider;
 pub mod setup;
+pub mod store;
 pub mod tools;
 pub mod ui;

@@ -1,6 +1,7 @@
 //! Output for people and scripts. The core never prints; front-ends do, here.
 
-pub mod listing;
-pub mod search;
-pub mod run_output;
 pub mod doctor;
+pub mod listing;
+pub mod run_output;
+pub mod search;
+pub mod threads;
