@@ -13,6 +13,10 @@ use serde_json::Value;
 
 use crate::agent::message::{Message, ToolCall};
 
+pub mod openai;
+
+pub use openai::{OpenAiProvider, OpenAiSettings};
+
 /// A tool schema as bound to one model call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
