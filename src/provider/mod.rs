@@ -14,8 +14,10 @@ use serde_json::Value;
 use crate::agent::message::{Message, ToolCall};
 
 pub mod openai;
+pub mod resolve;
 
 pub use openai::{OpenAiProvider, OpenAiSettings};
+pub use resolve::{ResolveError, resolve_model};
 
 /// A tool schema as bound to one model call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
