@@ -71,6 +71,16 @@ pub struct ModelConfig {
     /// Sampling temperature.
     #[serde(default, deserialize_with = "lenient::optional")]
     pub temperature: Option<f32>,
+    /// How long to wait for the response headers of one model call, in seconds (default 60).
+    #[serde(default, deserialize_with = "lenient::optional")]
+    pub request_timeout_seconds: Option<u64>,
+    /// The longest gap allowed between two streamed chunks, in seconds (default 120): a
+    /// stalled stream is retried instead of hanging the session.
+    #[serde(default, deserialize_with = "lenient::optional")]
+    pub stream_idle_timeout_seconds: Option<u64>,
+    /// How often a failed call is retried (default 3).
+    #[serde(default, deserialize_with = "lenient::optional")]
+    pub max_retries: Option<u32>,
     /// Any other key (DeerFlow's `use`, `supports_thinking`, ...), kept for later use.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -85,6 +95,14 @@ impl fmt::Debug for ModelConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("supports_vision", &self.supports_vision)
             .field("context_window", &self.context_window)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .field("request_timeout_seconds", &self.request_timeout_seconds)
+            .field(
+                "stream_idle_timeout_seconds",
+                &self.stream_idle_timeout_seconds,
+            )
+            .field("max_retries", &self.max_retries)
             .finish_non_exhaustive()
     }
 }

@@ -13,6 +13,14 @@ use serde_json::Value;
 
 use crate::agent::message::{Message, ToolCall};
 
+pub mod openai;
+pub mod replay;
+pub mod resolve;
+
+pub use openai::{OpenAiProvider, OpenAiSettings};
+pub use replay::{RecordingProvider, ReplayProvider};
+pub use resolve::{ResolveError, resolve_model};
+
 /// A tool schema as bound to one model call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {

@@ -1,0 +1,309 @@
+//! Which model a session talks to: a configured model picked by name, the first configured
+//! model, or a raw model id on the endpoint the environment names.
+
+use std::time::Duration;
+
+use super::openai::OpenAiSettings;
+use crate::config::{EnvLookup, ModelConfig};
+
+/// OpenAI's endpoint, used when a key is given without a base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Why no model could be chosen; each message says what to set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// Neither config.yaml nor the environment names an endpoint.
+    #[error(
+        "no model endpoint configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another \
+         OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama) and pass \
+         --model NAME, or add a model to config.yaml (see config.example.yaml)"
+    )]
+    NoEndpoint,
+    /// An endpoint is known but no model id.
+    #[error(
+        "no model chosen for {endpoint}: pass --model NAME (or set ANTLER_MODEL), or add a \
+         model to config.yaml (see config.example.yaml)"
+    )]
+    NoModelId {
+        /// The endpoint (without credentials).
+        endpoint: String,
+    },
+    /// The requested name is not configured and the environment names no endpoint.
+    #[error(
+        "unknown model `{requested}`: config.yaml defines {}; pass one of those to --model, \
+         or set OPENAI_API_KEY or OPENAI_BASE_URL to use `{requested}` as a model id there",
+        .configured.join(", ")
+    )]
+    UnknownModel {
+        /// What was asked for.
+        requested: String,
+        /// The configured names.
+        configured: Vec<String>,
+    },
+    /// OpenAI's own endpoint would be called without a key.
+    #[error(
+        "{source_name} uses {DEFAULT_BASE_URL} but has no API key: set OPENAI_API_KEY (or \
+         `api_key` in config.yaml), or set a `base_url` for a local server"
+    )]
+    MissingKey {
+        /// The configured model's name, or "the environment".
+        source_name: String,
+    },
+    /// A configured model has an empty `model` id.
+    #[error("model `{name}` in config.yaml has no `model` id")]
+    EmptyModelId {
+        /// The configured name.
+        name: String,
+    },
+}
+
+/// Picks the model for a session; `requested` is `--model`.
+///
+/// - A configured model whose `name` is `requested` (or the first one when nothing is
+///   requested) is used; its `api_key` falls back to `OPENAI_API_KEY`, its `base_url` to
+///   `OPENAI_BASE_URL`, then to OpenAI's endpoint.
+/// - With no configured model, the endpoint comes from `OPENAI_BASE_URL` and/or
+///   `OPENAI_API_KEY`, the model id from `requested` or `ANTLER_MODEL`.
+/// - A requested name that is not configured while some are is a raw model id on the
+///   environment's endpoint if `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set, else an error
+///   listing the configured names.
+/// - OpenAI's endpoint without a key is an error; other servers need none.
+pub fn resolve_model(
+    models: &[ModelConfig],
+    requested: Option<&str>,
+    env: EnvLookup<'_>,
+) -> Result<OpenAiSettings, ResolveError> {
+    let requested = requested.map(str::trim).filter(|name| !name.is_empty());
+    let chosen = match requested {
+        Some(name) => models.iter().find(|model| model.name == name),
+        None => models.first(),
+    };
+    if let Some(model) = chosen {
+        return from_config(model, env);
+    }
+    let var = |name: &str| {
+        env(name)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let base_url = var("OPENAI_BASE_URL");
+    let api_key = var("OPENAI_API_KEY");
+    if base_url.is_none() && api_key.is_none() {
+        return Err(match requested {
+            Some(name) if !models.is_empty() => ResolveError::UnknownModel {
+                requested: name.to_string(),
+                configured: models.iter().map(|m| m.name.clone()).collect(),
+            },
+            _ => ResolveError::NoEndpoint,
+        });
+    }
+    let base_url = base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+    check_key(&base_url, api_key.as_deref(), "the environment")?;
+    let model = requested
+        .map(str::to_string)
+        .or_else(|| var("ANTLER_MODEL"));
+    let Some(model) = model else {
+        return Err(ResolveError::NoModelId {
+            endpoint: super::openai::display_endpoint(&base_url),
+        });
+    };
+    let mut settings = OpenAiSettings::new(base_url, model);
+    settings.api_key = api_key;
+    Ok(settings)
+}
+
+/// Settings for a configured model; its key and base URL fall back to the environment.
+fn from_config(model: &ModelConfig, env: EnvLookup<'_>) -> Result<OpenAiSettings, ResolveError> {
+    let non_empty = |value: Option<String>| value.filter(|v| !v.trim().is_empty());
+    if model.model.trim().is_empty() {
+        return Err(ResolveError::EmptyModelId {
+            name: model.name.clone(),
+        });
+    }
+    let api_key = non_empty(model.api_key.clone()).or_else(|| non_empty(env("OPENAI_API_KEY")));
+    let base_url = non_empty(model.base_url.clone())
+        .or_else(|| non_empty(env("OPENAI_BASE_URL")))
+        .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+    check_key(
+        &base_url,
+        api_key.as_deref(),
+        &format!("model `{}`", model.name),
+    )?;
+    let mut settings = OpenAiSettings::new(base_url, model.model.trim());
+    settings.api_key = api_key;
+    settings.max_tokens = model.max_tokens;
+    settings.temperature = model.temperature;
+    if let Some(seconds) = model.request_timeout_seconds {
+        settings.request_timeout = Duration::from_secs(seconds);
+    }
+    if let Some(seconds) = model.stream_idle_timeout_seconds {
+        settings.stream_idle_timeout = Duration::from_secs(seconds);
+    }
+    if let Some(retries) = model.max_retries {
+        settings.max_retries = retries;
+    }
+    Ok(settings)
+}
+
+/// OpenAI's own endpoint needs a key; other servers may not.
+fn check_key(base_url: &str, api_key: Option<&str>, source_name: &str) -> Result<(), ResolveError> {
+    let is_openai = reqwest::Url::parse(base_url.trim())
+        .is_ok_and(|url| url.host_str() == Some("api.openai.com"));
+    if is_openai && api_key.is_none() {
+        return Err(ResolveError::MissingKey {
+            source_name: source_name.to_string(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(name: &str, base_url: Option<&str>, api_key: Option<&str>) -> ModelConfig {
+        let mut value = serde_json::json!({"name": name, "model": format!("{name}-id")});
+        if let Some(url) = base_url {
+            value["base_url"] = url.into();
+        }
+        if let Some(key) = api_key {
+            value["api_key"] = key.into();
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn resolve(
+        models: &[ModelConfig],
+        requested: Option<&str>,
+        vars: &[(&str, &str)],
+    ) -> Result<OpenAiSettings, ResolveError> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let env = move |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        resolve_model(models, requested, &env)
+    }
+
+    #[test]
+    fn a_requested_name_picks_that_model_with_env_fallbacks() {
+        let models = [
+            model("a", Some("http://a/v1"), Some("ka")),
+            model("b", None, None),
+        ];
+        let env = [
+            ("OPENAI_API_KEY", "kenv"),
+            ("OPENAI_BASE_URL", "http://env/v1"),
+        ];
+        let s = resolve(&models, Some("b"), &env).unwrap();
+        assert_eq!(
+            (s.model.as_str(), s.base_url.as_str()),
+            ("b-id", "http://env/v1")
+        );
+        assert_eq!(s.api_key.as_deref(), Some("kenv"));
+        let s = resolve(&models, Some("a"), &env).unwrap();
+        assert_eq!(
+            (s.base_url.as_str(), s.api_key.as_deref()),
+            ("http://a/v1", Some("ka"))
+        );
+        let s = resolve(&models, Some("b"), &[("OPENAI_API_KEY", "k")]).unwrap();
+        assert_eq!(s.base_url, DEFAULT_BASE_URL);
+    }
+
+    #[test]
+    fn no_request_picks_the_first_model_and_its_limits() {
+        let mut first = model("a", Some("http://localhost:11434/v1"), None);
+        first.max_tokens = Some(50);
+        first.temperature = Some(0.1);
+        first.request_timeout_seconds = Some(5);
+        first.stream_idle_timeout_seconds = Some(6);
+        first.max_retries = Some(0);
+        let s = resolve(&[first, model("b", None, Some("k"))], None, &[]).unwrap();
+        assert_eq!(s.model, "a-id");
+        assert_eq!(s.api_key, None);
+        assert_eq!((s.max_tokens, s.temperature), (Some(50), Some(0.1)));
+        assert_eq!(s.request_timeout, Duration::from_secs(5));
+        assert_eq!(s.stream_idle_timeout, Duration::from_secs(6));
+        assert_eq!(s.max_retries, 0);
+    }
+
+    #[test]
+    fn without_models_the_environment_is_used() {
+        let s = resolve(&[], Some("gpt-x"), &[("OPENAI_API_KEY", "k")]).unwrap();
+        assert_eq!(
+            (s.base_url.as_str(), s.model.as_str()),
+            (DEFAULT_BASE_URL, "gpt-x")
+        );
+        let env = [
+            ("OPENAI_BASE_URL", "http://localhost:11434/v1"),
+            ("ANTLER_MODEL", "qwen"),
+        ];
+        let s = resolve(&[], None, &env).unwrap();
+        assert_eq!((s.model.as_str(), s.api_key.as_deref()), ("qwen", None));
+        let err = resolve(&[], None, &[("OPENAI_API_KEY", "k")]).unwrap_err();
+        assert!(matches!(err, ResolveError::NoModelId { .. }));
+        assert!(err.to_string().contains("--model"), "{err}");
+    }
+
+    #[test]
+    fn nothing_configured_says_what_to_set() {
+        let err = resolve(&[], Some("m"), &[("OPENAI_API_KEY", "  ")]).unwrap_err();
+        assert_eq!(err, ResolveError::NoEndpoint);
+        let text = err.to_string();
+        for needle in [
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "--model",
+            "config.yaml",
+            "11434",
+        ] {
+            assert!(text.contains(needle), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_is_a_raw_id_only_with_an_env_endpoint() {
+        let models = [
+            model("a", Some("http://a/v1"), None),
+            model("b", None, Some("k")),
+        ];
+        let s = resolve(
+            &models,
+            Some("llama3"),
+            &[("OPENAI_BASE_URL", "http://o/v1")],
+        )
+        .unwrap();
+        assert_eq!(
+            (s.model.as_str(), s.base_url.as_str()),
+            ("llama3", "http://o/v1")
+        );
+        let err = resolve(&models, Some("llama3"), &[]).unwrap_err();
+        assert!(matches!(err, ResolveError::UnknownModel { .. }));
+        assert!(err.to_string().contains("defines a, b"), "{err}");
+    }
+
+    #[test]
+    fn openai_without_a_key_is_an_error() {
+        let err = resolve(&[model("a", None, None)], None, &[]).unwrap_err();
+        assert!(matches!(err, ResolveError::MissingKey { .. }), "{err}");
+        assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+        let env = [("OPENAI_BASE_URL", "https://api.openai.com/v1/")];
+        let err = resolve(&[], Some("m"), &env).unwrap_err();
+        assert!(matches!(err, ResolveError::MissingKey { .. }), "{err}");
+        let empty_key = model("a", Some("https://api.openai.com/v1"), Some(""));
+        assert!(resolve(&[empty_key], None, &[]).is_err());
+    }
+
+    #[test]
+    fn an_empty_model_id_is_an_error() {
+        let mut m = model("a", Some("http://a/v1"), None);
+        m.model = String::from(" ");
+        let err = resolve(&[m], None, &[]).unwrap_err();
+        assert_eq!(
+            err,
+            ResolveError::EmptyModelId {
+                name: String::from("a")
+            }
+        );
+    }
+}
