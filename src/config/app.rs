@@ -81,6 +81,10 @@ pub struct ModelConfig {
     /// How often a failed call is retried (default 3).
     #[serde(default, deserialize_with = "lenient::optional")]
     pub max_retries: Option<u32>,
+    /// The first retry's back-off in milliseconds, doubling (with jitter) per retry
+    /// (default 500). A server's `Retry-After` takes precedence.
+    #[serde(default, deserialize_with = "lenient::optional")]
+    pub retry_base_delay_ms: Option<u64>,
     /// Any other key (DeerFlow's `use`, `supports_thinking`, ...), kept for later use.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -103,6 +107,7 @@ impl fmt::Debug for ModelConfig {
                 &self.stream_idle_timeout_seconds,
             )
             .field("max_retries", &self.max_retries)
+            .field("retry_base_delay_ms", &self.retry_base_delay_ms)
             .finish_non_exhaustive()
     }
 }

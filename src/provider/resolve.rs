@@ -142,6 +142,9 @@ fn from_config(model: &ModelConfig, env: EnvLookup<'_>) -> Result<OpenAiSettings
     if let Some(retries) = model.max_retries {
         settings.max_retries = retries;
     }
+    if let Some(ms) = model.retry_base_delay_ms {
+        settings.backoff_base = Duration::from_millis(ms);
+    }
     Ok(settings)
 }
 
@@ -218,6 +221,7 @@ mod tests {
         first.request_timeout_seconds = Some(5);
         first.stream_idle_timeout_seconds = Some(6);
         first.max_retries = Some(0);
+        first.retry_base_delay_ms = Some(7);
         let s = resolve(&[first, model("b", None, Some("k"))], None, &[]).unwrap();
         assert_eq!(s.model, "a-id");
         assert_eq!(s.api_key, None);
@@ -225,6 +229,7 @@ mod tests {
         assert_eq!(s.request_timeout, Duration::from_secs(5));
         assert_eq!(s.stream_idle_timeout, Duration::from_secs(6));
         assert_eq!(s.max_retries, 0);
+        assert_eq!(s.backoff_base, Duration::from_millis(7));
     }
 
     #[test]
