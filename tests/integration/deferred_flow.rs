@@ -93,6 +93,7 @@ impl Session {
             .await;
         self.messages.push(Message::Assistant {
             content: String::new(),
+            reasoning: String::new(),
             tool_calls: vec![call.clone()],
         });
         self.messages.push(Message::Tool {
