@@ -11,4 +11,8 @@ mod deferred_flow;
 mod examples;
 mod interop;
 mod mcp_calls;
+mod mock_server;
 mod support;
+
+#[path = "../support/mock_openai/mod.rs"]
+mod mock_openai;
