@@ -1,5 +1,5 @@
 //! Integration tests: the real `antler` binary and the public API against the fixture MCP
-//! server and real third-party MCP servers, all on loopback.
+//! server, real third-party MCP servers and the scripted mock model server, all on loopback.
 
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -14,4 +14,5 @@ mod interop;
 mod mcp_calls;
 #[path = "../support/mock_openai/mod.rs"]
 mod mock_openai;
+mod mock_server;
 mod support;
