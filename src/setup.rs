@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::{
-    AppConfig, ModelConfig, ConfigError, ConfigPaths, EnvLookup, Loaded, find_app_config,
+    AppConfig, ConfigError, ConfigPaths, EnvLookup, Loaded, ModelConfig, find_app_config,
     find_extensions_config, load_app_config,
 };
 use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};

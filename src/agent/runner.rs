@@ -354,7 +354,11 @@ impl Run<'_> {
                 arguments: serde_json::from_str(&call.arguments)
                     .unwrap_or_else(|_| Value::String(call.arguments.clone())),
             });
-            match self.agent.chain.begin_tool_call(&mut self.thread.state, call) {
+            match self
+                .agent
+                .chain
+                .begin_tool_call(&mut self.thread.state, call)
+            {
                 ToolStep::Answered { output, ran } => outputs[i] = Some((output, ran, 0)),
                 ToolStep::Run => {
                     let tool = self.agent.deferred.tool(&call.name);
@@ -411,8 +415,16 @@ impl Run<'_> {
 
     fn report_promotions(&self, before: &[String]) {
         let now = &self.thread.state.promoted.names;
-        let added: Vec<String> = now.iter().filter(|n| !before.contains(n)).cloned().collect();
-        let removed: Vec<String> = before.iter().filter(|n| !now.contains(n)).cloned().collect();
+        let added: Vec<String> = now
+            .iter()
+            .filter(|n| !before.contains(n))
+            .cloned()
+            .collect();
+        let removed: Vec<String> = before
+            .iter()
+            .filter(|n| !now.contains(n))
+            .cloned()
+            .collect();
         if added.is_empty() && removed.is_empty() {
             return;
         }
@@ -507,11 +519,11 @@ mod tests {
                     requests.push(request.clone());
                     requests.len()
                 };
-                if let Some((at, token)) = &self.cancel_on_call {
-                    if *at == n {
-                        token.cancel();
-                        std::future::pending::<()>().await;
-                    }
+                if let Some((at, token)) = &self.cancel_on_call
+                    && *at == n
+                {
+                    token.cancel();
+                    std::future::pending::<()>().await;
                 }
                 let next = self.replies.lock().unwrap().pop();
                 match next.unwrap_or_else(|| Err("no reply left".into())) {
@@ -636,7 +648,13 @@ mod tests {
         let events = Mutex::new(Vec::new());
         let emit = |e: Event| events.lock().unwrap().push(e);
         let result = agent
-            .run(thread, input.into(), &NoSink, &emit, &CancellationToken::new())
+            .run(
+                thread,
+                input.into(),
+                &NoSink,
+                &emit,
+                &CancellationToken::new(),
+            )
             .await;
         (result, events.into_inner().unwrap())
     }
@@ -770,11 +788,25 @@ mod tests {
         let sink = Memory::default();
         let mut thread = Thread::default();
         let result = agent
-            .run(&mut thread, "hi".into(), &sink, &|_| {}, &CancellationToken::new())
+            .run(
+                &mut thread,
+                "hi".into(),
+                &sink,
+                &|_| {},
+                &CancellationToken::new(),
+            )
             .await;
         assert_eq!(result.status, RunStatus::Failed);
-        assert!(result.errors[0].contains("no reply left"), "{:?}", result.errors);
-        assert_eq!(sink.saved.lock().unwrap().len(), 1, "the user message is stored");
+        assert!(
+            result.errors[0].contains("no reply left"),
+            "{:?}",
+            result.errors
+        );
+        assert_eq!(
+            sink.saved.lock().unwrap().len(),
+            1,
+            "the user message is stored"
+        );
     }
 
     #[tokio::test]
@@ -787,10 +819,20 @@ mod tests {
         let sink = Memory::default();
         let mut thread = Thread::default();
         agent
-            .run(&mut thread, "hi".into(), &sink, &|_| {}, &CancellationToken::new())
+            .run(
+                &mut thread,
+                "hi".into(),
+                &sink,
+                &|_| {},
+                &CancellationToken::new(),
+            )
             .await;
         assert_eq!(*sink.saved.lock().unwrap(), thread.messages);
-        assert_eq!(*sink.appends.lock().unwrap(), 4, "user, reply, results, reply");
+        assert_eq!(
+            *sink.appends.lock().unwrap(),
+            4,
+            "user, reply, results, reply"
+        );
     }
 
     #[tokio::test]
@@ -840,10 +882,18 @@ mod tests {
         };
         *sink.saved.lock().unwrap() = thread.messages.clone();
         agent
-            .run(&mut thread, "again".into(), &sink, &|_| {}, &CancellationToken::new())
+            .run(
+                &mut thread,
+                "again".into(),
+                &sink,
+                &|_| {},
+                &CancellationToken::new(),
+            )
             .await;
         let sent = &provider.requests.lock().unwrap()[0].messages;
-        assert!(matches!(&sent[2], Message::Tool { content, .. } if content == dangling::PLACEHOLDER));
+        assert!(
+            matches!(&sent[2], Message::Tool { content, .. } if content == dangling::PLACEHOLDER)
+        );
         assert_eq!(*sink.saved.lock().unwrap(), thread.messages);
     }
 
@@ -864,7 +914,13 @@ mod tests {
         run(&agent, &mut thread, "one").await;
         let (result, events) = run(&agent, &mut thread, "two").await;
         assert_eq!(result.result, "second answer");
-        assert!(events.iter().any(|e| matches!(e, Event::Summarized { replaced_messages: 4, .. })));
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::Summarized {
+                replaced_messages: 4,
+                ..
+            }
+        )));
         assert_eq!(
             thread.messages[0],
             Message::Summary {

@@ -80,7 +80,10 @@ async fn run(
         .map_err(|e| Stop::failure(e.to_string()))?;
     let mut thread = open_thread(args, &store, cwd, &prompt, provider.model())?;
 
-    let mcp = setup.mcp(env).await.map_err(|e| Stop::usage(e.to_string()))?;
+    let mcp = setup
+        .mcp(env)
+        .await
+        .map_err(|e| Stop::usage(e.to_string()))?;
     for status in mcp.statuses().await {
         if let Some(error) = status.error {
             tracing::warn!(
@@ -99,7 +102,9 @@ async fn run(
             .map_err(|e| Stop::usage(e.to_string()))?;
         let servers: Vec<_> = mcp.servers().iter().map(|s| s.config().clone()).collect();
         let config = &setup.app.value;
-        let window = setup.context_window(model).unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        let window = setup
+            .context_window(model)
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW);
         let agent = Agent {
             provider,
             chain: agent_chain(&deferred, &config.tool_search, &servers),
@@ -146,16 +151,24 @@ fn read_prompt(arg: Option<&str>) -> Result<String, Stop> {
             .map(|_| text)
             .map_err(|e| Stop::usage(format!("cannot read the prompt from stdin: {e}")))
     };
+    let no_prompt = || {
+        Stop::usage(
+            "no prompt: pass -p PROMPT, -p - to read it from stdin, or pipe it in\n\n\
+             Usage: antler [OPTIONS] -p <PROMPT>\n       antler <COMMAND>\n\n\
+             For more information, try 'antler --help'.",
+        )
+    };
     let prompt = match arg {
         Some("-") => from_stdin()?,
         Some(text) => text.to_string(),
-        None if !std::io::stdin().is_terminal() => from_stdin()?,
-        None => {
-            return Err(Stop::usage(
-                "no prompt: pass -p PROMPT, or -p - to read it from stdin, or pipe it in \
-                 (see antler --help)",
-            ));
+        None if !std::io::stdin().is_terminal() => {
+            let text = from_stdin()?;
+            if text.is_empty() {
+                return Err(no_prompt());
+            }
+            text
         }
+        None => return Err(no_prompt()),
     };
     if prompt.trim().is_empty() {
         return Err(Stop::usage("the prompt is empty"));
@@ -173,9 +186,9 @@ fn provider(
     env: EnvLookup<'_>,
 ) -> Result<Arc<dyn Provider>, Stop> {
     let provider: Arc<dyn Provider> = match &args.replay {
-        Some(path) => Arc::new(
-            ReplayProvider::open(&cwd.join(path)).map_err(|e| Stop::usage(e.to_string()))?,
-        ),
+        Some(path) => {
+            Arc::new(ReplayProvider::open(cwd.join(path)).map_err(|e| Stop::usage(e.to_string()))?)
+        }
         None => {
             let settings = resolve_model(&setup.app.value.models, model, env)
                 .map_err(|e| Stop::usage(e.to_string()))?;
@@ -184,7 +197,7 @@ fn provider(
     };
     Ok(match &args.record {
         Some(path) => Arc::new(
-            RecordingProvider::create(&cwd.join(path), provider)
+            RecordingProvider::create(cwd.join(path), provider)
                 .map_err(|e| Stop::usage(e.to_string()))?,
         ),
         None => provider,
@@ -256,9 +269,7 @@ fn summarization(config: &SummarizationConfig, window: u32) -> Option<Summarizat
         return None;
     }
     Some(Summarization {
-        trigger_tokens: config
-            .trigger_tokens
-            .unwrap_or(u64::from(window) * 3 / 4),
+        trigger_tokens: config.trigger_tokens.unwrap_or(u64::from(window) * 3 / 4),
         keep_messages: config.keep_messages.unwrap_or(DEFAULT_KEEP_MESSAGES),
     })
 }

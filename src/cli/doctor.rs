@@ -30,7 +30,11 @@ pub async fn run(
     let mut checks = Vec::new();
     let exit = match Setup::load(paths, cwd, env) {
         Err(err) => {
-            checks.push(Check::new("config.yaml", CheckStatus::Fail, err.to_string()));
+            checks.push(Check::new(
+                "config.yaml",
+                CheckStatus::Fail,
+                err.to_string(),
+            ));
             Exit::Config
         }
         Ok(mut setup) => {

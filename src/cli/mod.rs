@@ -16,7 +16,7 @@ pub use run::run;
 
 /// antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
 #[derive(Debug, Parser)]
-#[command(name = "antler", version, args_conflicts_with_subcommands = true)]
+#[command(name = "antler", version)]
 #[command(after_help = "\
 Examples:
   OPENAI_API_KEY=... antler -m gpt-4.1-mini -p \"summarise README.md\"
@@ -101,6 +101,17 @@ pub enum Command {
     /// Check the configuration, every MCP server, the model endpoint and the deferred setup;
     /// exits non-zero if anything is wrong (a CI smoke test of the agent setup).
     Doctor(DoctorArgs),
+}
+
+impl RunArgs {
+    /// Whether an option that only makes sense for a prompt run was given.
+    pub fn any_given(&self) -> bool {
+        self.prompt.is_some()
+            || self.continue_thread
+            || self.resume.is_some()
+            || self.replay.is_some()
+            || self.record.is_some()
+    }
 }
 
 /// `antler threads ...`.

@@ -31,6 +31,13 @@ pub async fn run(cli: Cli) -> Exit {
         config: cli.config.clone(),
         extensions: cli.extensions.clone(),
     };
+    if cli.command.is_some() && cli.run.any_given() {
+        eprintln!(
+            "error: -p, --continue, --resume, --replay and --record run a prompt; they cannot be \
+             combined with a subcommand"
+        );
+        return Exit::Config;
+    }
     match cli.command {
         None => super::agent::run_prompt(&cli.run, cli.model.as_deref(), &paths, &cwd, &env).await,
         Some(Command::Threads(command)) => super::threads::run(command, &env),
@@ -62,7 +69,9 @@ async fn inspect(
             None => setup.mcp(env).await?,
         };
         let output = match command {
-            Command::Tools(ToolsCommand::List(args)) => tools_list(&setup, &mcp, &args, model).await?,
+            Command::Tools(ToolsCommand::List(args)) => {
+                tools_list(&setup, &mcp, &args, model).await?
+            }
             Command::Tools(ToolsCommand::Search(args)) => {
                 match tools_search(&setup, &mcp, cwd, &args).await? {
                     Ok(text) => text,

@@ -16,8 +16,8 @@ use serde::Serialize;
 
 pub use error::StoreError;
 
-use crate::agent::runner::{SaveError, Thread, ThreadSink};
 use crate::agent::message::Message;
+use crate::agent::runner::{SaveError, Thread, ThreadSink};
 use crate::agent::state::ThreadState;
 use crate::clock::now_unix;
 use crate::config::EnvLookup;

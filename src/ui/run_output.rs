@@ -94,10 +94,8 @@ impl RunPrinter {
                 self.stdout(text);
                 self.lock().open_line = !text.ends_with('\n');
             }
-            Event::TurnCompleted { .. } if self.live_text => {
-                if self.take_open_line() {
-                    self.stdout("\n");
-                }
+            Event::TurnCompleted { .. } if self.live_text && self.take_open_line() => {
+                self.stdout("\n");
             }
             Event::Notice { message, .. } => eprintln!("note: {message}"),
             Event::Retrying {

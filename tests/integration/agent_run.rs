@@ -60,7 +60,12 @@ fn the_deferred_flow_end_to_end_and_resumed() {
         .args(["-p", "echo hello", "--output-format", "stream-json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
 
@@ -97,7 +102,10 @@ fn the_deferred_flow_end_to_end_and_resumed() {
     ] {
         assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
     }
-    let promoted = events.iter().find(|e| e["type"] == "tools_promoted").unwrap();
+    let promoted = events
+        .iter()
+        .find(|e| e["type"] == "tools_promoted")
+        .unwrap();
     assert_eq!(promoted["added"], json!(["fx_echo"]));
     let finished = events.last().unwrap();
     assert_eq!(finished["type"], "run_finished");
@@ -109,7 +117,10 @@ fn the_deferred_flow_end_to_end_and_resumed() {
         .iter()
         .find(|e| e["type"] == "tool_call_finished" && e["name"] == "fx_echo")
         .unwrap();
-    assert_eq!((echo["is_error"].clone(), echo["content"].clone()), (json!(false), json!("hello")));
+    assert_eq!(
+        (echo["is_error"].clone(), echo["content"].clone()),
+        (json!(false), json!("hello"))
+    );
 
     // --continue: the thread keeps fx_echo promoted and its history.
     let again = MockOpenAi::start(vec![Reply::text("Still here.")]);
@@ -123,7 +134,16 @@ fn the_deferred_flow_end_to_end_and_resumed() {
     assert_eq!(request.system_prompt(), system, "same thread, same prompt");
     assert_eq!(
         roles(request),
-        ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+            "user"
+        ]
     );
 }
 
@@ -199,7 +219,10 @@ fn usage_and_configuration_errors_exit_2_with_what_to_do() {
         .args(["--resume", "ffffffffffff", "-p", "hi"])
         .assert()
         .code(2);
-    assert!(mock.requests().is_empty(), "no model call for a usage error");
+    assert!(
+        mock.requests().is_empty(),
+        "no model call for a usage error"
+    );
 }
 
 #[test]
@@ -224,7 +247,9 @@ fn rate_limits_server_errors_and_cut_streams_are_retried() {
         "models:\n  - name: m\n    model: mock-model\n    base_url: $MOCK_URL\n    api_key: $KEY\n    max_retries: 3\n    retry_base_delay_ms: 1\n",
     );
     let text = Reply::text("recovered");
-    let Reply::Stream(chunks) = &text else { unreachable!() };
+    let Reply::Stream(chunks) = &text else {
+        unreachable!()
+    };
     let mock = MockOpenAi::start(vec![
         Reply::Status {
             status: 429,
@@ -242,7 +267,12 @@ fn rate_limits_server_errors_and_cut_streams_are_retried() {
         .args(["-p", "hi", "--output-format", "stream-json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = events(&out.stdout);
     let retries: Vec<&Value> = events.iter().filter(|e| e["type"] == "retrying").collect();
     assert_eq!(retries.len(), 3, "{events:?}");
@@ -270,13 +300,22 @@ fn max_turns_and_loops_end_the_run_with_status_1() {
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["status"], "failed");
     assert!(
-        result["errors"][0].as_str().unwrap().contains("loop detected"),
+        result["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("loop detected"),
         "{result}"
     );
     // The third identical call ran with a warning for the model.
     let third = &mock.requests()[3];
-    let warned = third.messages().last().unwrap()["content"].as_str().unwrap().to_string();
-    assert!(warned.contains("3 times with the same arguments"), "{warned}");
+    let warned = third.messages().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        warned.contains("3 times with the same arguments"),
+        "{warned}"
+    );
 }
 
 #[test]
@@ -292,21 +331,33 @@ fn long_histories_are_summarised_keeping_promotions() {
         Reply::text("SUMMARY OF EARLIER WORK"),
         Reply::text("second"),
     ]);
-    agent(&sandbox, &mock).args(["-p", "one"]).assert().success();
+    agent(&sandbox, &mock)
+        .args(["-p", "one"])
+        .assert()
+        .success();
     agent(&sandbox, &mock)
         .args(["--continue", "-p", "two"])
         .assert()
         .success()
         .stdout("second\n");
     let requests = mock.requests();
-    assert!(requests[2].tool_names().is_empty(), "the summary call binds no tools");
+    assert!(
+        requests[2].tool_names().is_empty(),
+        "the summary call binds no tools"
+    );
     let after = &requests[3];
     assert_eq!(after.messages()[1]["role"], "user");
-    assert!(after.messages()[1]["content"]
-        .as_str()
-        .unwrap()
-        .contains("SUMMARY OF EARLIER WORK"));
-    assert_eq!(after.tool_names(), ["tool_search", "fx_echo"], "promotions survive");
+    assert!(
+        after.messages()[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("SUMMARY OF EARLIER WORK")
+    );
+    assert_eq!(
+        after.tool_names(),
+        ["tool_search", "fx_echo"],
+        "promotions survive"
+    );
 }
 
 #[test]
@@ -376,7 +427,14 @@ fn a_run_killed_during_a_tool_call_resumes_with_the_call_patched() {
         .command()
         .env("OPENAI_BASE_URL", mock.base_url())
         .env("OPENAI_API_KEY", KEY)
-        .args(["-m", "mock-model", "-p", "sleep", "--output-format", "stream-json"])
+        .args([
+            "-m",
+            "mock-model",
+            "-p",
+            "sleep",
+            "--output-format",
+            "stream-json",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -399,7 +457,10 @@ fn a_run_killed_during_a_tool_call_resumes_with_the_call_patched() {
         .success()
         .stdout("Recovered.\n");
     let request = &again.requests()[0];
-    assert_eq!(roles(request), ["system", "user", "assistant", "tool", "user"]);
+    assert_eq!(
+        roles(request),
+        ["system", "user", "assistant", "tool", "user"]
+    );
     let patched = &request.messages()[3];
     assert_eq!(patched["tool_call_id"], "slow");
     assert!(patched["content"].as_str().unwrap().contains("interrupted"));
@@ -424,14 +485,31 @@ fn replay_runs_without_a_model_and_record_writes_what_replay_plays() {
     // No endpoint at all: the replay stands in for the model; tools run for real.
     let out = sandbox
         .antler()
-        .args(["-p", "add 2 and 3", "--replay", "turns.jsonl", "--output-format", "json"])
+        .args([
+            "-p",
+            "add 2 and 3",
+            "--replay",
+            "turns.jsonl",
+            "--output-format",
+            "json",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["result"], "2 + 3 = 5");
     assert_eq!(result["promoted_tools"], json!(["fx_add"]));
-    let (shown, _, _) = sandbox.json(&["threads", "show", result["thread_id"].as_str().unwrap(), "--json"]);
+    let (shown, _, _) = sandbox.json(&[
+        "threads",
+        "show",
+        result["thread_id"].as_str().unwrap(),
+        "--json",
+    ]);
     let tool_result = shown["messages"]
         .as_array()
         .unwrap()
@@ -460,14 +538,23 @@ fn doctor_checks_everything_and_fails_without_a_model() {
         .collect();
     assert_eq!(
         checks,
-        ["config.yaml", "mcp: fx", "tool search", "model: mock-model", "threads"]
+        [
+            "config.yaml",
+            "mcp: fx",
+            "tool search",
+            "model: mock-model",
+            "threads"
+        ]
     );
     assert_eq!(mock.requests()[0].body["max_tokens"], 1);
 
     let out = sandbox.antler().args(["doctor"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("FAIL") && table.contains("set OPENAI_API_KEY"), "{table}");
+    assert!(
+        table.contains("FAIL") && table.contains("set OPENAI_API_KEY"),
+        "{table}"
+    );
 }
 
 fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {

@@ -71,7 +71,11 @@ impl Session {
     /// The names bound for the next model call.
     fn bound(&mut self) -> Vec<String> {
         self.chain
-            .prepare_model_call(&mut self.state, &mut self.messages, self.setup.bound.clone())
+            .prepare_model_call(
+                &mut self.state,
+                &mut self.messages,
+                self.setup.bound.clone(),
+            )
             .0
             .iter()
             .map(|t| t.info().name.clone())

@@ -8,8 +8,7 @@ use crate::agent::middleware::{Layer, ModelCall};
 use crate::agent::state::ThreadState;
 
 /// The result a dangling call gets.
-pub const PLACEHOLDER: &str =
-    "Error: this tool call was interrupted before it returned a result; it may or may not \
+pub const PLACEHOLDER: &str = "Error: this tool call was interrupted before it returned a result; it may or may not \
      have taken effect. Check before repeating it.";
 
 /// Before each model call, gives every tool call without a result a placeholder result,
@@ -124,7 +123,15 @@ mod tests {
         assert_eq!(patch_dangling(&mut messages), 2);
         assert_eq!(
             shape(&messages),
-            ["user", "assistant(2)", "a", "!b", "user", "assistant(1)", "!c"]
+            [
+                "user",
+                "assistant(2)",
+                "a",
+                "!b",
+                "user",
+                "assistant(1)",
+                "!c"
+            ]
         );
         assert_eq!(patch_dangling(&mut messages), 0, "idempotent");
     }
@@ -134,9 +141,17 @@ mod tests {
         let chain = crate::agent::middleware::Chain::new().with(Dangling);
         let mut state = ThreadState::default();
         let mut complete = vec![assistant(&["a"]), result("a")];
-        assert!(!chain.prepare_model_call(&mut state, &mut complete, Vec::new()).1);
+        assert!(
+            !chain
+                .prepare_model_call(&mut state, &mut complete, Vec::new())
+                .1
+        );
         let mut broken = vec![assistant(&["a"])];
-        assert!(chain.prepare_model_call(&mut state, &mut broken, Vec::new()).1);
+        assert!(
+            chain
+                .prepare_model_call(&mut state, &mut broken, Vec::new())
+                .1
+        );
         assert_eq!(shape(&broken), ["assistant(1)", "!a"]);
     }
 }

@@ -184,7 +184,10 @@ mod tests {
         assert!(stop.is_none());
         let chain = Chain::new().with(LoopDetection::default());
         let out = chain.end_tool_call(&mut state, &reply.tool_calls[0], 1, ToolOutput::ok("r"));
-        assert!(out.content.starts_with("r\n\nWarning: you have now called 'search' 3 times"));
+        assert!(
+            out.content
+                .starts_with("r\n\nWarning: you have now called 'search' 3 times")
+        );
         assert!(state.call_notes.is_empty(), "the note is used once");
     }
 
@@ -196,12 +199,20 @@ mod tests {
             Some("loop detected: the model called 'search' 5 times with the same arguments")
         );
         assert!(reply.tool_calls.is_empty(), "its calls never run");
-        assert!(notices.last().unwrap().starts_with("Stopped: loop detected"));
+        assert!(
+            notices
+                .last()
+                .unwrap()
+                .starts_with("Stopped: loop detected")
+        );
     }
 
     #[test]
     fn different_arguments_do_not_count() {
-        assert_ne!(signature(&call("a", r#"{"q":"x"}"#)), signature(&call("a", r#"{"q":"y"}"#)));
+        assert_ne!(
+            signature(&call("a", r#"{"q":"x"}"#)),
+            signature(&call("a", r#"{"q":"y"}"#))
+        );
         assert_eq!(
             signature(&call("a", r#"{"q":{"b":1,"a":[1, 2]}}"#)),
             signature(&call("a", r#"{ "q": {"a":[1,2],"b":1} }"#))

@@ -91,7 +91,11 @@ impl Summarization {
                     is_error,
                     ..
                 } => (
-                    if *is_error { "Tool error" } else { "Tool result" },
+                    if *is_error {
+                        "Tool error"
+                    } else {
+                        "Tool result"
+                    },
                     format!("{name}: {content}"),
                 ),
             };
@@ -214,7 +218,11 @@ mod tests {
             trigger_tokens: 0,
             keep_messages: 7,
         };
-        assert_eq!(s.cut_point(&history(), 10), None, "only one message would go");
+        assert_eq!(
+            s.cut_point(&history(), 10),
+            None,
+            "only one message would go"
+        );
         let s = Summarization {
             trigger_tokens: 0,
             keep_messages: 1,
@@ -245,7 +253,10 @@ mod tests {
         };
         assert!(text.contains("[calls t({})]"));
         assert!(text.contains("Tool result\nt: ra"));
-        assert!(text.contains("… [2000 more characters]"), "clipped on a char boundary");
+        assert!(
+            text.contains("… [2000 more characters]"),
+            "clipped on a char boundary"
+        );
         assert!(request.tools.is_empty());
     }
 

@@ -135,6 +135,9 @@ mod tests {
             1,
             ToolOutput::error("  "),
         );
-        assert!(out.content.contains("'github_get_file' failed without saying why"));
+        assert!(
+            out.content
+                .contains("'github_get_file' failed without saying why")
+        );
     }
 }
