@@ -98,6 +98,10 @@ impl RunPrinter {
                 self.stdout("\n");
             }
             Event::Notice { message, .. } => eprintln!("note: {message}"),
+            Event::Retrying { .. } if self.live_text && self.take_open_line() => {
+                // The streamed text of this attempt is void; start the next one on a new line.
+                self.stdout("\n");
+            }
             Event::Retrying {
                 attempt,
                 delay_ms,

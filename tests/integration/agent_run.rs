@@ -573,3 +573,49 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> std::p
     guard.join().unwrap();
     status
 }
+
+#[test]
+fn a_quirky_local_server_stream_works_end_to_end() {
+    // What llama.cpp / Ollama / vLLM style servers send: no ids, no object, float created,
+    // reasoning_content, a tool call without arguments, an empty finish_reason, empty usage.
+    let sandbox = deferred_sandbox();
+    sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
+    let mock = MockOpenAi::start(vec![
+        Reply::Stream(vec![
+            r#"{"created":1.7e9,"choices":[{"delta":{"reasoning_content":"think "}}]}"#.into(),
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"p1","type":"function","function":{"name":"fx_pid"}}]},"finish_reason":""}]}"#.into(),
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}],"usage":{}}"#.into(),
+        ]),
+        Reply::Stream(vec![
+            r#"{"choices":[{"delta":{"content":"done"},"finish_reason":"stop"}]}"#.into(),
+        ]),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "pid?", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&out.stdout);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "reasoning_delta" && e["text"] == "think ")
+    );
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["name"], "fx_pid");
+    assert_eq!(finished["is_error"], false, "{finished}");
+    assert_eq!(events.last().unwrap()["result"], "done");
+    // The reasoning is not sent back; the call is, with `{}` for its missing arguments.
+    let second = &mock.requests()[1];
+    let assistant = &second.messages()[2];
+    assert!(assistant.get("reasoning_content").is_none());
+    assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], "{}");
+}
