@@ -1,7 +1,7 @@
 //! From configuration files to a toolset: the one path every front-end takes.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::config::{
     AppConfig, ConfigError, ConfigPaths, EnvLookup, Loaded, ModelConfig, find_app_config,
@@ -9,7 +9,9 @@ use crate::config::{
 };
 use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};
 use crate::mcp::{McpCache, McpManager};
-use crate::tools::{ConfiguredToolError, Toolset, assemble_toolset, build_configured_tools};
+use crate::tools::builtin::{self, Clarification, SubagentEnv};
+use crate::tools::sandbox::Workspace;
+use crate::tools::{ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools};
 
 /// A setup problem that stops antler before it runs: exit status 2.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +28,9 @@ pub enum SetupError {
     /// Tokens cannot be counted.
     #[error(transparent)]
     Tokenizer(#[from] crate::deferred::TokenizerError),
+    /// The workspace of the built-in tools cannot be opened.
+    #[error("the workspace cannot be opened: {0}")]
+    Workspace(std::io::Error),
     /// A configured tool cannot be built.
     #[error("{path}: {source}", path = path.as_ref().map_or(String::from("config.yaml"), |p| p.display().to_string()))]
     Tool {
@@ -34,6 +39,17 @@ pub enum SetupError {
         /// What is wrong with the tool.
         source: ConfiguredToolError,
     },
+}
+
+/// The built-in tools of a run, with the handles their front-end needs.
+pub struct Builtins {
+    /// The tools, in order.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Filled in with the subagents' environment once the agent is assembled, when the
+    /// `task` tool is offered.
+    pub subagents: Option<Arc<OnceLock<SubagentEnv>>>,
+    /// The questions of `ask_clarification`, when offered (interactive front-ends).
+    pub clarifications: Option<tokio::sync::mpsc::Receiver<Clarification>>,
 }
 
 /// Both configurations, found and loaded, ready to build toolsets from.
@@ -69,12 +85,42 @@ impl Setup {
         Ok(self.mcp.get(env).await?)
     }
 
+    /// The built-in tools whose condition holds: `present_files` always; `view_image` when
+    /// `model` supports vision; `task` when subagents are allowed (`max_total_per_run` > 0);
+    /// `ask_clarification` only for an interactive front-end.
+    pub fn builtins(&self, model: Option<&str>, interactive: bool) -> Result<Builtins, SetupError> {
+        let app = &self.app.value;
+        let workspace =
+            Workspace::from_config(&app.sandbox, &self.cwd).map_err(SetupError::Workspace)?;
+        let mut tools: Vec<Arc<dyn Tool>> =
+            vec![Arc::new(builtin::PresentFiles::new(workspace.clone()))];
+        if self.model_config(model).is_some_and(|m| m.supports_vision) {
+            tools.push(Arc::new(builtin::ViewImage::new(workspace)));
+        }
+        let subagents = (app.subagents.max_total_per_run > 0 && app.subagents.max_concurrent > 0)
+            .then(|| Arc::new(OnceLock::new()));
+        if let Some(env) = &subagents {
+            tools.push(Arc::new(builtin::Task::new(&app.subagents, env.clone())));
+        }
+        let clarifications = interactive.then(|| {
+            let (tool, questions) = builtin::AskClarification::new();
+            tools.push(Arc::new(tool));
+            questions
+        });
+        Ok(Builtins {
+            tools,
+            subagents,
+            clarifications,
+        })
+    }
+
     /// Assembles the three tiers: configured tools (only those in `groups`, if given),
-    /// built-ins, then the MCP tools of `mcp`. Duplicate names are logged and dropped.
+    /// `builtins`, then the MCP tools of `mcp`. Duplicate names are logged and dropped.
     pub async fn toolset(
         &self,
         mcp: &McpManager,
         groups: Option<&[String]>,
+        builtins: Vec<Arc<dyn Tool>>,
     ) -> Result<Toolset, SetupError> {
         let configured =
             build_configured_tools(&self.app.value, &self.cwd, groups).map_err(|source| {
@@ -83,8 +129,7 @@ impl Setup {
                     source,
                 }
             })?;
-        let (toolset, duplicates) =
-            assemble_toolset(configured.tools, Vec::new(), mcp.tools().await);
+        let (toolset, duplicates) = assemble_toolset(configured.tools, builtins, mcp.tools().await);
         for warning in configured.warnings.iter().chain(&duplicates) {
             tracing::warn!("{warning}");
         }

@@ -131,6 +131,22 @@ pub enum Event {
         /// The catalog they belong to.
         catalog_hash: Option<String>,
     },
+    /// Files the model presented as the run's output (`present_files`).
+    FilesPresented {
+        /// The turn.
+        turn: u32,
+        /// Workspace-relative paths.
+        files: Vec<String>,
+    },
+    /// An event of a subagent started by the `task` tool, wrapped.
+    Subagent {
+        /// Numbers the subagents of this process, from 1.
+        subagent: u64,
+        /// The task's short label.
+        description: String,
+        /// The subagent's own event.
+        event: Box<Event>,
+    },
     /// The run ended; the last event of every run.
     RunFinished(RunResult),
 }
@@ -166,6 +182,8 @@ pub struct RunResult {
     pub thread_usage: Usage,
     /// The promoted working set at the end.
     pub promoted_tools: Vec<String>,
+    /// Files presented as output during this run.
+    pub files: Vec<String>,
     /// Notices shown during the run.
     pub notices: Vec<String>,
     /// What went wrong, when it failed.

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tools::ImagePart;
+
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
@@ -48,5 +50,13 @@ pub enum Message {
     Summary {
         /// The summary text.
         content: String,
+    },
+    /// Images a tool asked to show the model (`view_image`); sent as a user message with
+    /// image parts.
+    Images {
+        /// A line saying what the images are.
+        content: String,
+        /// The images.
+        images: Vec<ImagePart>,
     },
 }

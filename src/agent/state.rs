@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::{PromotedUpdate, StateUpdate};
+use crate::tools::{ImagePart, PromotedUpdate, StateUpdate};
 
 /// Deferred tools promoted into this thread, for one catalog.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +28,16 @@ pub struct ThreadState {
     /// (e.g. a loop warning); taken when the result comes back. Never stored.
     #[serde(skip)]
     pub call_notes: BTreeMap<String, String>,
+    /// Workspace files presented as output (`present_files`), in order, without repeats.
+    #[serde(default)]
+    pub presented_files: Vec<String>,
+    /// Images waiting to be attached to the next model call (`view_image`).
+    #[serde(default)]
+    pub pending_images: Vec<ImagePart>,
+    /// Per-run counters for layers that limit something per run (e.g. subagents started);
+    /// reset when a run starts. Never stored.
+    #[serde(skip)]
+    pub run_counters: BTreeMap<String, usize>,
 }
 
 /// The promotion reducer: a different or missing hash on either side replaces the set;
@@ -52,9 +62,17 @@ pub fn reduce_promoted(current: &Promoted, update: &PromotedUpdate) -> Promoted 
 
 impl ThreadState {
     /// Merges a tool result's state update; no update leaves the state unchanged. Promoted
-    /// names count as used now.
+    /// names count as used now; presented files are added once; images queue for the next
+    /// model call.
     pub fn apply(&mut self, update: Option<&StateUpdate>) {
-        let Some(promoted) = update.and_then(|u| u.promoted.as_ref()) else {
+        let Some(update) = update else { return };
+        for file in &update.presented_files {
+            if !self.presented_files.contains(file) {
+                self.presented_files.push(file.clone());
+            }
+        }
+        self.pending_images.extend(update.images.iter().cloned());
+        let Some(promoted) = update.promoted.as_ref() else {
             return;
         };
         self.promoted = reduce_promoted(&self.promoted, promoted);
@@ -111,6 +129,7 @@ mod tests {
                 catalog_hash: hash.into(),
                 names: names.iter().map(|n| n.to_string()).collect(),
             }),
+            ..Default::default()
         }
     }
 

@@ -141,10 +141,11 @@ async fn deferred_check(
     model: Option<&str>,
     checks: &mut Vec<Check>,
 ) {
-    let deferred = match setup.toolset(mcp, None).await {
-        Ok(toolset) => setup.deferred(&toolset, model),
+    let toolset = match setup.builtins(model, false) {
+        Ok(builtins) => setup.toolset(mcp, None, builtins.tools).await,
         Err(err) => Err(err),
     };
+    let deferred = toolset.and_then(|toolset| setup.deferred(&toolset, model));
     checks.push(match deferred {
         Ok(deferred) => {
             let mut detail = deferred.reason.clone();

@@ -147,7 +147,8 @@ async fn tools_list(
     model: Option<&str>,
 ) -> Result<String, SetupError> {
     let groups = (!args.groups.is_empty()).then_some(args.groups.as_slice());
-    let toolset = setup.toolset(mcp, groups).await?;
+    let builtins = setup.builtins(model, false)?.tools;
+    let toolset = setup.toolset(mcp, groups, builtins).await?;
     let deferred = setup.deferred(&toolset, model)?;
     let rows = listing::tool_rows(&toolset, &deferred);
     Ok(if args.json {
@@ -167,7 +168,7 @@ async fn search_catalog(
     let tools = match file {
         Some(path) => catalog_tools(load_catalog_file(path)?),
         None => {
-            let toolset = setup.toolset(mcp, None).await?;
+            let toolset = setup.toolset(mcp, None, Vec::new()).await?;
             toolset
                 .tools()
                 .iter()

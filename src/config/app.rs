@@ -21,6 +21,7 @@ pub(super) const KNOWN_TOP_LEVEL: &[&str] = &[
     "sandbox",
     "subagents",
     "summarization",
+    "tool_output",
 ];
 
 /// Everything `config.yaml` configures. A missing file means `AppConfig::default()`.
@@ -41,6 +42,24 @@ pub struct AppConfig {
     pub subagents: SubagentsConfig,
     /// History summarisation.
     pub summarization: SummarizationConfig,
+    /// The per-call budget of tool results.
+    pub tool_output: ToolOutputConfig,
+}
+
+/// How much of one tool result the model reads.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ToolOutputConfig {
+    /// A longer result keeps its head and tail; the full text is saved to a file
+    /// (default 20,000 characters).
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub max_chars: usize,
+}
+
+impl Default for ToolOutputConfig {
+    fn default() -> Self {
+        Self { max_chars: 20_000 }
+    }
 }
 
 /// One chat model on an OpenAI-compatible endpoint.
@@ -244,6 +263,11 @@ pub struct SubagentsConfig {
     /// Subagents started in one run.
     #[serde(deserialize_with = "lenient::scalar")]
     pub max_total_per_run: usize,
+    /// The tools a subagent may use (default: every tool but `task`, `ask_clarification`
+    /// and `present_files`); deferred tools stay reachable through `tool_search` if it is
+    /// allowed.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
     /// The time one subagent may take.
     #[serde(deserialize_with = "lenient::scalar")]
     pub timeout_seconds: u64,
@@ -257,6 +281,7 @@ impl Default for SubagentsConfig {
         Self {
             max_concurrent: 3,
             max_total_per_run: 6,
+            tools: None,
             timeout_seconds: 1800,
             extra: Map::new(),
         }

@@ -15,7 +15,7 @@ mod signature;
 
 pub use app::{
     AppConfig, ModelConfig, SandboxConfig, SubagentsConfig, SummarizationConfig, ToolConfig,
-    ToolGroupConfig, ToolSearchConfig, ToolSearchMode,
+    ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode,
 };
 pub use app_load::{Loaded, load_app_config, parse_app_config};
 pub use discovery::{ConfigPaths, find_app_config, find_extensions_config};

@@ -135,6 +135,7 @@ impl Tool for ToolSearch {
                     catalog_hash: self.catalog.hash().to_string(),
                     names: found.iter().map(|&i| infos[i].name.clone()).collect(),
                 }),
+                ..Default::default()
             });
             output
         })

@@ -21,6 +21,7 @@ fn promoted_state() -> ThreadState {
             catalog_hash: "cafe".into(),
             names: vec!["github_search".into(), "slack_post".into()],
         }),
+        ..Default::default()
     }));
     state.touch("github_search");
     state

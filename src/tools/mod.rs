@@ -2,6 +2,7 @@
 //! `config.yaml`), built-in tools, and MCP tools.
 
 mod assemble;
+pub mod builtin;
 mod registry;
 pub mod sandbox;
 mod tool;
@@ -15,4 +16,6 @@ pub use registry::{
 /// hash suffix instead).
 pub const RESERVED_NAMES: &[&str] = &["tool_search"];
 
-pub use tool::{PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};
+pub use tool::{
+    ImagePart, PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
+};

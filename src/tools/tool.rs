@@ -76,11 +76,26 @@ pub struct PromotedUpdate {
     pub names: Vec<String>,
 }
 
+/// An image a tool asks to show the model (`view_image`), sent with the next model call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ImagePart {
+    /// Where it came from, for people reading the thread.
+    pub path: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The bytes, base64-encoded.
+    pub data: String,
+}
+
 /// A change to the thread state that a tool result carries, merged by the agent's reducers.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct StateUpdate {
     /// Tools to promote.
     pub promoted: Option<PromotedUpdate>,
+    /// Workspace files marked as the run's output (`present_files`).
+    pub presented_files: Vec<String>,
+    /// Images to attach to the next model call (`view_image`).
+    pub images: Vec<ImagePart>,
 }
 
 /// The result of one tool call, as the model will see it.

@@ -77,6 +77,12 @@ impl RunPrinter {
                 }
             }
         }
+        if self.format == OutputFormat::Text && !result.files.is_empty() {
+            eprintln!("Files:");
+            for file in &result.files {
+                eprintln!("  {file}");
+            }
+        }
         if self.format != OutputFormat::StreamJson {
             for error in &result.errors {
                 if result.status == RunStatus::Interrupted {
@@ -90,6 +96,23 @@ impl RunPrinter {
 
     fn text_event(&self, event: &Event) {
         match event {
+            Event::Subagent {
+                subagent,
+                description,
+                event,
+            } if self.progress => match event.as_ref() {
+                Event::RunStarted { .. } => eprintln!("⏺ subagent {subagent}: {description}"),
+                Event::ToolCallStarted {
+                    name, arguments, ..
+                } => eprintln!(
+                    "  ↳ {subagent} ⏺ {name} {}",
+                    clip_line(&arguments.to_string(), 80)
+                ),
+                Event::RunFinished(result) => {
+                    eprintln!("  ↳ {subagent} finished: {:?}", result.status)
+                }
+                _ => {}
+            },
             Event::TextDelta { text, .. } if self.live_text => {
                 self.stdout(text);
                 self.lock().open_line = !text.ends_with('\n');
@@ -210,6 +233,7 @@ mod tests {
             usage: Usage::default(),
             thread_usage: Usage::default(),
             promoted_tools: vec![],
+            files: vec![],
             notices: vec![],
             errors: vec![],
         };

@@ -105,6 +105,14 @@ fn push_message(out: &mut String, message: &Message) {
             let marker = if *is_error { " (error)" } else { "" };
             push_preview(out, &format!("← {name}{marker}: "), content);
         }
+        Message::Images { content, images } => {
+            let paths: Vec<&str> = images.iter().map(|i| i.path.as_str()).collect();
+            out.push_str(&format!(
+                "[images: {}] {}\n",
+                paths.join(", "),
+                content.trim_end()
+            ));
+        }
         Message::Summary { content } => {
             out.push_str("[summary of earlier messages]\n");
             out.push_str(content.trim_end());
@@ -208,6 +216,7 @@ mod tests {
                 catalog_hash: "0123456789abcdef".into(),
                 names: vec!["github_search".into(), "slack_post".into()],
             }),
+            ..Default::default()
         }));
         let long_result: String = (1..=5).map(|i| format!("line {i}\n")).collect();
         let thread = StoredThread {

@@ -102,7 +102,7 @@ mod tests {
                 Message::Tool {
                     call_id, is_error, ..
                 } => format!("{}{call_id}", if *is_error { "!" } else { "" }),
-                Message::Summary { .. } => "summary".to_string(),
+                Message::Summary { .. } | Message::Images { .. } => "other".to_string(),
             })
             .collect()
     }

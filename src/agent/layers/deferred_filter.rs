@@ -117,6 +117,7 @@ mod tests {
                 catalog_hash: hash.into(),
                 names: names.iter().map(|n| n.to_string()).collect(),
             }),
+            ..Default::default()
         }));
     }
 

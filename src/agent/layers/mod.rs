@@ -6,23 +6,31 @@
 //!    when the history passes its token budget.
 //! 1. [`dangling::Dangling`] — gives tool calls without a result a placeholder result, so
 //!    the history sent to the model is always valid.
-//! 2. [`tool_errors::ToolErrors`] — answers calls to unknown tools and calls with
+//! 2. [`output_budget::OutputBudget`] — its `after_tool` runs last: a result over
+//!    `tool_output.max_chars` keeps head and tail, the full text goes to a file.
+//! 3. [`tool_errors::ToolErrors`] — answers calls to unknown tools and calls with
 //!    arguments that are not a JSON object; gives silent failures a message.
-//! 3. [`routing::Routing`] — promotes a server's top tools when the user's message names
+//! 4. [`subagent_limit::SubagentLimit`] — refuses `task` calls beyond
+//!    `subagents.max_total_per_run` in one run.
+//! 5. [`images::Images`] — attaches images queued by `view_image` to the next call.
+//! 6. [`routing::Routing`] — promotes a server's top tools when the user's message names
 //!    one of its routing keywords (so the filter below binds them in the same call).
-//! 4. [`deferred_filter::DeferredFilter`] — binds non-deferred tools plus promoted ones,
+//! 7. [`deferred_filter::DeferredFilter`] — binds non-deferred tools plus promoted ones,
 //!    blocks calls to deferred tools that are not promoted, keeps the working set small.
-//! 5. [`loop_detection::LoopDetection`] — warns the model at the 3rd identical call, stops
+//! 8. [`loop_detection::LoopDetection`] — warns the model at the 3rd identical call, stops
 //!    the run at the 5th.
-//! 6. [`finish_reason::FinishReasons`] — as the innermost layer its `after_model` runs
+//! 9. [`finish_reason::FinishReasons`] — as the innermost layer its `after_model` runs
 //!    first: `length` tells the user the answer was cut; `content_filter` drops the tool
 //!    calls (so loop detection never counts them).
 
 pub mod dangling;
 pub mod deferred_filter;
 pub mod finish_reason;
+pub mod images;
 pub mod loop_detection;
+pub mod output_budget;
 pub mod routing;
+pub mod subagent_limit;
 pub mod summarize;
 pub mod tool_errors;
 
@@ -30,11 +38,21 @@ use crate::agent::middleware::Chain;
 use crate::config::{McpServerConfig, ToolSearchConfig};
 use crate::deferred::DeferredSetup;
 
+/// The optional layers of [`agent_chain`].
+#[derive(Default)]
+pub struct ChainOptions {
+    /// The output budget, when results should be capped (one-shot and interactive runs).
+    pub output_budget: Option<output_budget::OutputBudget>,
+    /// `subagents.max_total_per_run`, when the `task` tool is offered.
+    pub max_subagents_per_run: Option<usize>,
+}
+
 /// The full chain in the documented order (summarisation aside) for a deferred setup.
 pub fn agent_chain(
     setup: &DeferredSetup,
     config: &ToolSearchConfig,
     servers: &[McpServerConfig],
+    options: ChainOptions,
 ) -> Chain {
     let known = setup.bound.iter().map(|t| t.info().name.clone()).chain(
         setup
@@ -42,9 +60,16 @@ pub fn agent_chain(
             .iter()
             .flat_map(|c| c.infos().iter().map(|i| i.name.clone())),
     );
-    Chain::new()
-        .with(dangling::Dangling)
-        .with(tool_errors::ToolErrors::new(known))
+    let mut chain = Chain::new().with(dangling::Dangling);
+    if let Some(budget) = options.output_budget {
+        chain = chain.with(budget);
+    }
+    chain = chain.with(tool_errors::ToolErrors::new(known));
+    if let Some(max) = options.max_subagents_per_run {
+        chain = chain.with(subagent_limit::SubagentLimit::new(max));
+    }
+    chain
+        .with(images::Images)
         .then(deferred_chain(setup, config, servers))
         .with(loop_detection::LoopDetection::default())
         .with(finish_reason::FinishReasons)

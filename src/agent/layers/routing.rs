@@ -117,6 +117,7 @@ impl Layer for Routing {
                 catalog_hash: self.catalog.hash().to_string(),
                 names,
             }),
+            ..Default::default()
         }));
     }
 }

@@ -34,6 +34,8 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
         .iter()
         .map(|m| match m {
             Message::User { content } | Message::Summary { content } => content.len(),
+            // Providers count an image as a fixed block of tokens, roughly this many chars.
+            Message::Images { content, images } => content.len() + images.len() * 3_000,
             Message::Assistant {
                 content,
                 tool_calls,
@@ -74,6 +76,7 @@ impl Summarization {
             let (who, text) = match message {
                 Message::User { content } => ("User", content.clone()),
                 Message::Summary { content } => ("Summary of earlier messages", content.clone()),
+                Message::Images { content, .. } => ("Images shown to the agent", content.clone()),
                 Message::Assistant {
                     content,
                     tool_calls,

@@ -3,11 +3,13 @@
 use async_openai::types::chat::{
     ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
-    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestMessage, ChatCompletionRequestMessageContentPartImage,
+    ChatCompletionRequestMessageContentPartText, ChatCompletionRequestSystemMessage,
     ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
     ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
-    ChatCompletionRequestUserMessageContent, ChatCompletionStreamOptions, ChatCompletionTool,
-    ChatCompletionTools, CreateChatCompletionRequest, FunctionCall, FunctionObject,
+    ChatCompletionRequestUserMessageContent, ChatCompletionRequestUserMessageContentPart,
+    ChatCompletionStreamOptions, ChatCompletionTool, ChatCompletionTools,
+    CreateChatCompletionRequest, FunctionCall, FunctionObject, ImageUrl,
 };
 
 use super::OpenAiSettings;
@@ -60,6 +62,31 @@ fn message(message: &Message) -> ChatCompletionRequestMessage {
     match message {
         Message::User { content } => user(content.clone()),
         Message::Summary { content } => user(format!("{SUMMARY_PREFIX}{content}")),
+        Message::Images { content, images } => {
+            let text = ChatCompletionRequestUserMessageContentPart::Text(
+                ChatCompletionRequestMessageContentPartText {
+                    text: content.clone(),
+                    prompt_cache_breakpoint: None,
+                },
+            );
+            let parts = std::iter::once(text)
+                .chain(images.iter().map(|image| {
+                    ChatCompletionRequestUserMessageContentPart::ImageUrl(
+                        ChatCompletionRequestMessageContentPartImage {
+                            image_url: ImageUrl {
+                                url: format!("data:{};base64,{}", image.media_type, image.data),
+                                detail: None,
+                            },
+                            prompt_cache_breakpoint: None,
+                        },
+                    )
+                }))
+                .collect();
+            ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
+                content: ChatCompletionRequestUserMessageContent::Array(parts),
+                name: None,
+            })
+        }
         Message::Assistant {
             content,
             tool_calls,

@@ -1,0 +1,645 @@
+//! Runner tests: a scripted provider, real layers, tools that echo.
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Map, json};
+
+use super::*;
+use crate::agent::layers::{agent_chain, dangling};
+use crate::config::{ToolSearchConfig, ToolSearchMode};
+use crate::deferred::setup_deferred;
+use crate::deferred::testing::mcp_tools;
+use crate::provider::{FinishReason, ProviderError, ReplyFuture};
+use crate::tools::{ToolFuture, ToolInfo, ToolSource, assemble_toolset};
+
+/// Plays scripted replies and records every request.
+struct Scripted {
+    replies: Mutex<Vec<Result<ModelReply, String>>>,
+    requests: Mutex<Vec<ModelRequest>>,
+    cancel_on_call: Option<(usize, CancellationToken)>,
+}
+
+impl Scripted {
+    fn new(replies: Vec<ModelReply>) -> Arc<Self> {
+        Arc::new(Self {
+            replies: Mutex::new(replies.into_iter().rev().map(Ok).collect()),
+            requests: Mutex::new(Vec::new()),
+            cancel_on_call: None,
+        })
+    }
+    fn bound(&self, i: usize) -> Vec<String> {
+        self.requests.lock().unwrap()[i]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+}
+
+impl Provider for Scripted {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        events: &'a (dyn Fn(ModelEvent) + Send + Sync),
+    ) -> ReplyFuture<'a> {
+        Box::pin(async move {
+            let n = {
+                let mut requests = self.requests.lock().unwrap();
+                requests.push(request.clone());
+                requests.len()
+            };
+            if let Some((at, token)) = &self.cancel_on_call
+                && *at == n
+            {
+                token.cancel();
+                std::future::pending::<()>().await;
+            }
+            let next = self.replies.lock().unwrap().pop();
+            match next.unwrap_or_else(|| Err("no reply left".into())) {
+                Ok(reply) => {
+                    events(ModelEvent::TextDelta(reply.content.clone()));
+                    Ok(reply)
+                }
+                Err(message) => Err(ProviderError::Transport {
+                    endpoint: "scripted".into(),
+                    message,
+                }),
+            }
+        })
+    }
+    fn model(&self) -> &str {
+        "scripted"
+    }
+    fn endpoint(&self) -> &str {
+        "scripted"
+    }
+}
+
+/// Echoes its `text` argument after `delay_ms`.
+struct Echo(ToolInfo);
+impl Tool for Echo {
+    fn info(&self) -> &ToolInfo {
+        &self.0
+    }
+    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let delay = arguments["delay_ms"].as_u64().unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            ToolOutput::ok(arguments["text"].as_str().unwrap_or("").to_string())
+        })
+    }
+}
+
+fn echo() -> Arc<dyn Tool> {
+    Arc::new(Echo(ToolInfo {
+        name: "echo".into(),
+        description: "Echo text".into(),
+        parameters: json!({"type": "object"}),
+        source: ToolSource::BuiltIn,
+        metadata: Map::new(),
+    }))
+}
+
+fn text(content: &str) -> ModelReply {
+    ModelReply {
+        content: content.into(),
+        ..ModelReply::default()
+    }
+}
+
+fn calls(calls: &[(&str, &str, Value)]) -> ModelReply {
+    ModelReply {
+        tool_calls: calls
+            .iter()
+            .map(|(id, name, args)| ToolCall {
+                id: id.to_string(),
+                name: name.to_string(),
+                arguments: args.to_string(),
+            })
+            .collect(),
+        finish_reason: FinishReason::ToolCalls,
+        usage: Some(Usage {
+            input_tokens: 10,
+            cached_input_tokens: 4,
+            output_tokens: 2,
+        }),
+        ..ModelReply::default()
+    }
+}
+
+fn agent(provider: Arc<dyn Provider>, tool_search: bool) -> Agent {
+    let mcp = mcp_tools(&[
+        ("time", "now", "Current time in a timezone"),
+        ("github", "get_file", "Read a file from a GitHub repository"),
+    ]);
+    let (toolset, _) = assemble_toolset(Vec::new(), vec![echo()], mcp);
+    let config = ToolSearchConfig {
+        enabled: if tool_search {
+            ToolSearchMode::On
+        } else {
+            ToolSearchMode::Off
+        },
+        ..ToolSearchConfig::default()
+    };
+    let deferred = setup_deferred(&toolset, &config, None).unwrap();
+    Agent {
+        provider,
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred: Arc::new(deferred),
+        system_prompt: "system".into(),
+        max_turns: 50,
+        summarization: None,
+    }
+}
+
+/// Stores what it is given, like the SQLite store would.
+#[derive(Default)]
+struct Memory {
+    saved: Mutex<Vec<Message>>,
+    appends: Mutex<usize>,
+}
+
+impl ThreadSink for Memory {
+    fn append(&self, thread: &Thread, from: usize) -> Result<(), SaveError> {
+        let mut saved = self.saved.lock().unwrap();
+        assert_eq!(saved.len(), from, "appends are contiguous");
+        saved.extend_from_slice(&thread.messages[from..]);
+        *self.appends.lock().unwrap() += 1;
+        Ok(())
+    }
+    fn rewrite(&self, thread: &Thread) -> Result<(), SaveError> {
+        *self.saved.lock().unwrap() = thread.messages.clone();
+        Ok(())
+    }
+}
+
+async fn run(agent: &Agent, thread: &mut Thread, input: &str) -> (RunResult, Vec<Event>) {
+    let events = Mutex::new(Vec::new());
+    let emit = |e: Event| events.lock().unwrap().push(e);
+    let result = agent
+        .run(
+            thread,
+            input.into(),
+            &NoSink,
+            &emit,
+            &CancellationToken::new(),
+        )
+        .await;
+    (result, events.into_inner().unwrap())
+}
+
+fn kinds(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn tools_run_concurrently_and_results_keep_call_order() {
+    let provider = Scripted::new(vec![
+        calls(&[
+            ("a", "echo", json!({"text": "slow", "delay_ms": 50})),
+            ("b", "echo", json!({"text": "fast"})),
+            ("c", "nope", json!({})),
+        ]),
+        text("done"),
+    ]);
+    let agent = agent(provider.clone(), false);
+    let mut thread = Thread::default();
+    let (result, events) = run(&agent, &mut thread, "go").await;
+    assert_eq!(result.status, RunStatus::Success);
+    assert_eq!(result.result, "done");
+    assert_eq!(result.turns, 2);
+    assert_eq!(result.usage.input_tokens, 10);
+    let results: Vec<(&str, &str, bool)> = thread
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => Some((call_id.as_str(), content.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results[..2], [("a", "slow", false), ("b", "fast", false)]);
+    assert!(results[2].2 && results[2].1.contains("no tool named 'nope'"));
+    assert_eq!(
+        kinds(&events),
+        [
+            "run_started",
+            "turn_started",
+            "text_delta",
+            "usage",
+            "turn_completed",
+            "tool_call_started",
+            "tool_call_started",
+            "tool_call_started",
+            "tool_call_finished",
+            "tool_call_finished",
+            "tool_call_finished",
+            "turn_started",
+            "text_delta",
+            "turn_completed",
+            "run_finished",
+        ]
+    );
+    // The second request carries the results after the assistant's calls.
+    let second = &provider.requests.lock().unwrap()[1];
+    assert_eq!(second.messages.len(), 5);
+    assert_eq!(second.system, "system");
+}
+
+#[tokio::test]
+async fn the_deferred_flow_promotes_then_binds() {
+    let provider = Scripted::new(vec![
+        calls(&[("s", "tool_search", json!({"query": "select:time_now"}))]),
+        calls(&[("t", "time_now", json!({}))]),
+        text("it is noon"),
+    ]);
+    let agent = agent(provider.clone(), true);
+    let mut thread = Thread::default();
+    let (result, events) = run(&agent, &mut thread, "what time is it").await;
+    assert_eq!(result.status, RunStatus::Success, "{result:?}");
+    assert_eq!(provider.bound(0), ["echo", "tool_search"]);
+    assert_eq!(provider.bound(1), ["echo", "tool_search", "time_now"]);
+    assert_eq!(result.promoted_tools, ["time_now"]);
+    let promoted = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolsPromoted { added, .. } => Some(added.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(promoted, ["time_now"]);
+    // An unpromoted deferred tool is blocked with the exact message.
+    let provider = Scripted::new(vec![
+        calls(&[("g", "github_get_file", json!({}))]),
+        text("ok"),
+    ]);
+    let agent = self::agent(provider, true);
+    let mut thread = Thread::default();
+    run(&agent, &mut thread, "read it").await;
+    assert!(matches!(
+        &thread.messages[2],
+        Message::Tool { content, is_error: true, .. } if content.contains("is deferred and has not been promoted")
+    ));
+}
+
+#[tokio::test]
+async fn max_turns_fails_the_run() {
+    let provider = Scripted::new(vec![
+        calls(&[("a", "echo", json!({"text": "1"}))]),
+        calls(&[("b", "echo", json!({"text": "2"}))]),
+    ]);
+    let mut agent = agent(provider, false);
+    agent.max_turns = 2;
+    let (result, _) = run(&agent, &mut Thread::default(), "loop").await;
+    assert_eq!(result.status, RunStatus::Failed);
+    assert_eq!(
+        result.errors,
+        ["the run reached --max-turns (2) without a final answer"]
+    );
+}
+
+#[tokio::test]
+async fn a_provider_error_fails_the_run_and_keeps_the_user_message() {
+    let provider = Scripted::new(Vec::new());
+    let agent = agent(provider, false);
+    let sink = Memory::default();
+    let mut thread = Thread::default();
+    let result = agent
+        .run(
+            &mut thread,
+            "hi".into(),
+            &sink,
+            &|_| {},
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(result.status, RunStatus::Failed);
+    assert!(
+        result.errors[0].contains("no reply left"),
+        "{:?}",
+        result.errors
+    );
+    assert_eq!(
+        sink.saved.lock().unwrap().len(),
+        1,
+        "the user message is stored"
+    );
+}
+
+#[tokio::test]
+async fn every_step_is_saved_as_it_happens() {
+    let provider = Scripted::new(vec![
+        calls(&[("a", "echo", json!({"text": "1"}))]),
+        text("done"),
+    ]);
+    let agent = agent(provider, false);
+    let sink = Memory::default();
+    let mut thread = Thread::default();
+    agent
+        .run(
+            &mut thread,
+            "hi".into(),
+            &sink,
+            &|_| {},
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(*sink.saved.lock().unwrap(), thread.messages);
+    assert_eq!(
+        *sink.appends.lock().unwrap(),
+        4,
+        "user, reply, results, reply"
+    );
+}
+
+#[tokio::test]
+async fn an_interrupt_during_the_model_call_ends_the_run_cleanly() {
+    let token = CancellationToken::new();
+    let provider = Arc::new(Scripted {
+        replies: Mutex::new(vec![
+            Ok(text("never")),
+            Ok(calls(&[("a", "echo", json!({"text": "1"}))])),
+        ]),
+        requests: Mutex::new(Vec::new()),
+        cancel_on_call: Some((2, token.clone())),
+    });
+    let agent = agent(provider, false);
+    let sink = Memory::default();
+    let mut thread = Thread::default();
+    let result = agent
+        .run(&mut thread, "hi".into(), &sink, &|_| {}, &token)
+        .await;
+    assert_eq!(result.status, RunStatus::Interrupted);
+    assert_eq!(result.turns, 2);
+    // user, the call, its result: valid and stored; the unfinished call is lost.
+    assert_eq!(sink.saved.lock().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_resumed_history_with_a_dangling_call_is_patched_and_stored() {
+    let provider = Scripted::new(vec![text("fine")]);
+    let agent = agent(provider.clone(), false);
+    let sink = Memory::default();
+    let mut thread = Thread {
+        messages: vec![
+            Message::User {
+                content: "x".into(),
+            },
+            Message::Assistant {
+                content: String::new(),
+                reasoning: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "k".into(),
+                    name: "echo".into(),
+                    arguments: "{}".into(),
+                }],
+            },
+        ],
+        ..Thread::default()
+    };
+    *sink.saved.lock().unwrap() = thread.messages.clone();
+    agent
+        .run(
+            &mut thread,
+            "again".into(),
+            &sink,
+            &|_| {},
+            &CancellationToken::new(),
+        )
+        .await;
+    let sent = &provider.requests.lock().unwrap()[0].messages;
+    assert!(matches!(&sent[2], Message::Tool { content, .. } if content == dangling::PLACEHOLDER));
+    assert_eq!(*sink.saved.lock().unwrap(), thread.messages);
+}
+
+#[tokio::test]
+async fn summarisation_replaces_older_messages_and_keeps_promotions() {
+    let provider = Scripted::new(vec![
+        calls(&[("s", "tool_search", json!({"query": "select:time_now"}))]),
+        text("first answer"),
+        text("SUMMARY"),
+        text("second answer"),
+    ]);
+    let mut agent = agent(provider.clone(), true);
+    agent.summarization = Some(Summarization {
+        trigger_tokens: 1,
+        keep_messages: 1,
+    });
+    let mut thread = Thread::default();
+    run(&agent, &mut thread, "one").await;
+    let (result, events) = run(&agent, &mut thread, "two").await;
+    assert_eq!(result.result, "second answer");
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Summarized {
+            replaced_messages: 4,
+            ..
+        }
+    )));
+    assert_eq!(
+        thread.messages[0],
+        Message::Summary {
+            content: "SUMMARY".into()
+        }
+    );
+    assert_eq!(provider.bound(3), ["echo", "tool_search", "time_now"]);
+}
+
+#[tokio::test]
+async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
+    use crate::tools::builtin::AskClarification;
+
+    let provider = Scripted::new(vec![
+        calls(&[(
+            "q",
+            "ask_clarification",
+            json!({"question": "Which file?", "options": ["a.txt", "b.txt"]}),
+        )]),
+        text("Editing b.txt."),
+    ]);
+    let (ask, mut questions) = AskClarification::new();
+    let (toolset, _) = assemble_toolset(Vec::new(), vec![Arc::new(ask) as Arc<dyn Tool>], vec![]);
+    let config = ToolSearchConfig::default();
+    let deferred = setup_deferred(&toolset, &config, None).unwrap();
+    let agent = Agent {
+        provider: provider.clone(),
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred: Arc::new(deferred),
+        system_prompt: "system".into(),
+        max_turns: 50,
+        summarization: None,
+    };
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    // The front-end: it sees the question in the core's events, then answers it.
+    let front_end = tokio::spawn(async move {
+        let question = questions.recv().await.unwrap();
+        let asked = seen.lock().unwrap().iter().any(|e| {
+            matches!(e, Event::ToolCallStarted { name, arguments, .. }
+                if name == "ask_clarification" && arguments["question"] == "Which file?")
+        });
+        assert!(asked, "the question is in the events before it is answered");
+        assert_eq!(question.options, ["a.txt", "b.txt"]);
+        question.answer.send("b.txt".into()).unwrap();
+    });
+    let emit = |e: Event| events.lock().unwrap().push(e);
+    let mut thread = Thread::default();
+    let result = agent
+        .run(
+            &mut thread,
+            "edit the file".into(),
+            &NoSink,
+            &emit,
+            &CancellationToken::new(),
+        )
+        .await;
+    front_end.await.unwrap();
+    assert_eq!(result.status, RunStatus::Success);
+    assert_eq!(result.turns, 2, "the same run went on after the answer");
+    let second = &provider.requests.lock().unwrap()[1];
+    assert!(
+        matches!(second.messages.last(), Some(Message::Tool { content, .. })
+        if content == "The user answered: b.txt")
+    );
+}
+
+#[tokio::test]
+async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
+    use std::sync::OnceLock;
+
+    use crate::config::SubagentsConfig;
+    use crate::tools::builtin::{SubagentEnv, Task};
+
+    let provider = Scripted::new(vec![
+        calls(&[(
+            "t",
+            "task",
+            json!({"description": "time", "prompt": "find the time"}),
+        )]),
+        calls(&[("s", "tool_search", json!({"query": "select:time_now"}))]),
+        text("noon"),
+        text("It is noon."),
+    ]);
+    let env = Arc::new(OnceLock::new());
+    let task: Arc<dyn Tool> = Arc::new(Task::new(&SubagentsConfig::default(), env.clone()));
+    let mcp = mcp_tools(&[("time", "now", "Current time in a timezone")]);
+    let (toolset, _) = assemble_toolset(Vec::new(), vec![echo(), task], mcp);
+    let config = ToolSearchConfig {
+        enabled: ToolSearchMode::On,
+        ..ToolSearchConfig::default()
+    };
+    let deferred = Arc::new(setup_deferred(&toolset, &config, None).unwrap());
+    let sub_events = Arc::new(Mutex::new(Vec::new()));
+    let sink = sub_events.clone();
+    env.set(SubagentEnv {
+        provider: provider.clone(),
+        deferred: deferred.clone(),
+        tool_search: config.clone(),
+        servers: Vec::new(),
+        system_prompt: "subagent system".into(),
+        max_turns: 10,
+        events: Arc::new(move |e| sink.lock().unwrap().push(e)),
+    })
+    .ok()
+    .unwrap();
+    let agent = Agent {
+        provider: provider.clone(),
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred,
+        system_prompt: "system".into(),
+        max_turns: 50,
+        summarization: None,
+    };
+    let mut thread = Thread::default();
+    let (result, _) = run(&agent, &mut thread, "what time is it").await;
+    assert_eq!(result.status, RunStatus::Success, "{result:?}");
+    assert_eq!(result.result, "It is noon.");
+    assert_eq!(provider.bound(0), ["echo", "task", "tool_search"]);
+    assert_eq!(
+        provider.bound(1),
+        ["echo", "tool_search"],
+        "no task for the subagent"
+    );
+    assert_eq!(provider.bound(2), ["echo", "tool_search", "time_now"]);
+    assert_eq!(
+        provider.bound(3),
+        ["echo", "task", "tool_search"],
+        "the subagent's promotion does not leak into the parent"
+    );
+    assert!(result.promoted_tools.is_empty());
+    assert_eq!(
+        provider.requests.lock().unwrap()[1].system,
+        "subagent system"
+    );
+    assert!(
+        matches!(provider.requests.lock().unwrap()[3].messages.last(),
+        Some(Message::Tool { content, is_error: false, .. }) if content == "noon")
+    );
+    let wrapped = sub_events.lock().unwrap();
+    assert!(
+        wrapped
+            .iter()
+            .all(|e| matches!(e, Event::Subagent { subagent: 1, .. }))
+    );
+    assert!(
+        wrapped
+            .iter()
+            .any(|e| matches!(e, Event::Subagent { event, .. }
+        if matches!(event.as_ref(), Event::ToolsPromoted { .. })))
+    );
+}
+
+#[tokio::test]
+async fn presented_files_are_listed_in_the_result() {
+    use crate::config::SandboxConfig;
+    use crate::tools::builtin::PresentFiles;
+    use crate::tools::sandbox::Workspace;
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("out.md"), "x").unwrap();
+    let present: Arc<dyn Tool> = Arc::new(PresentFiles::new(
+        Workspace::from_config(&SandboxConfig::default(), dir.path()).unwrap(),
+    ));
+    let provider = Scripted::new(vec![
+        calls(&[("p", "present_files", json!({"filepaths": ["out.md"]}))]),
+        text("Here it is."),
+        text("You are welcome."),
+    ]);
+    let (toolset, _) = assemble_toolset(Vec::new(), vec![present], vec![]);
+    let config = ToolSearchConfig::default();
+    let deferred = setup_deferred(&toolset, &config, None).unwrap();
+    let agent = Agent {
+        provider,
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred: Arc::new(deferred),
+        system_prompt: "system".into(),
+        max_turns: 50,
+        summarization: None,
+    };
+    let mut thread = Thread::default();
+    let (result, events) = run(&agent, &mut thread, "write it").await;
+    assert_eq!(result.files, ["out.md"]);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::FilesPresented { files, .. } if files == &["out.md"]))
+    );
+    let (again, _) = run(&agent, &mut thread, "thanks").await;
+    assert!(
+        again.files.is_empty(),
+        "only files of this run: {:?}",
+        again.files
+    );
+}

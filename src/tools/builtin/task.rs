@@ -1,0 +1,213 @@
+//! `task(description, prompt)`: delegates a self-contained task to a subagent that runs the
+//! same loop with its own thread state — its own promotions, none of the parent's — and a
+//! tool allowlist. Its final answer is the tool result; its events reach the front-ends
+//! wrapped in [`Event::Subagent`].
+//!
+//! Limits: at most `subagents.max_concurrent` at once (a semaphore here), at most
+//! `subagents.max_total_per_run` per run (counted by
+//! [`crate::agent::layers::subagent_limit`]), each within `subagents.timeout_seconds`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::event::{Event, RunStatus};
+use crate::agent::layers::{ChainOptions, agent_chain};
+use crate::agent::runner::{Agent, NoSink, Thread};
+use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
+use crate::deferred::{DeferredSetup, TOOL_SEARCH};
+use crate::provider::Provider;
+use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};
+
+/// The tool's name.
+pub const TASK: &str = "task";
+
+/// Tools a subagent never gets unless the allowlist names them: no recursion, no questions
+/// to a user who is not watching, no presenting files on the parent's behalf.
+const NOT_FOR_SUBAGENTS: &[&str] = &[TASK, "ask_clarification", "present_files"];
+
+/// What a subagent runs with; set once the parent's agent is assembled (the `task` tool is
+/// part of the toolset that the deferred setup is computed from, so it cannot be given
+/// these at construction).
+pub struct SubagentEnv {
+    /// The model.
+    pub provider: Arc<dyn Provider>,
+    /// The parent's tools: bound ones and the deferred catalog.
+    pub deferred: Arc<DeferredSetup>,
+    /// Deferred-loading settings (for the subagent's own chain).
+    pub tool_search: ToolSearchConfig,
+    /// The MCP servers' configs (routing hints).
+    pub servers: Vec<McpServerConfig>,
+    /// The subagent's system prompt.
+    pub system_prompt: String,
+    /// Model calls one subagent may make.
+    pub max_turns: u32,
+    /// Where the subagents' events go (wrapped).
+    pub events: Arc<dyn Fn(Event) + Send + Sync>,
+}
+
+/// The `task` tool.
+pub struct Task {
+    info: ToolInfo,
+    env: Arc<OnceLock<SubagentEnv>>,
+    running: Semaphore,
+    max_concurrent: usize,
+    timeout: Duration,
+    allowed: Option<Vec<String>>,
+    next_id: AtomicU64,
+}
+
+#[derive(Deserialize)]
+struct Args {
+    description: String,
+    prompt: String,
+    #[serde(default)]
+    subagent_type: Option<String>,
+}
+
+impl Task {
+    /// The tool with `config`'s limits; `env` is filled in before the first run.
+    pub fn new(config: &SubagentsConfig, env: Arc<OnceLock<SubagentEnv>>) -> Self {
+        Self {
+            info: ToolInfo {
+                name: TASK.to_string(),
+                description: "Delegate a self-contained task to a subagent that works with \
+                              its own context and tools and returns only its final answer. \
+                              Use it for independent research or multi-step work whose \
+                              details you do not need; give it everything it needs in \
+                              `prompt`. Several tasks can run in parallel."
+                    .to_string(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "description": {"type": "string", "description": "A short (3-5 word) label."},
+                        "prompt": {"type": "string", "description": "The complete task, with all context needed."},
+                        "subagent_type": {"type": "string", "description": "Optional; only \"general-purpose\" exists."}
+                    },
+                    "required": ["description", "prompt"]
+                }),
+                source: ToolSource::BuiltIn,
+                metadata: Map::new(),
+            },
+            env,
+            running: Semaphore::new(config.max_concurrent),
+            max_concurrent: config.max_concurrent,
+            timeout: Duration::from_secs(config.timeout_seconds),
+            allowed: config.tools.clone(),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// The subagent's tools: the allowlist, or everything but [`NOT_FOR_SUBAGENTS`]. The
+    /// deferred catalog stays reachable only if `tool_search` is allowed.
+    fn subagent_setup(&self, parent: &DeferredSetup) -> DeferredSetup {
+        let allowed = |name: &str| match &self.allowed {
+            Some(list) => list.iter().any(|n| n == name),
+            None => !NOT_FOR_SUBAGENTS.contains(&name),
+        };
+        let bound: Vec<Arc<dyn Tool>> = parent
+            .bound
+            .iter()
+            .filter(|t| allowed(&t.info().name))
+            .cloned()
+            .collect();
+        let catalog = parent
+            .catalog
+            .clone()
+            .filter(|_| bound.iter().any(|t| t.info().name == TOOL_SEARCH));
+        DeferredSetup {
+            bound,
+            catalog,
+            reason: parent.reason.clone(),
+        }
+    }
+
+    async fn delegate(&self, env: &SubagentEnv, args: Args) -> ToolOutput {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let setup = self.subagent_setup(&env.deferred);
+        let agent = Agent {
+            provider: env.provider.clone(),
+            chain: agent_chain(
+                &setup,
+                &env.tool_search,
+                &env.servers,
+                ChainOptions::default(),
+            ),
+            deferred: Arc::new(setup),
+            system_prompt: env.system_prompt.clone(),
+            max_turns: env.max_turns,
+            summarization: None,
+        };
+        let mut thread = Thread {
+            id: format!("subagent-{id}"),
+            ..Thread::default()
+        };
+        let description = args.description.clone();
+        let events = env.events.clone();
+        let emit = move |event: Event| {
+            events(Event::Subagent {
+                subagent: id,
+                description: description.clone(),
+                event: Box::new(event),
+            })
+        };
+        let cancel = CancellationToken::new();
+        let run = agent.run(&mut thread, args.prompt, &NoSink, &emit, &cancel);
+        match tokio::time::timeout(self.timeout, run).await {
+            Err(_) => ToolOutput::error(format!(
+                "Error: the subagent `{}` timed out after {} s (subagents.timeout_seconds).",
+                args.description,
+                self.timeout.as_secs()
+            )),
+            Ok(result) if result.status == RunStatus::Success => ToolOutput::ok(result.result),
+            Ok(result) => ToolOutput::error(format!(
+                "Error: the subagent `{}` failed: {}{}",
+                args.description,
+                result.errors.join("; "),
+                if result.result.is_empty() {
+                    String::new()
+                } else {
+                    format!("\nIts last answer: {}", result.result)
+                }
+            )),
+        }
+    }
+}
+
+impl Tool for Task {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let args: Args = match serde_json::from_value(arguments) {
+                Ok(args) => args,
+                Err(e) => return ToolOutput::error(format!("Error: invalid arguments: {e}")),
+            };
+            if let Some(kind) = args.subagent_type.as_deref()
+                && kind != "general-purpose"
+            {
+                return ToolOutput::error(format!(
+                    "Error: unknown subagent_type `{kind}`; the only type is `general-purpose`."
+                ));
+            }
+            let Some(env) = self.env.get() else {
+                return ToolOutput::error("Error: subagents are not available in this session.");
+            };
+            let Ok(_permit) = self.running.try_acquire() else {
+                return ToolOutput::error(format!(
+                    "Error: {} subagents are already running (subagents.max_concurrent); wait \
+                     for their results or do this task yourself.",
+                    self.max_concurrent
+                ));
+            };
+            self.delegate(env, args).await
+        })
+    }
+}
