@@ -86,7 +86,7 @@ impl Setup {
     }
 
     /// The built-in tools whose condition holds: `present_files` always; `view_image` when
-    /// `model` supports vision; `task` when subagents are allowed (`max_total_per_run` > 0);
+    /// `model` supports vision; `task` when `subagents.enabled` (and its limits allow one);
     /// `ask_clarification` only for an interactive front-end.
     pub fn builtins(&self, model: Option<&str>, interactive: bool) -> Result<Builtins, SetupError> {
         let app = &self.app.value;
@@ -97,7 +97,9 @@ impl Setup {
         if self.model_config(model).is_some_and(|m| m.supports_vision) {
             tools.push(Arc::new(builtin::ViewImage::new(workspace)));
         }
-        let subagents = (app.subagents.max_total_per_run > 0 && app.subagents.max_concurrent > 0)
+        let subagents = (app.subagents.enabled
+            && app.subagents.max_total_per_run > 0
+            && app.subagents.max_concurrent > 0)
             .then(|| Arc::new(OnceLock::new()));
         if let Some(env) = &subagents {
             tools.push(Arc::new(builtin::Task::new(&app.subagents, env.clone())));

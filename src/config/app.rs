@@ -257,6 +257,9 @@ pub struct SandboxConfig {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default)]
 pub struct SubagentsConfig {
+    /// Whether the `task` tool is offered (default false, as in DeerFlow).
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub enabled: bool,
     /// Subagents running at once.
     #[serde(deserialize_with = "lenient::scalar")]
     pub max_concurrent: usize,
@@ -279,6 +282,7 @@ pub struct SubagentsConfig {
 impl Default for SubagentsConfig {
     fn default() -> Self {
         Self {
+            enabled: false,
             max_concurrent: 3,
             max_total_per_run: 6,
             tools: None,

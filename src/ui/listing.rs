@@ -87,7 +87,8 @@ pub fn tools_table(rows: &[ToolRow]) -> String {
         &body,
     );
     let deferred = rows.iter().filter(|r| r.deferred).count();
-    out.push_str(&format!("{} tools, {deferred} deferred\n", rows.len()));
+    let noun = if rows.len() == 1 { "tool" } else { "tools" };
+    out.push_str(&format!("{} {noun}, {deferred} deferred\n", rows.len()));
     out
 }
 

@@ -70,14 +70,17 @@ fn the_deferred_flow_end_to_end_and_resumed() {
     assert_eq!(requests.len(), 3);
 
     // Turn 1: no MCP schema bound; the prompt names the deferred tools.
-    assert_eq!(requests[0].tool_names(), ["tool_search"]);
+    assert_eq!(requests[0].tool_names(), ["present_files", "tool_search"]);
     let system = requests[0].system_prompt();
     assert!(
         system.contains("<available-deferred-tools>\nfx_add\nfx_change_tools\n"),
         "{system}"
     );
     // Turn 2: the promoted tool is bound after the fixed ones.
-    assert_eq!(requests[1].tool_names(), ["tool_search", "fx_echo"]);
+    assert_eq!(
+        requests[1].tool_names(),
+        ["present_files", "tool_search", "fx_echo"]
+    );
     // Turn 3: the MCP server's answer reached the model.
     let last = requests[2].messages().last().unwrap().clone();
     assert_eq!(last["role"], "tool");
@@ -130,7 +133,10 @@ fn the_deferred_flow_end_to_end_and_resumed() {
         .success()
         .stdout("Still here.\n");
     let request = &again.requests()[0];
-    assert_eq!(request.tool_names(), ["tool_search", "fx_echo"]);
+    assert_eq!(
+        request.tool_names(),
+        ["present_files", "tool_search", "fx_echo"]
+    );
     assert_eq!(request.system_prompt(), system, "same thread, same prompt");
     assert_eq!(
         roles(request),
@@ -355,7 +361,7 @@ fn long_histories_are_summarised_keeping_promotions() {
     );
     assert_eq!(
         after.tool_names(),
-        ["tool_search", "fx_echo"],
+        ["present_files", "tool_search", "fx_echo"],
         "promotions survive"
     );
 }

@@ -181,7 +181,7 @@ fn tools_list_shows_what_is_deferred() {
     let table = sb.antler().args(["tools", "list"]).output().unwrap();
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(
-        text.contains("DEFERRED") && text.contains("11 tools, 9 deferred"),
+        text.contains("DEFERRED") && text.contains("12 tools, 9 deferred"),
         "{text}"
     );
 }

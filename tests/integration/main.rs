@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agent_run;
+mod builtins;
 mod cli_config;
 mod cli_deferred;
 mod cli_mcp;

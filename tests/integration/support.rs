@@ -218,10 +218,12 @@ pub fn status_of<'a>(list: &'a Value, name: &str) -> &'a Value {
 }
 
 /// The `name`s of a JSON array such as `antler tools list --json` prints.
+/// The names in a `tools list --json`, built-in tools left out (they are always there).
 pub fn names_of(list: &Value) -> Vec<&str> {
     list.as_array()
         .unwrap()
         .iter()
+        .filter(|t| t["tier"] != "built-in" || t["name"] == "tool_search")
         .map(|t| t["name"].as_str().unwrap())
         .collect()
 }
