@@ -31,7 +31,7 @@ pub struct ToolFactory {
 }
 
 /// Every implementation a configured tool can `use`.
-static FACTORIES: &[ToolFactory] = &[sandbox::LS];
+static FACTORIES: &[ToolFactory] = &[sandbox::LS, sandbox::WEB_FETCH];
 
 /// The identifiers `use:` accepts, for error messages and `--help`.
 pub fn known_tool_ids() -> Vec<&'static str> {
