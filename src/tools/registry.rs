@@ -33,7 +33,12 @@ pub struct ToolFactory {
 }
 
 /// Every implementation a configured tool can `use`.
-static FACTORIES: &[ToolFactory] = &[sandbox::LS];
+static FACTORIES: &[ToolFactory] = &[
+    sandbox::LS,
+    sandbox::READ_FILE,
+    sandbox::WRITE_FILE,
+    sandbox::STR_REPLACE,
+];
 
 /// The identifiers `use:` accepts, for error messages and `--help`.
 pub fn known_tool_ids() -> Vec<&'static str> {
@@ -181,7 +186,10 @@ mod tests {
         assert!(
             text.starts_with("tools[0] `web`: unknown `use: deerflow.community.tavily:web_search`")
         );
-        assert!(text.contains("known: antler.sandbox:ls"), "{text}");
+        assert!(
+            text.contains("known: antler.sandbox:ls, antler.sandbox:read_file"),
+            "{text}"
+        );
     }
 
     #[test]

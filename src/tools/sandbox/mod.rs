@@ -6,12 +6,18 @@
 mod common;
 mod confine;
 mod ls;
+mod read_file;
 mod runtime;
+mod str_replace;
 #[cfg(test)]
 mod testing;
 mod workspace;
+mod write_file;
 
 pub use confine::{LandlockStatus, landlock_status};
 pub use ls::LS;
+pub use read_file::READ_FILE;
 pub use runtime::{JobError, SandboxError, SandboxRuntime, SharedSandbox};
+pub use str_replace::STR_REPLACE;
 pub use workspace::{Workspace, WorkspaceError};
+pub use write_file::WRITE_FILE;
