@@ -38,6 +38,8 @@ static FACTORIES: &[ToolFactory] = &[
     sandbox::READ_FILE,
     sandbox::WRITE_FILE,
     sandbox::STR_REPLACE,
+    sandbox::GLOB,
+    sandbox::GREP,
 ];
 
 /// The identifiers `use:` accepts, for error messages and `--help`.

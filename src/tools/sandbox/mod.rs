@@ -5,16 +5,21 @@
 
 mod common;
 mod confine;
+mod glob;
+mod grep;
 mod ls;
 mod read_file;
 mod runtime;
 mod str_replace;
 #[cfg(test)]
 mod testing;
+mod walk;
 mod workspace;
 mod write_file;
 
 pub use confine::{LandlockStatus, landlock_status};
+pub use glob::GLOB;
+pub use grep::GREP;
 pub use ls::LS;
 pub use read_file::READ_FILE;
 pub use runtime::{JobError, SandboxError, SandboxRuntime, SharedSandbox};
