@@ -40,6 +40,7 @@ static FACTORIES: &[ToolFactory] = &[
     sandbox::STR_REPLACE,
     sandbox::GLOB,
     sandbox::GREP,
+    sandbox::BASH,
 ];
 
 /// The identifiers `use:` accepts, for error messages and `--help`.

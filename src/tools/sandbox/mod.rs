@@ -3,6 +3,7 @@
 //! runs it unconfined on the blocking pool or, with `sandbox.mode: landlock`, on a worker
 //! thread that the kernel confines (see `confine`).
 
+mod bash;
 mod common;
 mod confine;
 mod glob;
@@ -17,6 +18,7 @@ mod walk;
 mod workspace;
 mod write_file;
 
+pub use bash::BASH;
 pub use confine::{LandlockStatus, landlock_status};
 pub use glob::GLOB;
 pub use grep::GREP;
