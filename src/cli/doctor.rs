@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 use super::run::{to_json, write_stdout};
 use super::{DoctorArgs, Exit};
 use crate::agent::message::Message;
-use crate::config::{ConfigPaths, EnvLookup};
+use crate::config::{ConfigPaths, EnvLookup, SandboxMode};
 use crate::mcp::McpManager;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::resolve::resolve_model;
 use crate::provider::{ModelRequest, Provider};
 use crate::setup::Setup;
 use crate::store::{ThreadStore, default_path};
+use crate::tools::sandbox::{LandlockStatus, landlock_status};
 use crate::ui::doctor::{Check, CheckStatus, doctor_table};
 
 /// How long the model endpoint gets to answer the one-token request.
@@ -39,6 +40,7 @@ pub async fn run(
         }
         Ok(mut setup) => {
             config_checks(&setup, &mut checks);
+            sandbox_check(&setup, &mut checks);
             match setup.mcp(env).await {
                 Err(err) => {
                     checks.push(Check::new(
@@ -100,6 +102,24 @@ fn config_checks(setup: &Setup, checks: &mut Vec<Check>) {
         detail.push_str(&format!("; {}", app.warnings.join("; ")));
         checks.push(Check::new("config.yaml", CheckStatus::Warn, detail));
     }
+}
+
+/// With `sandbox.mode: landlock`, whether this kernel can enforce it (the tools refuse to
+/// build when it cannot).
+fn sandbox_check(setup: &Setup, checks: &mut Vec<Check>) {
+    if setup.app.value.sandbox.mode != SandboxMode::Landlock {
+        return;
+    }
+    checks.push(match landlock_status() {
+        status @ LandlockStatus::Available { .. } => {
+            Check::new("sandbox", CheckStatus::Ok, format!("landlock {status}"))
+        }
+        status => Check::new(
+            "sandbox",
+            CheckStatus::Fail,
+            format!("sandbox.mode is `landlock` but Landlock is {status}"),
+        ),
+    });
 }
 
 async fn server_checks(mcp: &McpManager, checks: &mut Vec<Check>) {

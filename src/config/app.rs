@@ -235,6 +235,45 @@ impl Default for ToolSearchConfig {
     }
 }
 
+/// How the sandbox tools are confined: an unknown value is a configuration error, so that a
+/// typo never silently runs unconfined.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// `none` (the default): paths are checked against the workspace, nothing more.
+    #[default]
+    #[serde(rename = "none")]
+    Unconfined,
+    /// `landlock`: the file tools and `bash` also run under a Linux Landlock ruleset.
+    Landlock,
+}
+
+impl<'de> Deserialize<'de> for SandboxMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ModeVisitor;
+        impl serde::de::Visitor<'_> for ModeVisitor {
+            type Value = SandboxMode;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"none\" or \"landlock\"")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(SandboxMode::Unconfined)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                if lenient::is_placeholder(v) {
+                    return Ok(SandboxMode::default());
+                }
+                match v {
+                    "none" => Ok(SandboxMode::Unconfined),
+                    "landlock" => Ok(SandboxMode::Landlock),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        deserializer.deserialize_any(ModeVisitor)
+    }
+}
+
 /// Sandbox settings for the file and shell tools.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
@@ -246,8 +285,8 @@ pub struct SandboxConfig {
     /// Whether `bash` may run on the host (off by default: a host shell is not isolated).
     #[serde(deserialize_with = "lenient::scalar")]
     pub allow_host_bash: bool,
-    /// The confinement mode, e.g. `landlock`.
-    pub mode: Option<String>,
+    /// How the sandbox tools are confined beyond the workspace path check.
+    pub mode: SandboxMode,
     /// Any other key (DeerFlow's `use`, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,

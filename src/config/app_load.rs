@@ -406,6 +406,24 @@ tool_search:
     }
 
     #[test]
+    fn sandbox_mode_is_checked() {
+        use crate::config::SandboxMode;
+        let cfg = parse("sandbox:\n  mode: landlock\n", &[]).unwrap().value;
+        assert_eq!(cfg.sandbox.mode, SandboxMode::Landlock);
+        let cfg = parse("sandbox:\n  mode: $MODE\n", &[("MODE", "none")])
+            .unwrap()
+            .value;
+        assert_eq!(cfg.sandbox.mode, SandboxMode::Unconfined);
+        let err = parse("sandbox:\n  mode: landlok\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sandbox.mode") && err.contains("\"none\" or \"landlock\""),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn malformed_yaml_names_line_and_column() {
         let err = parse("models:\n  - name: [unclosed\n", &[]).unwrap_err();
         assert!(matches!(err, ConfigError::Syntax { .. }), "{err:?}");

@@ -14,8 +14,8 @@ mod lenient;
 mod signature;
 
 pub use app::{
-    AppConfig, ModelConfig, SandboxConfig, SubagentsConfig, SummarizationConfig, ToolConfig,
-    ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode,
+    AppConfig, ModelConfig, SandboxConfig, SandboxMode, SubagentsConfig, SummarizationConfig,
+    ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode,
 };
 pub use app_load::{Loaded, load_app_config, parse_app_config};
 pub use discovery::{ConfigPaths, find_app_config, find_extensions_config};

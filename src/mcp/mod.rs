@@ -6,7 +6,7 @@ mod connect;
 mod content;
 mod manager;
 pub mod naming;
-mod process;
+pub(crate) mod process;
 mod server;
 pub mod sse;
 mod tool;

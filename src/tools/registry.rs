@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::sandbox;
+use super::sandbox::{self, SharedSandbox};
 use super::tool::{Tool, ToolSource};
 use crate::config::{AppConfig, ToolConfig};
 
@@ -18,6 +18,8 @@ pub struct ToolBuildContext<'a> {
     pub cwd: &'a Path,
     /// The source to tag the tool with.
     pub source: ToolSource,
+    /// The sandbox runtime that every sandbox tool of this build shares.
+    pub sandbox: &'a SharedSandbox<'a>,
 }
 
 /// One implementation that `use:` can name.
@@ -31,7 +33,16 @@ pub struct ToolFactory {
 }
 
 /// Every implementation a configured tool can `use`.
-static FACTORIES: &[ToolFactory] = &[sandbox::LS, sandbox::WEB_FETCH];
+static FACTORIES: &[ToolFactory] = &[
+    sandbox::LS,
+    sandbox::READ_FILE,
+    sandbox::WRITE_FILE,
+    sandbox::STR_REPLACE,
+    sandbox::GLOB,
+    sandbox::GREP,
+    sandbox::BASH,
+    sandbox::WEB_FETCH,
+];
 
 /// The identifiers `use:` accepts, for error messages and `--help`.
 pub fn known_tool_ids() -> Vec<&'static str> {
@@ -83,6 +94,7 @@ pub fn build_configured_tools(
 ) -> Result<ConfiguredTools, ConfiguredToolError> {
     let mut tools = Vec::new();
     let mut warnings = Vec::new();
+    let shared_sandbox = SharedSandbox::new(&app.sandbox, cwd);
     // Every entry is validated, also those the group filter leaves out: a broken entry
     // must not hide behind a filter.
     for (index, entry) in app.tools.iter().enumerate() {
@@ -118,6 +130,7 @@ pub fn build_configured_tools(
                 use_id: entry.use_.clone(),
                 group: entry.group.clone(),
             },
+            sandbox: &shared_sandbox,
         };
         let tool = (factory.build)(&ctx).map_err(|message| ConfiguredToolError::Build {
             index,
@@ -177,7 +190,10 @@ mod tests {
         assert!(
             text.starts_with("tools[0] `web`: unknown `use: deerflow.community.tavily:web_search`")
         );
-        assert!(text.contains("known: antler.sandbox:ls"), "{text}");
+        assert!(
+            text.contains("known: antler.sandbox:ls, antler.sandbox:read_file"),
+            "{text}"
+        );
     }
 
     #[test]

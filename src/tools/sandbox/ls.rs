@@ -5,9 +5,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::Workspace;
+use super::common::{finish, io_error, parse_args, positive_setting};
+use super::{SandboxRuntime, Workspace};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
+use crate::tools::{Tool, ToolFuture, ToolInfo};
 
 /// The registry entry for `antler.sandbox:ls`.
 pub const LS: ToolFactory = ToolFactory {
@@ -21,7 +22,7 @@ const DEFAULT_MAX_RESULTS: usize = 500;
 
 struct Ls {
     info: ToolInfo,
-    workspace: Workspace,
+    runtime: Arc<SandboxRuntime>,
     max_results: usize,
 }
 
@@ -32,16 +33,8 @@ struct Args {
 }
 
 fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
-    let max_results = match ctx.entry.extra.get("max_results") {
-        None => DEFAULT_MAX_RESULTS,
-        Some(v) => v
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| *n > 0)
-            .ok_or_else(|| format!("`max_results` must be a positive integer, got {v}"))?,
-    };
-    let workspace = Workspace::from_config(&ctx.app.sandbox, ctx.cwd)
-        .map_err(|e| format!("cannot open the workspace: {e}"))?;
+    let max_results = positive_setting(ctx, "max_results", DEFAULT_MAX_RESULTS)?;
+    let runtime = ctx.sandbox.get().map_err(|e| e.to_string())?;
     let info = ToolInfo {
         name: LS.tool_name.to_string(),
         description: "List the entries of a directory in the workspace, one per line; \
@@ -61,9 +54,28 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     };
     Ok(Arc::new(Ls {
         info,
-        workspace,
+        runtime,
         max_results,
     }))
+}
+
+/// The sorted entry names of the directory `path`.
+fn list(workspace: &Workspace, path: &str) -> Result<Vec<String>, String> {
+    let dir = workspace
+        .resolve_existing(path)
+        .map_err(|e| e.to_string())?;
+    let read = std::fs::read_dir(&dir).map_err(|e| io_error("list", path, &e))?;
+    let mut names = Vec::new();
+    for entry in read {
+        let entry = entry.map_err(|e| io_error("list", path, &e))?;
+        let mut name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            name.push('/');
+        }
+        names.push(name);
+    }
+    names.sort();
+    Ok(names)
 }
 
 impl Tool for Ls {
@@ -73,70 +85,42 @@ impl Tool for Ls {
 
     fn call(&self, arguments: Value) -> ToolFuture<'_> {
         Box::pin(async move {
-            let args: Args = match serde_json::from_value(arguments) {
+            let args: Args = match parse_args(arguments) {
                 Ok(a) => a,
-                Err(e) => return ToolOutput::error(format!("Error: invalid arguments: {e}")),
+                Err(out) => return out,
             };
             let path = args.path.unwrap_or_else(|| ".".to_string());
-            let dir = match self.workspace.resolve_existing(&path) {
-                Ok(d) => d,
-                Err(e) => return ToolOutput::error(e.to_string()),
-            };
-            let mut read = match tokio::fs::read_dir(&dir).await {
-                Ok(r) => r,
-                Err(e) => return ToolOutput::error(format!("Error: cannot list `{path}`: {e}")),
-            };
-            let mut names = Vec::new();
-            loop {
-                let entry = match read.next_entry().await {
-                    Ok(Some(entry)) => entry,
-                    Ok(None) => break,
-                    Err(e) => {
-                        return ToolOutput::error(format!("Error: cannot list `{path}`: {e}"));
-                    }
-                };
-                let mut name = entry.file_name().to_string_lossy().into_owned();
-                if entry.file_type().await.is_ok_and(|t| t.is_dir()) {
-                    name.push('/');
-                }
-                names.push(name);
-            }
-            names.sort();
-            let total = names.len();
-            names.truncate(self.max_results);
-            let mut out = names.join("\n");
-            if total > self.max_results {
-                out.push_str(&format!(
-                    "\n... ({} more entries not shown)",
-                    total - self.max_results
-                ));
-            }
-            if total == 0 {
-                out = String::from("(empty directory)");
-            }
-            ToolOutput::ok(out)
+            let workspace = self.runtime.workspace().clone();
+            let max = self.max_results;
+            finish(
+                self.runtime
+                    .run(move || {
+                        let mut names = list(&workspace, &path)?;
+                        let total = names.len();
+                        if total == 0 {
+                            return Ok(String::from("(empty directory)"));
+                        }
+                        names.truncate(max);
+                        let mut out = names.join("\n");
+                        if total > max {
+                            out.push_str(&format!(
+                                "\n... ({} more entries not shown)",
+                                total - max
+                            ));
+                        }
+                        Ok(out)
+                    })
+                    .await,
+            )
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
-    use crate::config::parse_app_config;
-    use crate::tools::build_configured_tools;
-
-    fn ls_in(dir: &Path, extra: &str) -> Arc<dyn Tool> {
-        let yaml = format!("tools:\n  - {{name: ls, use: antler.sandbox:ls{extra}}}\n");
-        let cfg = parse_app_config(&yaml, Path::new("c.yaml"), &|_| None)
-            .unwrap()
-            .value;
-        build_configured_tools(&cfg, dir, None)
-            .unwrap()
-            .tools
-            .remove(0)
-    }
+    use crate::tools::ToolOutput;
+    use crate::tools::sandbox::testing::tool;
 
     #[tokio::test]
     async fn lists_sorted_entries_and_caps_them() {
@@ -144,18 +128,23 @@ mod tests {
         std::fs::create_dir(dir.path().join("b_dir")).unwrap();
         std::fs::write(dir.path().join("a.txt"), "").unwrap();
         std::fs::write(dir.path().join("c.txt"), "").unwrap();
-        let out = ls_in(dir.path(), "").call(json!({})).await;
+        let out = tool(dir.path(), "ls", "", &[]).call(json!({})).await;
         assert_eq!(out, ToolOutput::ok("a.txt\nb_dir/\nc.txt"));
-        let out = ls_in(dir.path(), ", max_results: 1")
+        let out = tool(dir.path(), "ls", ", max_results: 1", &[])
             .call(json!({"path": "."}))
             .await;
         assert_eq!(out.content, "a.txt\n... (2 more entries not shown)");
+        std::fs::create_dir(dir.path().join("empty")).unwrap();
+        let out = tool(dir.path(), "ls", "", &[])
+            .call(json!({"path": "empty"}))
+            .await;
+        assert_eq!(out, ToolOutput::ok("(empty directory)"));
     }
 
     #[tokio::test]
     async fn refusals_are_tool_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let ls = ls_in(dir.path(), "");
+        let ls = tool(dir.path(), "ls", "", &[]);
         let out = ls.call(json!({"path": ".."})).await;
         assert!(
             out.is_error && out.content.contains("outside the workspace"),

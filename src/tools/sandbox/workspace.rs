@@ -13,6 +13,12 @@ pub enum WorkspaceError {
     /// The path does not exist.
     #[error("Error: no such file or directory: `{0}`")]
     NotFound(String),
+    /// A write to a place that may only be read (`sandbox.read_only_paths`).
+    #[error("Error: `{0}` is read-only (sandbox.read_only_paths); write inside {1} instead")]
+    ReadOnly(String, String),
+    /// A write target that is a symlink whose target does not exist.
+    #[error("Error: `{0}` is a symbolic link to a missing target; write to a real path instead")]
+    DanglingLink(String),
     /// Another I/O problem while resolving.
     #[error("Error: cannot access `{0}`: {1}")]
     Io(String, String),
@@ -26,6 +32,25 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// The canonical root, which the tools may write in.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The canonical read-only roots that exist.
+    pub fn read_only_roots(&self) -> &[PathBuf] {
+        &self.read_only
+    }
+
+    /// `path` as the model should see it: relative to the root when inside it.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => String::from("."),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
     /// The workspace of `sandbox` (relative to `cwd`; `cwd` itself when unset).
     pub fn from_config(sandbox: &SandboxConfig, cwd: &Path) -> std::io::Result<Self> {
         let root = std::fs::canonicalize(
@@ -67,11 +92,57 @@ impl Workspace {
         if inside {
             Ok(resolved)
         } else {
-            Err(WorkspaceError::Outside(
-                path.to_string(),
-                self.root.display().to_string(),
-            ))
+            Err(self.outside(path))
         }
+    }
+
+    /// Resolves `path` for writing: the target may not exist yet, so the nearest existing
+    /// ancestor is resolved (`..` and symlinks) and must lie inside the root and outside
+    /// every read-only root; the missing rest may hold no `..`. An existing symlink target
+    /// must itself resolve inside the root.
+    pub fn resolve_for_write(&self, path: &str) -> Result<PathBuf, WorkspaceError> {
+        let joined = self.root.join(path);
+        let mut existing = joined.as_path();
+        let mut missing = Vec::new();
+        loop {
+            match std::fs::symlink_metadata(existing) {
+                Ok(_) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    // `file_name` is `None` for a trailing `..`: a `..` after a missing
+                    // directory cannot be resolved, so it is refused.
+                    let (Some(parent), Some(name)) = (existing.parent(), existing.file_name())
+                    else {
+                        return Err(self.outside(path));
+                    };
+                    missing.push(name.to_os_string());
+                    existing = parent;
+                }
+                Err(e) => return Err(WorkspaceError::Io(path.to_string(), e.to_string())),
+            }
+        }
+        let resolved = std::fs::canonicalize(existing).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => WorkspaceError::DanglingLink(path.to_string()),
+            _ => WorkspaceError::Io(path.to_string(), e.to_string()),
+        })?;
+        if !resolved.starts_with(&self.root) {
+            return Err(if self.read_only.iter().any(|r| resolved.starts_with(r)) {
+                self.read_only_error(path)
+            } else {
+                self.outside(path)
+            });
+        }
+        if self.read_only.iter().any(|r| resolved.starts_with(r)) {
+            return Err(self.read_only_error(path));
+        }
+        Ok(missing.iter().rev().fold(resolved, |acc, c| acc.join(c)))
+    }
+
+    fn outside(&self, path: &str) -> WorkspaceError {
+        WorkspaceError::Outside(path.to_string(), self.root.display().to_string())
+    }
+
+    fn read_only_error(&self, path: &str) -> WorkspaceError {
+        WorkspaceError::ReadOnly(path.to_string(), self.root.display().to_string())
     }
 }
 
@@ -107,6 +178,50 @@ mod tests {
             w.resolve_existing("missing"),
             Err(WorkspaceError::NotFound("missing".into()))
         );
+    }
+
+    #[test]
+    fn write_targets_resolve_through_their_nearest_existing_ancestor() {
+        let outer = tempfile::tempdir().unwrap();
+        let ws = outer.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::create_dir_all(outer.path().join("ro")).unwrap();
+        std::os::unix::fs::symlink(outer.path(), ws.join("up")).unwrap();
+        std::os::unix::fs::symlink(ws.join("sub"), ws.join("inner")).unwrap();
+        let sandbox = SandboxConfig {
+            read_only_paths: vec![PathBuf::from("../ro"), PathBuf::from("sub/vendor")],
+            ..SandboxConfig::default()
+        };
+        std::fs::create_dir_all(ws.join("sub/vendor")).unwrap();
+        let w = Workspace::from_config(&sandbox, &ws).unwrap();
+        let root = w.root().to_path_buf();
+
+        assert_eq!(
+            w.resolve_for_write("new/deep/f"),
+            Ok(root.join("new/deep/f"))
+        );
+        assert_eq!(w.resolve_for_write("inner/f"), Ok(root.join("sub/f")));
+        assert_eq!(w.resolve_for_write("sub/../f"), Ok(root.join("f")));
+        for outside in ["../f", "up/f", "up/ws2/f", "new/../../f", "/etc/f"] {
+            assert!(
+                matches!(
+                    w.resolve_for_write(outside),
+                    Err(WorkspaceError::Outside(..))
+                ),
+                "{outside}"
+            );
+        }
+        for read_only in ["../ro/f", "sub/vendor/f", "sub/vendor"] {
+            assert!(
+                matches!(
+                    w.resolve_for_write(read_only),
+                    Err(WorkspaceError::ReadOnly(..))
+                ),
+                "{read_only}"
+            );
+        }
+        assert_eq!(w.display(&root.join("a/b")), "a/b");
+        assert_eq!(w.display(&root), ".");
     }
 
     #[test]

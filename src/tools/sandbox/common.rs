@@ -1,0 +1,57 @@
+//! What the sandbox tools share: settings from their config entry, argument parsing and
+//! error messages the model can act on.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::runtime::JobError;
+use crate::tools::ToolOutput;
+use crate::tools::registry::ToolBuildContext;
+
+/// A positive integer setting of the tool's config entry (`max_results: 50`), or `default`.
+pub(super) fn positive_setting(
+    ctx: &ToolBuildContext<'_>,
+    key: &str,
+    default: usize,
+) -> Result<usize, String> {
+    match ctx.entry.extra.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("`{key}` must be a positive integer, got {v}")),
+    }
+}
+
+/// The call's arguments, or the error that tells the model what was wrong with them.
+pub(super) fn parse_args<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolOutput> {
+    serde_json::from_value(arguments)
+        .map_err(|e| ToolOutput::error(format!("Error: invalid arguments: {e}")))
+}
+
+/// An I/O error on `path` (as the model wrote it), phrased for the model.
+pub(super) fn io_error(action: &str, path: &str, e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::NotFound => format!("Error: no such file or directory: `{path}`"),
+        ErrorKind::PermissionDenied => format!(
+            "Error: permission denied: cannot {action} `{path}` (the file's permissions or \
+             the sandbox do not allow it)"
+        ),
+        ErrorKind::IsADirectory => {
+            format!("Error: `{path}` is a directory, not a file; use `ls` to list it")
+        }
+        ErrorKind::NotADirectory => format!("Error: a part of `{path}` is not a directory"),
+        _ => format!("Error: cannot {action} `{path}`: {e}"),
+    }
+}
+
+/// Folds a job's outcome into the tool's output (a job that did not finish is an error).
+pub(super) fn finish(result: Result<Result<String, String>, JobError>) -> ToolOutput {
+    match result {
+        Ok(Ok(text)) => ToolOutput::ok(text),
+        Ok(Err(message)) => ToolOutput::error(message),
+        Err(e) => ToolOutput::error(e.to_string()),
+    }
+}

@@ -1,0 +1,232 @@
+//! `glob(pattern, path?)`: files whose path matches a glob, found with ripgrep's walker
+//! (`.gitignore` respected).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use globset::GlobBuilder;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::common::{finish, parse_args, positive_setting};
+use super::walk::walk;
+use super::{SandboxRuntime, Workspace};
+use crate::tools::registry::{ToolBuildContext, ToolFactory};
+use crate::tools::{Tool, ToolFuture, ToolInfo};
+
+/// The registry entry for `antler.sandbox:glob`.
+pub const GLOB: ToolFactory = ToolFactory {
+    id: "antler.sandbox:glob",
+    tool_name: "glob",
+    build,
+};
+
+/// Returns at most this many paths unless `max_results` says otherwise (DeerFlow's 200).
+const DEFAULT_MAX_RESULTS: usize = 200;
+
+struct Glob {
+    info: ToolInfo,
+    runtime: Arc<SandboxRuntime>,
+    max_results: usize,
+}
+
+#[derive(Deserialize)]
+struct Args {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+}
+
+fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
+    let max_results = positive_setting(ctx, "max_results", DEFAULT_MAX_RESULTS)?;
+    let runtime = ctx.sandbox.get().map_err(|e| e.to_string())?;
+    let info = ToolInfo {
+        name: GLOB.tool_name.to_string(),
+        description: format!(
+            "Find files in the workspace whose path matches a glob pattern, e.g. `**/*.rs` \
+             or `src/*.toml` (`*` stays within one directory, `**` crosses directories). \
+             Files ignored by .gitignore are skipped. Paths come sorted, relative to the \
+             workspace root, at most {max_results} of them."
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "The glob, matched against paths relative to `path`."
+                },
+                "path": {
+                    "type": "string",
+                    "description": "Directory to search under, relative to the workspace root (default: the root)."
+                }
+            },
+            "required": ["pattern"]
+        }),
+        source: ctx.source.clone(),
+        metadata: Map::new(),
+    };
+    Ok(Arc::new(Glob {
+        info,
+        runtime,
+        max_results,
+    }))
+}
+
+impl Tool for Glob {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let args: Args = match parse_args(arguments) {
+                Ok(a) => a,
+                Err(out) => return out,
+            };
+            let workspace = self.runtime.workspace().clone();
+            let max = self.max_results;
+            finish(
+                self.runtime
+                    .run(move || search(&workspace, &args, max))
+                    .await,
+            )
+        })
+    }
+}
+
+fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, String> {
+    let path = args.path.as_deref().unwrap_or(".");
+    let pattern = args.pattern.as_str();
+    if Path::new(pattern).is_absolute() {
+        return Err(format!(
+            "Error: the pattern `{pattern}` is absolute; patterns are matched against paths \
+             relative to `path`, e.g. `**/*.rs`"
+        ));
+    }
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| format!("Error: invalid glob pattern `{pattern}`: {e}"))?
+        .compile_matcher();
+    let base = workspace
+        .resolve_existing(path)
+        .map_err(|e| e.to_string())?;
+    if !base.is_dir() {
+        return Err(format!(
+            "Error: `{path}` is not a directory; give the directory to search under"
+        ));
+    }
+    let mut found = Vec::new();
+    let mut truncated = false;
+    for entry in walk(&base).flatten() {
+        if entry.file_type().is_none_or(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(&base) else {
+            continue;
+        };
+        if matcher.is_match(relative) {
+            if found.len() == max {
+                truncated = true;
+                break;
+            }
+            found.push(workspace.display(entry.path()));
+        }
+    }
+    if found.is_empty() {
+        return Ok(format!("No files match `{pattern}` under `{path}`"));
+    }
+    let mut out = found.join("\n");
+    if truncated {
+        out.push_str(&format!(
+            "\n... (results truncated to {max} matches; narrow the pattern or the path)"
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolOutput;
+    use crate::tools::sandbox::testing::tool;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for file in [
+            "src/main.rs",
+            "src/lib.rs",
+            "src/sub/deep.rs",
+            "README.md",
+            "target/debug/out.rs",
+            ".github/ci.rs",
+            ".git/hooks.rs",
+            "notes.log",
+        ] {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        std::fs::write(dir.path().join(".gitignore"), "target/\n*.log\n").unwrap();
+        dir
+    }
+
+    #[tokio::test]
+    async fn finds_sorted_files_respecting_gitignore() {
+        let dir = tree();
+        let glob = tool(dir.path(), "glob", "", &[]);
+        let out = glob.call(json!({"pattern": "**/*.rs"})).await;
+        assert_eq!(
+            out,
+            ToolOutput::ok(".github/ci.rs\nsrc/lib.rs\nsrc/main.rs\nsrc/sub/deep.rs")
+        );
+        let out = glob.call(json!({"pattern": "*.rs", "path": "src"})).await;
+        assert_eq!(out, ToolOutput::ok("src/lib.rs\nsrc/main.rs"));
+        let out = glob.call(json!({"pattern": "*.log"})).await;
+        assert_eq!(out, ToolOutput::ok("No files match `*.log` under `.`"));
+    }
+
+    #[tokio::test]
+    async fn says_when_results_are_truncated() {
+        let dir = tree();
+        let glob = tool(dir.path(), "glob", ", max_results: 2", &[]);
+        let out = glob.call(json!({"pattern": "**/*.rs"})).await;
+        assert_eq!(
+            out.content,
+            ".github/ci.rs\nsrc/lib.rs\n... (results truncated to 2 matches; narrow the \
+             pattern or the path)"
+        );
+    }
+
+    #[tokio::test]
+    async fn refusals_and_bad_patterns() {
+        let outer = tempfile::tempdir().unwrap();
+        let ws = outer.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::write(ws.join("f.txt"), "").unwrap();
+        std::os::unix::fs::symlink(outer.path(), ws.join("up")).unwrap();
+        let glob = tool(&ws, "glob", "", &[]);
+        for path in ["..", "up", "/"] {
+            let out = glob.call(json!({"pattern": "*", "path": path})).await;
+            assert!(out.content.contains("outside the workspace"), "{out:?}");
+        }
+        let out = glob.call(json!({"pattern": "a[", "path": "."})).await;
+        assert!(
+            out.is_error && out.content.contains("invalid glob"),
+            "{out:?}"
+        );
+        let out = glob.call(json!({"pattern": "/etc/*"})).await;
+        assert!(out.is_error && out.content.contains("absolute"), "{out:?}");
+        let out = glob.call(json!({"pattern": "*", "path": "f.txt"})).await;
+        assert!(
+            out.is_error && out.content.contains("not a directory"),
+            "{out:?}"
+        );
+        let out = glob.call(json!({"pattern": "**/*"})).await;
+        assert_eq!(
+            out,
+            ToolOutput::ok("f.txt\nup"),
+            "the link is listed, not followed"
+        );
+    }
+}
