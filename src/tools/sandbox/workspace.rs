@@ -73,11 +73,6 @@ impl Workspace {
         Ok(Self { root, read_only })
     }
 
-    /// The workspace root (canonical).
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Resolves `path` (relative to the root, or absolute) for reading: it must exist and,
     /// with `..` and symlinks resolved, lie inside the root or a read-only root.
     pub fn resolve_existing(&self, path: &str) -> Result<PathBuf, WorkspaceError> {
