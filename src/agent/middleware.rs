@@ -160,7 +160,7 @@ impl Chain {
         ran: usize,
         mut output: ToolOutput,
     ) -> ToolOutput {
-        state.apply(output.state_update.as_ref());
+        state.apply(output.state_update.as_deref());
         for layer in self.layers[..ran.min(self.layers.len())].iter().rev() {
             layer.after_tool(state, call, &mut output);
         }

@@ -130,13 +130,13 @@ impl Tool for ToolSearch {
                 .map(|&i| function_schema(&infos[i])["function"].take())
                 .collect();
             let mut output = ToolOutput::ok(Value::Array(schemas).to_string());
-            output.state_update = Some(StateUpdate {
+            output.state_update = Some(Box::new(StateUpdate {
                 promoted: Some(PromotedUpdate {
                     catalog_hash: self.catalog.hash().to_string(),
                     names: found.iter().map(|&i| infos[i].name.clone()).collect(),
                 }),
                 ..Default::default()
-            });
+            }));
             output
         })
     }

@@ -105,8 +105,8 @@ pub struct ToolOutput {
     pub content: String,
     /// Whether the call failed; the model reads the content either way.
     pub is_error: bool,
-    /// An optional thread-state change.
-    pub state_update: Option<StateUpdate>,
+    /// An optional thread-state change (boxed: most results carry none).
+    pub state_update: Option<Box<StateUpdate>>,
 }
 
 impl ToolOutput {

@@ -93,10 +93,10 @@ impl Tool for PresentFiles {
                 Ok(files) => ToolOutput {
                     content: format!("Presented {} file(s): {}", files.len(), files.join(", ")),
                     is_error: false,
-                    state_update: Some(StateUpdate {
+                    state_update: Some(Box::new(StateUpdate {
                         presented_files: files,
                         ..StateUpdate::default()
-                    }),
+                    })),
                 },
                 Err(message) => ToolOutput::error(message),
             }

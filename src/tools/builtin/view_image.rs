@@ -112,10 +112,10 @@ impl Tool for ViewImage {
                         image.path, image.media_type
                     ),
                     is_error: false,
-                    state_update: Some(StateUpdate {
+                    state_update: Some(Box::new(StateUpdate {
                         images: vec![image],
                         ..StateUpdate::default()
-                    }),
+                    })),
                 },
                 Err(message) => ToolOutput::error(message),
             }
