@@ -211,3 +211,103 @@ impl Tool for Task {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{ModelEvent, ModelRequest, ReplyFuture};
+
+    /// A model that never answers: a subagent using it runs until dropped.
+    struct Silent;
+
+    impl Provider for Silent {
+        fn complete<'a>(
+            &'a self,
+            _: &'a ModelRequest,
+            _: &'a (dyn Fn(ModelEvent) + Send + Sync),
+        ) -> ReplyFuture<'a> {
+            Box::pin(std::future::pending())
+        }
+        fn model(&self) -> &str {
+            "silent"
+        }
+        fn endpoint(&self) -> &str {
+            "silent"
+        }
+    }
+
+    fn task(max_concurrent: usize, env: Option<SubagentEnv>) -> Task {
+        let config = SubagentsConfig {
+            enabled: true,
+            max_concurrent,
+            ..SubagentsConfig::default()
+        };
+        let cell = Arc::new(OnceLock::new());
+        if let Some(env) = env {
+            cell.set(env).ok().unwrap();
+        }
+        Task::new(&config, cell)
+    }
+
+    fn env() -> SubagentEnv {
+        SubagentEnv {
+            provider: Arc::new(Silent),
+            deferred: Arc::new(DeferredSetup {
+                bound: Vec::new(),
+                catalog: None,
+                reason: String::new(),
+            }),
+            tool_search: ToolSearchConfig::default(),
+            servers: Vec::new(),
+            system_prompt: String::new(),
+            max_turns: 5,
+            events: Arc::new(|_| {}),
+        }
+    }
+
+    fn args() -> Value {
+        json!({"description": "d", "prompt": "p"})
+    }
+
+    #[tokio::test]
+    async fn calls_beyond_max_concurrent_get_an_error_at_once() {
+        let tool = task(1, Some(env()));
+        let first = tool.call(args());
+        let second = tool.call(args());
+        // The first holds the only slot (its model never answers); the second is refused
+        // without waiting.
+        let out = tokio::select! {
+            biased;
+            _ = first => panic!("the first subagent cannot finish"),
+            out = second => out,
+        };
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("1 subagents are already running"),
+            "{}",
+            out.content
+        );
+        let out = tool
+            .call(json!({"description": "d", "prompt": "p", "subagent_type": "x"}))
+            .await;
+        assert!(
+            out.content.contains("unknown subagent_type"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn without_an_environment_or_with_a_timeout_the_call_fails_cleanly() {
+        let out = task(1, None).call(args()).await;
+        assert!(out.is_error && out.content.contains("not available"));
+        let mut tool = task(1, Some(env()));
+        tool.timeout = Duration::from_millis(10);
+        let out = tool.call(args()).await;
+        assert!(
+            out.is_error && out.content.contains("timed out"),
+            "{}",
+            out.content
+        );
+    }
+}
