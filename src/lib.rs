@@ -11,6 +11,7 @@ pub mod deferred;
 pub mod http;
 pub mod mcp;
 pub mod provider;
+pub mod session;
 pub mod setup;
 pub mod store;
 pub mod tools;
