@@ -9,24 +9,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Exit, RunArgs};
 use crate::agent::event::{Event, RunStatus};
-use crate::agent::layers::output_budget::OutputBudget;
-use crate::agent::layers::summarize::Summarization;
-use crate::agent::layers::{ChainOptions, agent_chain};
-use crate::agent::prompt::{subagent_prompt, system_prompt};
-use crate::agent::runner::{Agent, Thread};
-use crate::config::{ConfigPaths, EnvLookup, SummarizationConfig};
-use crate::deferred::DEFAULT_CONTEXT_WINDOW;
+use crate::agent::runner::Thread;
+use crate::config::{ConfigPaths, EnvLookup};
 use crate::provider::Provider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
 use crate::provider::resolve::resolve_model;
+use crate::session::assemble::{AgentSpec, assemble_agent, prepare_outputs};
 use crate::setup::Setup;
 use crate::store::{StoreSink, ThreadStore, default_path, title_from};
-use crate::tools::builtin::SubagentEnv;
 use crate::ui::run_output::RunPrinter;
-
-/// How many recent messages summarisation keeps when config.yaml does not say.
-const DEFAULT_KEEP_MESSAGES: usize = 10;
 
 /// Why a run could not start (or its result could not be kept): a message and an exit
 /// status.
@@ -80,16 +72,8 @@ async fn run(
     let provider = provider(args, &setup, model, cwd, env)?;
     let db = default_path(env).map_err(|e| Stop::failure(e.to_string()))?;
     let store = ThreadStore::open(&db).map_err(|e| Stop::failure(e.to_string()))?;
-    // Long tool outputs are saved per thread here; the file tools may read them.
-    let outputs = db.with_file_name("outputs");
-    std::fs::create_dir_all(&outputs)
-        .map_err(|e| Stop::failure(format!("cannot create {}: {e}", outputs.display())))?;
-    setup
-        .app
-        .value
-        .sandbox
-        .read_only_paths
-        .push(outputs.clone());
+    let outputs = prepare_outputs(&mut setup, &db)
+        .map_err(|e| Stop::failure(format!("cannot create the outputs folder: {e}")))?;
     let mut thread = open_thread(args, &store, cwd, &prompt, provider.model())?;
 
     let mcp = setup
@@ -105,60 +89,27 @@ async fn run(
         }
     }
     let result = async {
-        let builtins = setup
-            .builtins(model, false)
-            .map_err(|e| Stop::usage(e.to_string()))?;
-        let toolset = setup
-            .toolset(&mcp, None, builtins.tools)
-            .await
-            .map_err(|e| Stop::usage(e.to_string()))?;
-        let deferred = Arc::new(
-            setup
-                .deferred(&toolset, model)
-                .map_err(|e| Stop::usage(e.to_string()))?,
-        );
-        let servers: Vec<_> = mcp.servers().iter().map(|s| s.config().clone()).collect();
-        let config = &setup.app.value;
-        let window = setup
-            .context_window(model)
-            .unwrap_or(DEFAULT_CONTEXT_WINDOW);
-        let date = crate::clock::utc_date(thread.created_at);
         let printer = Arc::new(RunPrinter::new(
             args.output_format,
             std::io::stdout().is_terminal(),
             std::io::stderr().is_terminal(),
         ));
-        if let Some(env) = &builtins.subagents {
-            let printer = printer.clone();
-            // Set once, before the only run of this process.
-            let _ = env.set(SubagentEnv {
-                provider: provider.clone(),
-                deferred: deferred.clone(),
-                tool_search: config.tool_search.clone(),
-                servers: servers.clone(),
-                system_prompt: subagent_prompt(&date, cwd, &deferred.prompt_section()),
-                max_turns: args.max_turns,
-                events: Arc::new(move |event| printer.event(&event)),
-            });
-        }
-        let options = ChainOptions {
-            output_budget: Some(OutputBudget::new(
-                config.tool_output.max_chars,
-                outputs.join(&thread.thread.id),
-            )),
-            max_subagents_per_run: builtins
-                .subagents
-                .is_some()
-                .then_some(config.subagents.max_total_per_run),
-        };
-        let agent = Agent {
+        let events = printer.clone();
+        let date = crate::clock::utc_date(thread.created_at);
+        let spec = AgentSpec {
             provider,
-            chain: agent_chain(&deferred, &config.tool_search, &servers, options),
-            system_prompt: system_prompt(&date, cwd, &deferred.prompt_section()),
-            deferred,
+            model,
+            date: &date,
+            cwd,
+            outputs: outputs.join(&thread.thread.id),
             max_turns: args.max_turns,
-            summarization: summarization(&config.summarization, window),
+            interactive: false,
+            subagent_events: Arc::new(move |event| events.event(&event)),
         };
+        let agent = assemble_agent(&setup, &mcp, spec)
+            .await
+            .map_err(|e| Stop::usage(e.to_string()))?
+            .agent;
         let cancel = CancellationToken::new();
         let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
         let emit = |event: Event| printer.event(&event);
@@ -296,18 +247,6 @@ fn open_thread(
             usage: stored.meta.usage,
             resumed: true,
         },
-    })
-}
-
-/// Summarisation settings: on unless disabled; the trigger defaults to 75% of the context
-/// window.
-fn summarization(config: &SummarizationConfig, window: u32) -> Option<Summarization> {
-    if config.enabled == Some(false) {
-        return None;
-    }
-    Some(Summarization {
-        trigger_tokens: config.trigger_tokens.unwrap_or(u64::from(window) * 3 / 4),
-        keep_messages: config.keep_messages.unwrap_or(DEFAULT_KEEP_MESSAGES),
     })
 }
 

@@ -2,6 +2,8 @@
 //! gets back. The front-end sends [`Command`]s and renders [`Update`]s; it never builds
 //! agents, touches the store or talks to MCP servers itself.
 
+pub mod assemble;
+
 use serde::Serialize;
 
 use crate::agent::event::Event;
