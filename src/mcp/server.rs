@@ -264,6 +264,17 @@ impl McpServer {
         }
     }
 
+    /// Drops the current connection, if any, and connects again now (`/mcp` in the chat).
+    /// A disabled server stays disabled.
+    pub async fn reconnect(&self) {
+        self.shutdown().await;
+        let mut state = self.state.lock().await;
+        if !matches!(*state, State::Disabled) {
+            tracing::info!(server = %self.config.name, "reconnecting MCP server");
+            *state = self.connect_state().await;
+        }
+    }
+
     async fn mark_broken(&self, id: u64) {
         if let State::Connected(live) = &mut *self.state.lock().await
             && live.id == id

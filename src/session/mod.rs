@@ -3,6 +3,7 @@
 //! agents, touches the store or talks to MCP servers itself.
 
 pub mod assemble;
+pub mod controller;
 
 use serde::Serialize;
 

@@ -16,4 +16,5 @@ mod mcp_calls;
 #[path = "../support/mock_openai/mod.rs"]
 mod mock_openai;
 mod mock_server;
+mod session;
 mod support;

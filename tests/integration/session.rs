@@ -1,0 +1,238 @@
+//! The interactive session through its public API: commands in, updates out, against the
+//! mock model server and the fixture MCP server (what the TUI drives).
+
+use std::time::Duration;
+
+use antler::agent::event::{Event, RunStatus};
+use antler::agent::message::Message;
+use antler::config::ConfigPaths;
+use antler::session::controller::{Session, SessionOptions};
+use antler::session::{Command, Update};
+use antler::setup::Setup;
+use serde_json::json;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use crate::mock_openai::{MockOpenAi, Reply};
+use crate::support::*;
+
+/// A running session over `sandbox`, driven through its channels.
+struct Driver {
+    commands: UnboundedSender<Command>,
+    updates: UnboundedReceiver<Update>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Driver {
+    async fn start(sandbox: &Sandbox, mock: &MockOpenAi, options: SessionOptions) -> Self {
+        let root = sandbox.path().to_path_buf();
+        let base = mock.base_url();
+        let (commands, receiver) = unbounded_channel();
+        let (sender, updates) = unbounded_channel();
+        let env = move |name: &str| match name {
+            "OPENAI_BASE_URL" => Some(base.clone()),
+            "OPENAI_API_KEY" => Some(String::from("sk-test")),
+            "XDG_DATA_HOME" => Some(root.join("xdg-data").display().to_string()),
+            "HOME" => Some(root.display().to_string()),
+            _ => None,
+        };
+        let root = sandbox.path();
+        let setup = Setup::load(&ConfigPaths::default(), root, &env).unwrap();
+        let options = SessionOptions {
+            model: Some(String::from("mock-model")),
+            max_turns: 10,
+            ..options
+        };
+        let session = Session::start(setup, &env, root, options, sender)
+            .await
+            .unwrap();
+        let task = tokio::spawn(session.serve(receiver));
+        Self {
+            commands,
+            updates,
+            task,
+        }
+    }
+
+    fn send(&self, command: Command) {
+        self.commands.send(command).unwrap();
+    }
+
+    /// The next update that `pick` accepts, skipping others (10 s at most).
+    async fn next<T>(&mut self, mut pick: impl FnMut(Update) -> Option<T>) -> T {
+        let wait = async {
+            loop {
+                let update = self.updates.recv().await.expect("the session ended");
+                if let Some(found) = pick(update) {
+                    return found;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .expect("no such update within 10 s")
+    }
+
+    async fn finished(&mut self) -> antler::agent::event::RunResult {
+        self.next(|u| match u {
+            Update::Event(Event::RunFinished(result)) => Some(result),
+            _ => None,
+        })
+        .await
+    }
+
+    async fn quit(self) {
+        self.send(Command::Quit);
+        tokio::time::timeout(Duration::from_secs(10), self.task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_resume_and_new_threads() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::text("First."), Reply::text("Second.")]);
+    let mut driver = Driver::start(&sandbox, &mock, SessionOptions::default()).await;
+    let info = driver
+        .next(|u| match u {
+            Update::Info(info) => Some(info),
+            _ => None,
+        })
+        .await;
+    assert_eq!(
+        (info.model.as_str(), info.thread_id.as_str()),
+        ("mock-model", "")
+    );
+
+    driver.send(Command::Submit("hello".into()));
+    let result = driver.finished().await;
+    assert_eq!(
+        (result.status, result.result.as_str()),
+        (RunStatus::Success, "First.")
+    );
+    let info = driver
+        .next(|u| match u {
+            Update::Info(info) if !info.running => Some(info),
+            _ => None,
+        })
+        .await;
+    assert_eq!(info.thread_id, result.thread_id);
+    assert_eq!(info.thread_title, "hello");
+    assert!(info.usage.input_tokens > 0);
+
+    driver.send(Command::NewThread);
+    let history = driver
+        .next(|u| match u {
+            Update::History(h) => Some(h),
+            _ => None,
+        })
+        .await;
+    assert!(history.is_empty());
+    driver.send(Command::Submit("other".into()));
+    let second = driver.finished().await;
+    assert_ne!(second.thread_id, result.thread_id);
+
+    driver.send(Command::Resume(result.thread_id[..6].to_string()));
+    let history = driver
+        .next(|u| match u {
+            Update::History(h) => Some(h),
+            _ => None,
+        })
+        .await;
+    assert_eq!(history.len(), 2);
+    assert!(matches!(&history[1], Message::Assistant { content, .. } if content == "First."));
+
+    driver.send(Command::ListThreads);
+    let threads = driver
+        .next(|u| match u {
+            Update::Threads(t) => Some(t),
+            _ => None,
+        })
+        .await;
+    assert_eq!(threads.len(), 2);
+    driver.send(Command::Resume("nope".into()));
+    let error = driver
+        .next(|u| match u {
+            Update::Error(e) => Some(e),
+            _ => None,
+        })
+        .await;
+    assert!(error.contains("nope"), "{error}");
+    driver.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clarification_is_asked_and_answered_and_cancel_stops_a_run() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[(
+            "q",
+            "ask_clarification",
+            json!({"question": "Which one?", "options": ["left", "right"]}),
+        )]),
+        Reply::text("Going right."),
+        Reply::Stall(Vec::new()),
+    ]);
+    let mut driver = Driver::start(&sandbox, &mock, SessionOptions::default()).await;
+    driver.send(Command::Submit("pick one".into()));
+    let question = driver
+        .next(|u| match u {
+            Update::Clarify(q) => Some(q),
+            _ => None,
+        })
+        .await;
+    assert_eq!(question.question, "Which one?");
+    assert_eq!(question.options, ["left", "right"]);
+    question.answer.send("right".into()).unwrap();
+    let result = driver.finished().await;
+    assert_eq!(result.result, "Going right.");
+    assert!(
+        mock.requests()[1].messages().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("right")
+    );
+
+    driver.send(Command::Submit("wait".into()));
+    mock.wait_for_requests(3, Duration::from_secs(10));
+    driver.send(Command::Cancel);
+    let result = driver.finished().await;
+    assert_eq!(result.status, RunStatus::Interrupted);
+    driver.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tools_view_shows_deferred_promoted_and_bound_tools() {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&[])}));
+    sandbox.write("config.yaml", "tool_search:\n  enabled: true\n");
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("s", "tool_search", json!({"query": "select:fx_echo"}))]),
+        Reply::text("ok"),
+    ]);
+    let mut driver = Driver::start(&sandbox, &mock, SessionOptions::default()).await;
+    driver.send(Command::Submit("find echo".into()));
+    driver.finished().await;
+    driver.send(Command::ShowTools);
+    let view = driver
+        .next(|u| match u {
+            Update::Tools(v) => Some(v),
+            _ => None,
+        })
+        .await;
+    assert_eq!(view.promoted, ["fx_echo"]);
+    assert!(view.deferred.contains(&"fx_add".to_string()));
+    assert!(view.bound.contains(&"tool_search".to_string()));
+    assert!(view.bound.contains(&"ask_clarification".to_string()));
+    assert_eq!(view.catalog_hash.as_ref().map(String::len), Some(16));
+    driver.send(Command::ReconnectMcp(Some("fx".into())));
+    let servers = driver
+        .next(|u| match u {
+            Update::Mcp(s) => Some(s),
+            _ => None,
+        })
+        .await;
+    assert_eq!(servers[0].status, "connected");
+    driver.quit().await;
+}
