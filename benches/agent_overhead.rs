@@ -172,12 +172,6 @@ fn main() {
         dist(&loopback),
         "(context)"
     );
-    if loopback.median > 20.0 {
-        println!(
-            "  (a streamed reply over loopback waiting ~40 ms: the mock server's sockets lack \
-             TCP_NODELAY, so Nagle and the client's delayed ACK stall each reply)"
-        );
-    }
     println!(
         "{:<56} {:<34} {:<9} {}",
         "cold start, antler -p to first request, no MCP",

@@ -23,7 +23,10 @@ fn main() -> ExitCode {
         return Exit::Config.into();
     }
     init_logging(cli.verbose, cli.log_file.clone());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread drives everything: tool calls and MCP servers are I/O-bound and run
+    // concurrently on it; blocking work goes to tokio's blocking pool. Fewer threads also
+    // means fewer allocator arenas (a one-shot run with 527 MCP tools peaks ~3 MB lower).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

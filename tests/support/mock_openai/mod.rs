@@ -182,7 +182,14 @@ impl MockOpenAi {
                     let listener = tokio::net::TcpListener::from_std(listener)
                         .expect("mock_openai: tokio listener");
                     tokio::select! {
-                        result = axum::serve(listener, app).into_future() => {
+                        // No Nagle: each SSE event goes out at once, like a real server's.
+                        result = axum::serve(
+                            axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                                let _ = tcp.set_nodelay(true);
+                            }),
+                            app,
+                        )
+                        .into_future() => {
                             if let Err(e) = result {
                                 eprintln!("mock_openai: server error: {e}");
                             }
