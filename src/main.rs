@@ -57,8 +57,16 @@ fn init_logging(verbose: u8, log_file: Option<PathBuf>) {
         }),
         Err(_) => EnvFilter::default().add_directive(level.into()),
     };
+    // While the chat owns the screen, log lines must not reach the terminal.
+    let stderr_writer = || -> Box<dyn std::io::Write> {
+        if antler::ui::stderr_quiet() {
+            Box::new(std::io::sink())
+        } else {
+            Box::new(std::io::stderr())
+        }
+    };
     let stderr_layer = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(stderr_writer)
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .without_time()
         .with_target(false)
