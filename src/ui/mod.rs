@@ -5,3 +5,4 @@ pub mod listing;
 pub mod run_output;
 pub mod search;
 pub mod threads;
+pub mod tui;
