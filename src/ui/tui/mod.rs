@@ -26,7 +26,17 @@ mod view;
 mod wrap;
 
 #[cfg(test)]
+mod dialog_snapshots;
+#[cfg(test)]
+mod key_tests;
+#[cfg(test)]
 mod markdown_tests;
+#[cfg(test)]
+mod snapshot_tests;
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod transcript_tests;
 
 pub use app::App;
 pub use terminal::run_tui;
