@@ -41,9 +41,16 @@ pub fn render_entry(
         Entry::Reasoning(r) => reasoning(r, width, theme),
         Entry::Tool(card) => render_card(card, width, theme, frame),
         Entry::Promotion(p) => {
+            // Without a tool_search call in the turn, a routing hint promoted them, or the
+            // working set was trimmed to its limit.
+            let (mark, title) = if p.added.is_empty() {
+                ("⇣ ", "working set trimmed")
+            } else {
+                ("⇡ ", "tools promoted by routing")
+            };
             let mut lines = vec![Line::from(vec![
-                Span::styled("⇡ ", theme.accent),
-                Span::styled("tools promoted by routing", theme.dim),
+                Span::styled(mark, theme.accent),
+                Span::styled(title, theme.dim),
             ])];
             lines.extend(promotion_lines(p, width, theme));
             lines

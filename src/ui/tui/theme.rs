@@ -90,7 +90,7 @@ impl Theme {
                     truecolor,
                     accent: Style::new().fg(accent),
                     user: bold.fg(if light { Color::Black } else { Color::White }),
-                    dim: Style::new().fg(if light { Color::Gray } else { Color::DarkGray }),
+                    dim: Style::new().fg(Color::DarkGray),
                     ok: Style::new().fg(Color::Green),
                     error: Style::new().fg(Color::Red),
                     warn: Style::new().fg(warn),
