@@ -7,6 +7,7 @@ pub mod listing;
 pub mod run_output;
 pub mod search;
 pub mod threads;
+pub mod tui;
 
 /// Whether log lines must stay off stderr (a full-screen front-end owns the terminal).
 static STDERR_QUIET: AtomicBool = AtomicBool::new(false);

@@ -1,0 +1,304 @@
+//! The chat's whole state, pure: [`App::update`] takes the core's updates, `App::key`,
+//! `App::paste` and `App::mouse` (in `keys`) take the user's input and return the
+//! [`Command`]s to send, [`App::tick`] drives spinners, and `App::render` (in `view`)
+//! draws it. No clock, no I/O: the terminal loop feeds it and tests script it.
+
+use std::collections::VecDeque;
+
+use ratatui::layout::Rect;
+
+use super::dialogs::{ClarifyDialog, Dialog, PickItem};
+use super::input::{History, Input};
+use super::theme::Theme;
+use super::transcript::{Entry, Transcript};
+use crate::agent::event::{Event, RunStatus};
+use crate::clock::utc_datetime;
+use crate::mcp::ServerStatus;
+use crate::session::{Command, SessionInfo, ToolsView, Update};
+use crate::tools::builtin::Clarification;
+
+/// Ticks (of ~100 ms) a second Ctrl-C has to come within to quit.
+pub(super) const CTRL_C_WINDOW: u64 = 20;
+
+/// Ticks a flash message stays.
+const FLASH_TICKS: u64 = 30;
+
+/// The interactive chat's state.
+pub struct App {
+    /// The styles everything is drawn with.
+    pub(super) theme: Theme,
+    /// The status line's facts (the core's, kept current by events).
+    pub(super) info: SessionInfo,
+    /// What the screen shows of the conversation.
+    pub(super) transcript: Transcript,
+    /// The message being typed.
+    pub(super) input: Input,
+    /// Sent messages, for Up and Down.
+    pub(super) history: History,
+    /// The dialog over the transcript, if one is open.
+    pub(super) dialog: Option<Dialog>,
+    /// Questions waiting behind the open one.
+    pub(super) questions: VecDeque<Clarification>,
+    /// The last `/tools` answer.
+    pub(super) tools: Option<ToolsView>,
+    /// The last MCP statuses.
+    pub(super) mcp: Vec<ServerStatus>,
+    /// The slash popup's selected row.
+    pub(super) popup_selected: usize,
+    /// Esc hid the popup until the input changes.
+    pub(super) popup_hidden: bool,
+    /// The first transcript line shown when the user scrolled up (None follows output).
+    pub(super) scroll: Option<usize>,
+    /// The last drawn transcript: its area, total height and each entry's first line.
+    pub(super) view: ViewState,
+    /// Ticks so far: the only time the state knows.
+    pub(super) tick: u64,
+    /// Where the current run stands.
+    pub(super) run: RunState,
+    /// The tick of the last Ctrl-C.
+    pub(super) ctrl_c: Option<u64>,
+    /// A short message for the status line, and the tick it goes away.
+    pub(super) flash: Option<(String, u64)>,
+    /// Messages typed while a run went on, sent when it ends.
+    pub(super) queued: VecDeque<String>,
+    /// Ctrl-O: cards and reasoning shown in full.
+    pub(super) expanded: bool,
+}
+
+/// Where the current run stands, as far as the screen knows.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct RunState {
+    /// Between `run_started` and `run_finished`.
+    pub active: bool,
+    /// A message was sent and its run has not started yet.
+    pub awaiting: bool,
+    /// The tick the run started (or was asked for).
+    pub started: u64,
+    /// The user cancelled it.
+    pub cancelled: bool,
+}
+
+/// What the last frame drew of the transcript (for scrolling and clicks).
+#[derive(Debug, Default, Clone)]
+pub(super) struct ViewState {
+    /// Where it was drawn.
+    pub area: Rect,
+    /// Its height in lines.
+    pub total: usize,
+    /// The first line shown.
+    pub top: usize,
+    /// Each entry's first line and height.
+    pub spans: Vec<(usize, usize)>,
+}
+
+impl App {
+    /// A chat with nothing in it yet, for the session described by `info`.
+    pub fn new(info: SessionInfo, theme: Theme) -> Self {
+        Self {
+            theme,
+            info,
+            transcript: Transcript::default(),
+            input: Input::default(),
+            history: History::default(),
+            dialog: None,
+            questions: VecDeque::new(),
+            tools: None,
+            mcp: Vec::new(),
+            popup_selected: 0,
+            popup_hidden: false,
+            scroll: None,
+            view: ViewState::default(),
+            tick: 0,
+            run: RunState::default(),
+            ctrl_c: None,
+            flash: None,
+            queued: VecDeque::new(),
+            expanded: false,
+        }
+    }
+
+    /// Whether a run is going on (or about to start).
+    pub fn running(&self) -> bool {
+        self.run.active || self.run.awaiting || self.info.running
+    }
+
+    /// Takes one update of the core; returns commands to send (a queued message when a
+    /// run ends).
+    pub fn update(&mut self, update: Update) -> Vec<Command> {
+        match update {
+            Update::Event(event) => return self.event(event),
+            Update::Info(info) => self.info = info,
+            Update::History(messages) => {
+                self.transcript = Transcript::from_messages(&messages);
+                self.scroll = None;
+                self.expanded = false;
+            }
+            Update::Threads(threads) => {
+                if let Some(Dialog::Threads(picker)) = &mut self.dialog {
+                    picker.loading = false;
+                    picker.items = threads
+                        .iter()
+                        .map(|t| PickItem {
+                            value: t.id.clone(),
+                            label: format!(
+                                "{}  {}",
+                                t.id,
+                                if t.title.trim().is_empty() {
+                                    "(untitled)"
+                                } else {
+                                    t.title.trim()
+                                }
+                            ),
+                            detail: format!(
+                                "{} · {} messages",
+                                utc_datetime(t.updated_at),
+                                t.message_count
+                            ),
+                            current: t.id == self.info.thread_id,
+                        })
+                        .collect();
+                    picker.selected = 0;
+                }
+            }
+            Update::Tools(view) => {
+                self.tools = Some(view);
+                if let Some(Dialog::Tools { loading, .. }) = &mut self.dialog {
+                    *loading = false;
+                }
+            }
+            Update::Mcp(servers) => {
+                self.mcp = servers;
+                if let Some(Dialog::Mcp { loading, selected }) = &mut self.dialog {
+                    *loading = false;
+                    *selected = (*selected).min(self.mcp.len().saturating_sub(1));
+                }
+            }
+            Update::Clarify(question) => match &self.dialog {
+                Some(Dialog::Clarify(_)) => self.questions.push_back(question),
+                _ => self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(question))),
+            },
+            Update::Error(message) => {
+                self.run.awaiting = false;
+                match &mut self.dialog {
+                    Some(Dialog::Threads(p)) | Some(Dialog::Models(p)) => p.loading = false,
+                    Some(Dialog::Tools { loading, .. }) | Some(Dialog::Mcp { loading, .. }) => {
+                        *loading = false
+                    }
+                    _ => {}
+                }
+                self.transcript.push(Entry::Error(message));
+            }
+        }
+        Vec::new()
+    }
+
+    fn event(&mut self, event: Event) -> Vec<Command> {
+        let mut commands = Vec::new();
+        match &event {
+            Event::RunStarted {
+                thread_id, model, ..
+            } => {
+                self.run = RunState {
+                    active: true,
+                    awaiting: false,
+                    started: self.tick,
+                    cancelled: self.run.cancelled,
+                };
+                if !model.is_empty() {
+                    self.info.model = model.clone();
+                }
+                self.info.thread_id = thread_id.clone();
+            }
+            Event::Usage { usage, .. } => self.info.usage.add(usage),
+            Event::ToolsPromoted { promoted, .. } => self.info.promoted = promoted.len(),
+            Event::RunFinished(result) => {
+                self.info.usage = result.thread_usage;
+                self.info.promoted = result.promoted_tools.len();
+                let cancelled = self.run.cancelled || result.status == RunStatus::Interrupted;
+                self.run = RunState::default();
+                self.info.running = false;
+                self.drop_withdrawn_question();
+                if cancelled {
+                    // Cancelled: what was queued goes back into the box, unsent.
+                    let mut text: Vec<String> = self.queued.drain(..).collect();
+                    if !text.is_empty() {
+                        if !self.input.is_empty() {
+                            text.push(self.input.take());
+                        }
+                        self.input.set(text.join("\n\n"));
+                    }
+                } else if let Some(next) = self.queued.pop_front() {
+                    commands = self.send(next);
+                }
+            }
+            _ => {}
+        }
+        self.transcript.apply(event);
+        commands
+    }
+
+    /// Sends a message: shown at once, the run indicator on until its run ends.
+    pub(super) fn send(&mut self, text: String) -> Vec<Command> {
+        self.transcript.push(Entry::User(text.clone()));
+        self.scroll = None;
+        self.run.awaiting = true;
+        self.run.cancelled = false;
+        self.run.started = self.tick;
+        vec![Command::Submit(text)]
+    }
+
+    /// Answers the open question (or skips it: the sender is dropped), then opens the
+    /// next waiting one.
+    pub(super) fn answer(&mut self, answer: Option<String>) {
+        if let Some(Dialog::Clarify(d)) = self.dialog.take() {
+            let question = d.request.question.clone();
+            if let Some(text) = &answer
+                && d.request.answer.send(text.clone()).is_err()
+            {
+                tracing::debug!("the clarification was withdrawn before the answer");
+            }
+            self.transcript.push(Entry::Asked { question, answer });
+            self.scroll = None;
+        }
+        if let Some(next) = self.questions.pop_front() {
+            self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
+        }
+    }
+
+    /// Closes a question nobody waits for any more (its run ended or was cancelled).
+    fn drop_withdrawn_question(&mut self) {
+        self.questions.retain(|q| !q.answer.is_closed());
+        if let Some(Dialog::Clarify(d)) = &self.dialog
+            && d.request.answer.is_closed()
+        {
+            self.dialog = None;
+            if let Some(next) = self.questions.pop_front() {
+                self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
+            }
+        }
+    }
+
+    /// Shows `message` in the status line for a few seconds.
+    pub(super) fn flash(&mut self, message: &str) {
+        self.flash = Some((message.to_string(), self.tick + FLASH_TICKS));
+    }
+
+    /// Advances spinners and timers (call every ~100 ms); true when the screen changed.
+    pub fn tick(&mut self) -> bool {
+        self.tick += 1;
+        let mut changed = self.running();
+        if self
+            .flash
+            .as_ref()
+            .is_some_and(|(_, until)| self.tick >= *until)
+        {
+            self.flash = None;
+            changed = true;
+        }
+        if matches!(&self.dialog, Some(Dialog::Clarify(d)) if d.request.answer.is_closed()) {
+            self.drop_withdrawn_question();
+            changed = true;
+        }
+        changed
+    }
+}

@@ -1,0 +1,317 @@
+//! Building the transcript: the core's events applied as they come (streams, retries,
+//! tool cards, promotions, subagents), and stored messages turned into entries.
+
+use serde_json::Value;
+
+use super::transcript::{
+    Answer, Entry, Item, Promotion, Reasoning, ToolCard, ToolStatus, Transcript, format_duration,
+};
+use crate::agent::event::{Event, RunStatus};
+use crate::agent::message::Message;
+use crate::tools::builtin::TASK;
+
+impl Transcript {
+    /// Applies one event of the core.
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::TurnStarted { .. } => self.turn_start = self.items.len(),
+            Event::TextDelta { text, .. } => self.stream(text, false),
+            Event::ReasoningDelta { text, .. } => self.stream(text, true),
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+                ..
+            } => {
+                let start = self.turn_start.min(self.items.len());
+                let mut index = 0;
+                self.items.retain(|item| {
+                    let keep = index < start
+                        || !matches!(item.entry, Entry::Answer(_) | Entry::Reasoning(_));
+                    index += 1;
+                    keep
+                });
+                let wait = format_duration(delay_ms);
+                self.push(Entry::Notice(format!(
+                    "Retrying (attempt {attempt}, in {wait}): {reason}"
+                )));
+            }
+            Event::Notice { message, .. } => self.push(Entry::Notice(message)),
+            Event::Summarized {
+                replaced_messages, ..
+            } => {
+                self.push(Entry::Info(format!(
+                    "Summarised {replaced_messages} earlier messages to keep the context small."
+                )));
+            }
+            Event::TurnCompleted { .. } => self.end_streams(),
+            Event::TurnFailed { error, .. } => {
+                self.end_streams();
+                self.push(Entry::Error(error));
+            }
+            Event::ToolCallStarted {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
+                self.end_streams();
+                self.push(Entry::Tool(ToolCard::new(
+                    call_id,
+                    name,
+                    arguments,
+                    ToolStatus::Running,
+                )));
+            }
+            Event::ToolCallFinished {
+                call_id,
+                is_error,
+                content,
+                duration_ms,
+                name,
+                ..
+            } => {
+                let index = self.card_index(&call_id);
+                let card = match index.and_then(|i| self.entry_mut(i)) {
+                    Some(Entry::Tool(card)) => card,
+                    _ => {
+                        self.push(Entry::Tool(ToolCard::new(
+                            call_id,
+                            name,
+                            Value::Null,
+                            ToolStatus::Running,
+                        )));
+                        let last = self.items.len() - 1;
+                        match self.entry_mut(last) {
+                            Some(Entry::Tool(card)) => card,
+                            _ => return,
+                        }
+                    }
+                };
+                card.status = if is_error {
+                    ToolStatus::Failed
+                } else {
+                    ToolStatus::Ok
+                };
+                card.duration_ms = Some(duration_ms);
+                card.result = content;
+            }
+            Event::ToolsPromoted {
+                added,
+                removed,
+                promoted,
+                catalog_hash,
+                ..
+            } => {
+                let promotion = Promotion {
+                    added,
+                    removed,
+                    working_set: promoted.len(),
+                    catalog_hash,
+                };
+                let search = (self.turn_start..self.items.len()).rev().find(|&i| {
+                    matches!(&self.items[i].entry, Entry::Tool(c) if c.name == crate::deferred::TOOL_SEARCH && c.promotion.is_none())
+                });
+                match search.and_then(|i| self.entry_mut(i)) {
+                    Some(Entry::Tool(card)) => card.promotion = Some(promotion),
+                    _ => self.push(Entry::Promotion(promotion)),
+                }
+            }
+            Event::FilesPresented { files, .. } => self.push(Entry::Files(files)),
+            Event::Subagent {
+                subagent,
+                description,
+                event,
+            } => self.subagent(subagent, &description, *event),
+            Event::RunFinished(result) => {
+                self.end_streams();
+                for i in 0..self.items.len() {
+                    if matches!(&self.items[i].entry, Entry::Tool(c) if c.status == ToolStatus::Running)
+                        && let Some(Entry::Tool(card)) = self.entry_mut(i)
+                    {
+                        card.status = ToolStatus::Failed;
+                    }
+                }
+                match result.status {
+                    RunStatus::Success => {}
+                    RunStatus::Interrupted => self.push(Entry::Notice("Interrupted.".to_string())),
+                    RunStatus::Failed => {
+                        for error in result.errors {
+                            let shown = self
+                                .items
+                                .iter()
+                                .any(|i| i.entry == Entry::Error(error.clone()));
+                            if !shown {
+                                self.push(Entry::Error(error));
+                            }
+                        }
+                    }
+                }
+            }
+            Event::RunStarted { .. } | Event::Usage { .. } => {}
+        }
+    }
+
+    /// Appends streamed text to the open answer or reasoning, or opens one.
+    fn stream(&mut self, text: String, reasoning: bool) {
+        let last = self.items.len().checked_sub(1);
+        let open = last.is_some_and(|i| match &self.items[i].entry {
+            Entry::Answer(a) => !reasoning && a.streaming,
+            Entry::Reasoning(r) => reasoning && r.streaming,
+            _ => false,
+        });
+        if open {
+            match last.and_then(|i| self.entry_mut(i)) {
+                Some(Entry::Answer(a)) => a.text.push_str(&text),
+                Some(Entry::Reasoning(r)) => r.text.push_str(&text),
+                _ => {}
+            }
+            return;
+        }
+        if !reasoning {
+            self.end_streams();
+        }
+        self.push(if reasoning {
+            Entry::Reasoning(Reasoning {
+                text,
+                streaming: true,
+                expanded: false,
+            })
+        } else {
+            Entry::Answer(Answer {
+                text,
+                streaming: true,
+            })
+        });
+    }
+
+    fn end_streams(&mut self) {
+        for item in &mut self.items {
+            match &mut item.entry {
+                Entry::Answer(a) if a.streaming => a.streaming = false,
+                Entry::Reasoning(r) if r.streaming => r.streaming = false,
+                _ => continue,
+            }
+            item.cache = None;
+        }
+    }
+
+    fn card_index(&self, call_id: &str) -> Option<usize> {
+        self.items
+            .iter()
+            .rposition(|i| matches!(&i.entry, Entry::Tool(c) if c.call_id == call_id))
+    }
+
+    /// Routes a subagent's event into the transcript of its `task` card: the card already
+    /// holding that subagent, else the running `task` call with that description, else
+    /// any running `task` call without a subagent, else a new card.
+    fn subagent(&mut self, number: u64, description: &str, event: Event) {
+        let running_task = |i: &Item, same_description: bool| match &i.entry {
+            Entry::Tool(c) => {
+                c.name == TASK
+                    && c.subagent.is_none()
+                    && c.status == ToolStatus::Running
+                    && (!same_description
+                        || c.arguments.get("description").and_then(Value::as_str)
+                            == Some(description))
+            }
+            _ => false,
+        };
+        let index = self
+            .items
+            .iter()
+            .rposition(|i| matches!(&i.entry, Entry::Tool(c) if c.subagent.as_ref().is_some_and(|(n, _)| *n == number)))
+            .or_else(|| self.items.iter().position(|i| running_task(i, true)))
+            .or_else(|| self.items.iter().position(|i| running_task(i, false)));
+        let index = match index {
+            Some(index) => index,
+            None => {
+                let arguments = serde_json::json!({ "description": description });
+                self.push(Entry::Tool(ToolCard::new(
+                    format!("subagent-{number}"),
+                    TASK.to_string(),
+                    arguments,
+                    ToolStatus::Running,
+                )));
+                self.items.len() - 1
+            }
+        };
+        if let Some(Entry::Tool(card)) = self.entry_mut(index) {
+            let (_, child) = card
+                .subagent
+                .get_or_insert_with(|| (number, Box::default()));
+            child.apply(event);
+        }
+    }
+
+    /// The transcript of stored messages (after a resume).
+    pub fn from_messages(messages: &[Message]) -> Self {
+        let mut t = Self::default();
+        for message in messages {
+            match message {
+                Message::User { content } => t.push(Entry::User(content.clone())),
+                Message::Assistant {
+                    content,
+                    reasoning,
+                    tool_calls,
+                } => {
+                    if !reasoning.trim().is_empty() {
+                        t.push(Entry::Reasoning(Reasoning {
+                            text: reasoning.clone(),
+                            ..Reasoning::default()
+                        }));
+                    }
+                    if !content.trim().is_empty() {
+                        t.push(Entry::Answer(Answer {
+                            text: content.clone(),
+                            streaming: false,
+                        }));
+                    }
+                    for call in tool_calls {
+                        let arguments = serde_json::from_str(&call.arguments)
+                            .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+                        t.push(Entry::Tool(ToolCard::new(
+                            call.id.clone(),
+                            call.name.clone(),
+                            arguments,
+                            ToolStatus::Unknown,
+                        )));
+                    }
+                }
+                Message::Tool {
+                    call_id,
+                    name,
+                    content,
+                    is_error,
+                } => {
+                    let index = match t.card_index(call_id) {
+                        Some(i) => i,
+                        None => {
+                            t.push(Entry::Tool(ToolCard::new(
+                                call_id.clone(),
+                                name.clone(),
+                                Value::Null,
+                                ToolStatus::Unknown,
+                            )));
+                            t.items.len() - 1
+                        }
+                    };
+                    if let Some(Entry::Tool(card)) = t.entry_mut(index) {
+                        card.status = if *is_error {
+                            ToolStatus::Failed
+                        } else {
+                            ToolStatus::Ok
+                        };
+                        card.result = content.clone();
+                    }
+                }
+                Message::Summary { .. } => {
+                    t.push(Entry::Info("Earlier messages were summarised.".to_string()))
+                }
+                Message::Images { content, .. } => t.push(Entry::Info(content.clone())),
+            }
+        }
+        t.turn_start = t.items.len();
+        t
+    }
+}

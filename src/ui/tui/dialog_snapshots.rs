@@ -1,0 +1,215 @@
+//! Snapshots of the dialogs and popups over the chat (colours off), and rendering at any
+//! size and in every palette.
+
+use crossterm::event::KeyCode;
+use insta::assert_snapshot;
+use tokio::sync::oneshot;
+
+use super::test_support::*;
+use crate::agent::event::Event;
+use crate::mcp::ServerStatus;
+use crate::session::{ToolsView, Update};
+use crate::store::ThreadMeta;
+use crate::tools::builtin::Clarification;
+
+fn asked(app: &mut super::App, text: &str) {
+    type_text(app, text);
+    app.key(key(KeyCode::Enter));
+}
+
+#[test]
+fn clarification_dialog() {
+    let mut app = app();
+    asked(&mut app, "Paint it");
+    events(
+        &mut app,
+        vec![run_started(), Event::TurnStarted { turn: 1 }],
+    );
+    let (answer, _receiver) = oneshot::channel();
+    app.update(Update::Clarify(Clarification {
+        question: "Which colour should the header be? The footer stays grey.".into(),
+        options: vec![
+            "red".into(),
+            "blue".into(),
+            "a long option that has to wrap onto a second line of the dialog box".into(),
+        ],
+        answer,
+    }));
+    app.key(key(KeyCode::Down));
+    assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn tools_view() {
+    let mut app = app();
+    asked(&mut app, "/tools");
+    app.update(Update::Tools(ToolsView {
+        bound: [
+            "read_file",
+            "write_file",
+            "str_replace",
+            "glob",
+            "grep",
+            "bash",
+            "task",
+            "ask_clarification",
+            "tool_search",
+        ]
+        .map(String::from)
+        .to_vec(),
+        promoted: vec!["github_create_issue".into(), "time_now".into()],
+        deferred: (1..=40)
+            .map(|i| format!("server{}_tool{i}", i % 4))
+            .collect(),
+        catalog_hash: Some("3f9a12c0deadbeef".into()),
+    }));
+    assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn slash_popup() {
+    let mut app = app();
+    type_text(&mut app, "/");
+    app.key(key(KeyCode::Down));
+    assert_snapshot!(render(&mut app, 80, 16));
+}
+
+#[test]
+fn mcp_view() {
+    let mut app = app();
+    asked(&mut app, "/mcp");
+    let server =
+        |name: &str, transport: &str, status: &'static str, error: Option<&str>| ServerStatus {
+            name: name.into(),
+            transport: transport.into(),
+            status,
+            error: error.map(String::from),
+            tool_count: if status == "connected" { 12 } else { 0 },
+            protocol_version: Some("2025-06-18".into()),
+            startup_ms: (status == "connected").then_some(340),
+        };
+    app.update(Update::Mcp(vec![
+        server("github", "stdio", "connected", None),
+        server(
+            "slack",
+            "http",
+            "failed",
+            Some("connection refused (os error 111)"),
+        ),
+        server("time", "stdio", "disabled", None),
+    ]));
+    app.key(key(KeyCode::Down));
+    assert_snapshot!(render(&mut app, 80, 16));
+}
+
+#[test]
+fn thread_picker() {
+    let mut app = app();
+    asked(&mut app, "/resume");
+    let thread = |id: &str, title: &str, updated_at: i64| ThreadMeta {
+        id: id.into(),
+        title: title.into(),
+        cwd: "/work".into(),
+        model: "gpt-4.1".into(),
+        created_at: updated_at - 600,
+        updated_at,
+        usage: Default::default(),
+        message_count: 12,
+    };
+    assert!(render(&mut app, 80, 14).contains("Loading…"));
+    app.update(Update::Threads(vec![
+        thread("3f9a12c0ab12", "Tidy the build", 1_767_225_600),
+        thread("77aa0011bb22", "", 1_767_139_200),
+    ]));
+    app.key(key(KeyCode::Down));
+    assert_snapshot!(render(&mut app, 80, 14));
+}
+
+#[test]
+fn help_at_sixty_columns() {
+    let mut app = app();
+    asked(&mut app, "/help");
+    assert_snapshot!(render(&mut app, 60, 24));
+}
+
+#[test]
+fn every_size_renders_without_panicking() {
+    let mut app = app();
+    asked(
+        &mut app,
+        "a question with a 日本語 word and a long tail of words to wrap",
+    );
+    events(
+        &mut app,
+        vec![
+            run_started(),
+            Event::TurnStarted { turn: 1 },
+            text("# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```rust\nfn x() {}\n```"),
+            tool_started("c", "bash", serde_json::json!({"command": "ls"})),
+            tool_finished("c", "bash", false, &"x".repeat(500), 5),
+        ],
+    );
+    app.key(chord(
+        KeyCode::Char('o'),
+        crossterm::event::KeyModifiers::CONTROL,
+    ));
+    let (answer, _receiver) = oneshot::channel();
+    let mut answer = Some(answer);
+    for step in 0..3 {
+        match step {
+            1 => {
+                type_text(&mut app, "/");
+            }
+            2 => {
+                if let Some(answer) = answer.take() {
+                    app.update(Update::Clarify(Clarification {
+                        question: "Which?".into(),
+                        options: vec!["a".into(), "b".into()],
+                        answer,
+                    }));
+                }
+            }
+            _ => {}
+        }
+        for width in [1, 2, 5, 9, 20, 33, 60, 81, 200] {
+            for height in [1, 2, 3, 4, 7, 12, 24, 61] {
+                render(&mut app, width, height);
+            }
+        }
+    }
+}
+
+#[test]
+fn palettes_colour_the_screen_and_plain_uses_no_colour() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::style::Color;
+
+    use super::App;
+    use super::theme::{Palette, Theme};
+
+    for (palette, coloured) in [
+        (Palette::Dark, true),
+        (Palette::Light, true),
+        (Palette::Plain, false),
+    ] {
+        let mut app = App::new(Default::default(), Theme::new(palette, false));
+        asked(&mut app, "show code");
+        events(
+            &mut app,
+            vec![run_started(), text("```rust\nfn main() {}\n```")],
+        );
+        let mut terminal = Terminal::new(TestBackend::new(40, 8)).unwrap();
+        terminal.draw(|f| app.render(f)).unwrap();
+        let buffer = terminal.backend().buffer();
+        let indexed = buffer
+            .content()
+            .iter()
+            .any(|c| matches!(c.fg, Color::Indexed(_)));
+        let any = buffer
+            .content()
+            .iter()
+            .any(|c| c.fg != Color::Reset || c.bg != Color::Reset);
+        assert_eq!((indexed, any), (coloured, coloured), "{palette:?}");
+    }
+}

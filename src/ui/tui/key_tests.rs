@@ -1,0 +1,266 @@
+//! Key handling: which keys produce which commands.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use tokio::sync::oneshot;
+
+use super::test_support::*;
+use crate::agent::event::RunStatus;
+use crate::mcp::ServerStatus;
+use crate::session::{Command, Update};
+use crate::store::ThreadMeta;
+use crate::tools::builtin::Clarification;
+
+fn enter() -> crossterm::event::KeyEvent {
+    key(KeyCode::Enter)
+}
+
+#[test]
+fn enter_sends_and_shift_or_alt_enter_add_a_line() {
+    let mut app = app();
+    type_text(&mut app, "first");
+    assert!(
+        app.key(chord(KeyCode::Enter, KeyModifiers::SHIFT))
+            .is_empty()
+    );
+    type_text(&mut app, "second");
+    assert!(app.key(chord(KeyCode::Enter, KeyModifiers::ALT)).is_empty());
+    type_text(&mut app, "third");
+    assert!(
+        app.key(chord(KeyCode::Char('j'), KeyModifiers::CONTROL))
+            .is_empty()
+    );
+    type_text(&mut app, "fourth\\");
+    assert!(
+        app.key(enter()).is_empty(),
+        "a trailing backslash continues the line"
+    );
+    type_text(&mut app, "fifth");
+    assert_eq!(
+        app.key(enter()),
+        [Command::Submit(
+            "first\nsecond\nthird\nfourth\nfifth".into()
+        )]
+    );
+    assert!(app.key(enter()).is_empty(), "an empty box sends nothing");
+}
+
+#[test]
+fn pasted_text_keeps_its_lines_until_enter() {
+    let mut app = app();
+    app.paste("line one\r\nline two\n");
+    assert_eq!(
+        app.key(enter()),
+        [Command::Submit("line one\nline two".into())]
+    );
+}
+
+#[test]
+fn up_and_down_browse_the_history_and_keep_the_draft() {
+    let mut app = app();
+    type_text(&mut app, "one");
+    app.key(enter());
+    events(
+        &mut app,
+        vec![run_started(), run_finished(RunStatus::Success, vec![])],
+    );
+    type_text(&mut app, "two");
+    app.key(enter());
+    events(
+        &mut app,
+        vec![run_started(), run_finished(RunStatus::Success, vec![])],
+    );
+    type_text(&mut app, "draft");
+    app.key(key(KeyCode::Up));
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.key(enter()), [Command::Submit("one".into())]);
+    events(
+        &mut app,
+        vec![run_started(), run_finished(RunStatus::Success, vec![])],
+    );
+    type_text(&mut app, "draft");
+    app.key(key(KeyCode::Up));
+    app.key(key(KeyCode::Down));
+    assert_eq!(app.key(enter()), [Command::Submit("draft".into())]);
+}
+
+#[test]
+fn ctrl_c_cancels_then_quits_when_pressed_again_soon() {
+    let ctrl_c = chord(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = app();
+    type_text(&mut app, "go");
+    app.key(enter());
+    events(&mut app, vec![run_started()]);
+    assert_eq!(app.key(ctrl_c), [Command::Cancel]);
+    assert_eq!(app.key(ctrl_c), [Command::Quit]);
+
+    // Later than the window, a second Ctrl-C cancels again.
+    let mut app = super::test_support::app();
+    events(&mut app, vec![run_started()]);
+    assert_eq!(app.key(ctrl_c), [Command::Cancel]);
+    for _ in 0..30 {
+        app.tick();
+    }
+    assert_eq!(app.key(ctrl_c), [Command::Cancel]);
+
+    // Idle: it clears the input first; on an empty line it quits.
+    let mut app = super::test_support::app();
+    type_text(&mut app, "half a thought");
+    assert!(app.key(ctrl_c).is_empty());
+    assert!(
+        render(&mut app, 60, 10).contains("Ask anything"),
+        "the input was cleared"
+    );
+    assert_eq!(app.key(ctrl_c), [Command::Quit]);
+    assert_eq!(super::test_support::app().key(ctrl_c), [Command::Quit]);
+}
+
+#[test]
+fn esc_cancels_the_running_turn_only() {
+    let mut app = app();
+    assert!(app.key(key(KeyCode::Esc)).is_empty());
+    type_text(&mut app, "go");
+    app.key(enter());
+    assert_eq!(app.key(key(KeyCode::Esc)), [Command::Cancel]);
+}
+
+#[test]
+fn messages_typed_during_a_run_are_queued_and_sent_when_it_ends() {
+    let mut app = app();
+    type_text(&mut app, "first");
+    app.key(enter());
+    events(&mut app, vec![run_started()]);
+    type_text(&mut app, "second");
+    assert!(app.key(enter()).is_empty());
+    assert!(render(&mut app, 60, 12).contains("queued  second"));
+    let sent = events(&mut app, vec![run_finished(RunStatus::Success, vec![])]);
+    assert_eq!(sent, [Command::Submit("second".into())]);
+
+    // A cancelled run gives the queued text back instead.
+    events(&mut app, vec![run_started()]);
+    type_text(&mut app, "third");
+    app.key(enter());
+    app.key(key(KeyCode::Esc));
+    assert!(events(&mut app, vec![run_finished(RunStatus::Interrupted, vec![])]).is_empty());
+    events(&mut app, vec![]);
+    assert_eq!(app.key(enter()), [Command::Submit("third".into())]);
+}
+
+#[test]
+fn slash_commands_complete_with_tab_and_run_from_the_popup() {
+    let mut app = app();
+    type_text(&mut app, "/mo");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(
+        app.key(enter()),
+        Vec::<Command>::new(),
+        "/model opens the picker"
+    );
+    app.key(key(KeyCode::Down));
+    assert_eq!(app.key(enter()), [Command::SwitchModel("o4-mini".into())]);
+
+    type_text(&mut app, "/re");
+    assert_eq!(app.key(enter()), [Command::ListThreads]);
+    let thread = |id: &str, title: &str| ThreadMeta {
+        id: id.into(),
+        title: title.into(),
+        cwd: "/w".into(),
+        model: "gpt-4.1".into(),
+        created_at: 1_700_000_000,
+        updated_at: 1_700_000_600,
+        usage: Default::default(),
+        message_count: 4,
+    };
+    app.update(Update::Threads(vec![
+        thread("aaaa11112222", "Alpha"),
+        thread("bbbb33334444", "Beta"),
+    ]));
+    type_text(&mut app, "bet");
+    assert_eq!(app.key(enter()), [Command::Resume("bbbb33334444".into())]);
+
+    for (typed, expected) in [
+        ("/new", Command::NewThread),
+        ("/resume 3f9a", Command::Resume("3f9a".into())),
+        ("/model o4-mini", Command::SwitchModel("o4-mini".into())),
+        ("/quit", Command::Quit),
+    ] {
+        type_text(&mut app, typed);
+        app.key(key(KeyCode::Esc)); // hide the popup: Enter submits the typed line
+        assert_eq!(app.key(enter()), [expected], "{typed}");
+    }
+    type_text(&mut app, "/nope");
+    app.key(key(KeyCode::Esc));
+    assert!(app.key(enter()).is_empty());
+    assert!(render(&mut app, 80, 10).contains("Unknown command /nope"));
+}
+
+#[test]
+fn tools_and_mcp_views_ask_the_core_and_mcp_reconnects() {
+    let mut app = app();
+    type_text(&mut app, "/tools");
+    assert_eq!(app.key(enter()), [Command::ShowTools]);
+    app.key(key(KeyCode::Esc));
+    type_text(&mut app, "/mcp");
+    assert_eq!(app.key(enter()), [Command::ShowMcp]);
+    let server = |name: &str, status: &'static str| ServerStatus {
+        name: name.into(),
+        transport: "stdio".into(),
+        status,
+        error: None,
+        tool_count: 3,
+        protocol_version: None,
+        startup_ms: Some(120),
+    };
+    app.update(Update::Mcp(vec![
+        server("github", "connected"),
+        server("slack", "failed"),
+    ]));
+    app.key(key(KeyCode::Down));
+    assert_eq!(
+        app.key(key(KeyCode::Char('r'))),
+        [Command::ReconnectMcp(Some("slack".into()))]
+    );
+    assert_eq!(
+        app.key(key(KeyCode::Char('a'))),
+        [Command::ReconnectMcp(None)]
+    );
+    app.key(key(KeyCode::Esc));
+    assert_eq!(type_text(&mut app, "x"), Vec::<Command>::new());
+}
+
+fn question(options: &[&str]) -> (Clarification, oneshot::Receiver<String>) {
+    let (answer, receiver) = oneshot::channel();
+    let options = options.iter().map(|o| o.to_string()).collect();
+    (
+        Clarification {
+            question: "Which colour?".into(),
+            options,
+            answer,
+        },
+        receiver,
+    )
+}
+
+#[test]
+fn a_question_is_answered_with_an_option_or_free_text_or_skipped() {
+    let mut app = app();
+    let (q, mut answer) = question(&["red", "blue"]);
+    app.update(Update::Clarify(q));
+    app.key(key(KeyCode::Down));
+    assert!(app.key(enter()).is_empty());
+    assert_eq!(answer.try_recv().unwrap(), "blue");
+
+    let (q, mut answer) = question(&["red", "blue"]);
+    app.update(Update::Clarify(q));
+    type_text(&mut app, "green");
+    app.key(enter());
+    assert_eq!(answer.try_recv().unwrap(), "green");
+
+    let (q, mut answer) = question(&[]);
+    app.update(Update::Clarify(q));
+    app.key(key(KeyCode::Esc));
+    assert!(matches!(
+        answer.try_recv(),
+        Err(oneshot::error::TryRecvError::Closed)
+    ));
+    assert!(render(&mut app, 60, 16).contains("(no answer)"));
+}

@@ -1,0 +1,356 @@
+//! The user's input: keys, pastes and the mouse, turned into edits of the state and the
+//! [`Command`]s to send.
+
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+
+use super::app::{App, CTRL_C_WINDOW};
+use super::dialogs::{Dialog, Outcome, PickItem, Picker};
+use super::slash::{self, Parsed, SlashCommand};
+use super::transcript::Entry;
+use crate::session::Command;
+
+/// Lines one wheel step scrolls.
+const WHEEL_LINES: isize = 3;
+
+impl App {
+    /// Handles a key; returns the commands it asks for.
+    pub fn key(&mut self, key: KeyEvent) -> Vec<Command> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.ctrl_c();
+        }
+        if self.dialog.is_some() {
+            return self.dialog_key(key);
+        }
+        let before = self.input.text().to_string();
+        let commands = self.edit_key(key, ctrl);
+        if self.input.text() != before {
+            self.popup_hidden = false;
+            self.popup_selected = 0;
+        }
+        commands
+    }
+
+    /// The commands the slash popup offers now (none when hidden).
+    pub(super) fn popup(&self) -> Vec<SlashCommand> {
+        if self.popup_hidden || self.dialog.is_some() {
+            return Vec::new();
+        }
+        slash::matches(self.input.text())
+    }
+
+    fn edit_key(&mut self, key: KeyEvent, ctrl: bool) -> Vec<Command> {
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let popup = self.popup();
+        if !popup.is_empty() {
+            let last = popup.len() - 1;
+            match key.code {
+                KeyCode::Up => self.popup_selected = self.popup_selected.saturating_sub(1),
+                KeyCode::Down => self.popup_selected = (self.popup_selected + 1).min(last),
+                KeyCode::Tab => {
+                    let chosen = popup[self.popup_selected.min(last)];
+                    self.input.set(format!("/{}", chosen.name));
+                    self.popup_selected = 0;
+                }
+                KeyCode::Enter if !alt && !shift => {
+                    let chosen = popup[self.popup_selected.min(last)];
+                    self.input.take();
+                    self.history.push(&format!("/{}", chosen.name));
+                    return self.slash(chosen, "");
+                }
+                KeyCode::Esc => self.popup_hidden = true,
+                _ => return self.plain_key(key, ctrl, alt, shift),
+            }
+            return Vec::new();
+        }
+        self.plain_key(key, ctrl, alt, shift)
+    }
+
+    fn plain_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool, shift: bool) -> Vec<Command> {
+        match key.code {
+            KeyCode::Enter if shift || alt => self.input.insert('\n'),
+            KeyCode::Enter if self.input.text().ends_with('\\') && self.input.on_last_line() => {
+                self.input.end();
+                self.input.backspace();
+                self.input.insert('\n');
+            }
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Char('j') if ctrl => self.input.insert('\n'),
+            KeyCode::Esc if self.running() => return self.cancel(),
+            KeyCode::Char('d') if ctrl && self.input.is_empty() => return vec![Command::Quit],
+            KeyCode::Char('o') if ctrl => {
+                self.expanded = !self.expanded;
+                self.transcript.set_expanded(self.expanded);
+            }
+            KeyCode::Up if self.input.on_first_line() => {
+                let current = self.input.text().to_string();
+                if let Some(previous) = self.history.previous(&current) {
+                    self.input.set(previous);
+                }
+            }
+            KeyCode::Down if self.input.on_last_line() => {
+                if let Some(next) = self.history.next() {
+                    self.input.set(next);
+                }
+            }
+            KeyCode::Up => self.input.up(),
+            KeyCode::Down => self.input.down(),
+            KeyCode::PageUp => self.scroll_by(-self.page()),
+            KeyCode::PageDown => self.scroll_by(self.page()),
+            KeyCode::Home if ctrl => self.scroll = Some(0),
+            KeyCode::End if ctrl || self.input.is_empty() => self.scroll = None,
+            KeyCode::Home => self.input.home(),
+            KeyCode::End => self.input.end(),
+            KeyCode::Left if ctrl || alt => self.input.word_left(),
+            KeyCode::Right if ctrl || alt => self.input.word_right(),
+            KeyCode::Left => self.input.left(),
+            KeyCode::Right => self.input.right(),
+            KeyCode::Backspace if ctrl || alt => self.input.delete_word(),
+            KeyCode::Backspace => self.input.backspace(),
+            KeyCode::Delete => self.input.delete(),
+            KeyCode::Char('a') if ctrl => self.input.home(),
+            KeyCode::Char('e') if ctrl => self.input.end(),
+            KeyCode::Char('u') if ctrl => self.input.kill_to_start(),
+            KeyCode::Char('k') if ctrl => self.input.kill_to_end(),
+            KeyCode::Char('w') if ctrl => self.input.delete_word(),
+            KeyCode::Char('b') if alt => self.input.word_left(),
+            KeyCode::Char('f') if alt => self.input.word_right(),
+            KeyCode::Char(c) if !ctrl && !alt => self.input.insert(c),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Ctrl-C: closes a dialog, else cancels the run, else clears the input; a second one
+    /// within two seconds, or one on an empty idle line, quits.
+    fn ctrl_c(&mut self) -> Vec<Command> {
+        if let Some(dialog) = &self.dialog {
+            if matches!(dialog, Dialog::Clarify(_)) {
+                self.answer(None);
+            } else {
+                self.dialog = None;
+            }
+            return Vec::new();
+        }
+        if self
+            .ctrl_c
+            .is_some_and(|at| self.tick.saturating_sub(at) <= CTRL_C_WINDOW)
+        {
+            return vec![Command::Quit];
+        }
+        self.ctrl_c = Some(self.tick);
+        if self.running() {
+            self.flash("Cancelling · Ctrl-C again to quit");
+            return self.cancel();
+        }
+        if !self.input.is_empty() {
+            self.input.take();
+            self.flash("Ctrl-C again to quit");
+            return Vec::new();
+        }
+        vec![Command::Quit]
+    }
+
+    fn cancel(&mut self) -> Vec<Command> {
+        self.run.cancelled = true;
+        self.run.awaiting = false;
+        vec![Command::Cancel]
+    }
+
+    fn submit(&mut self) -> Vec<Command> {
+        let text = self.input.text().trim_end().to_string();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        match slash::parse(&text) {
+            Parsed::Command(command, argument) => {
+                self.history.push(&text);
+                self.input.take();
+                self.slash(command, &argument)
+            }
+            Parsed::Unknown(name) => {
+                self.flash(&format!("Unknown command /{name} · /help lists them"));
+                Vec::new()
+            }
+            Parsed::Message => {
+                self.history.push(&text);
+                self.input.take();
+                if self.running() {
+                    self.queued.push_back(text);
+                    Vec::new()
+                } else {
+                    self.send(text)
+                }
+            }
+        }
+    }
+
+    /// Runs a slash command.
+    fn slash(&mut self, command: SlashCommand, argument: &str) -> Vec<Command> {
+        match command.name {
+            "help" => self.dialog = Some(Dialog::Help { scroll: 0 }),
+            "new" => return vec![Command::NewThread],
+            "resume" if !argument.is_empty() => return vec![Command::Resume(argument.to_string())],
+            "resume" => {
+                self.dialog = Some(Dialog::Threads(Picker {
+                    loading: true,
+                    ..Picker::default()
+                }));
+                return vec![Command::ListThreads];
+            }
+            "model" if !argument.is_empty() => return self.switch_model(argument.to_string()),
+            "model" => {
+                let items = self
+                    .info
+                    .models
+                    .iter()
+                    .map(|m| PickItem {
+                        value: m.clone(),
+                        label: m.clone(),
+                        detail: String::new(),
+                        current: *m == self.info.model,
+                    })
+                    .collect();
+                let selected = self
+                    .info
+                    .models
+                    .iter()
+                    .position(|m| *m == self.info.model)
+                    .unwrap_or(0);
+                self.dialog = Some(Dialog::Models(Picker {
+                    items,
+                    selected,
+                    ..Picker::default()
+                }));
+            }
+            "tools" => {
+                self.dialog = Some(Dialog::Tools {
+                    scroll: 0,
+                    loading: true,
+                });
+                return vec![Command::ShowTools];
+            }
+            "mcp" => {
+                self.dialog = Some(Dialog::Mcp {
+                    selected: 0,
+                    loading: true,
+                });
+                return vec![Command::ShowMcp];
+            }
+            "clear" => {
+                self.transcript.clear();
+                self.scroll = None;
+            }
+            "quit" => return vec![Command::Quit],
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn switch_model(&mut self, model: String) -> Vec<Command> {
+        self.transcript.push(Entry::Info(format!(
+            "Model: {model} (from the next message on)"
+        )));
+        self.scroll = None;
+        vec![Command::SwitchModel(model)]
+    }
+
+    fn dialog_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        let Some(dialog) = self.dialog.as_mut() else {
+            return Vec::new();
+        };
+        match dialog.key(key, &self.mcp) {
+            Outcome::Stay => {}
+            Outcome::Close => self.dialog = None,
+            Outcome::Send(Command::SwitchModel(model)) => {
+                self.dialog = None;
+                return self.switch_model(model);
+            }
+            Outcome::Send(command) => {
+                self.dialog = None;
+                return vec![command];
+            }
+            Outcome::SendAndStay(command) => {
+                if let Some(Dialog::Mcp { loading, .. }) = &mut self.dialog {
+                    *loading = true;
+                }
+                return vec![command];
+            }
+            Outcome::Answer(answer) => self.answer(answer),
+        }
+        Vec::new()
+    }
+
+    /// Pasted text (bracketed paste): into the question's answer field when one is open,
+    /// else into the input box.
+    pub fn paste(&mut self, text: &str) {
+        match &mut self.dialog {
+            Some(Dialog::Clarify(d)) => d.paste(text),
+            Some(_) => {}
+            None => {
+                self.input.paste(text);
+                self.popup_hidden = false;
+            }
+        }
+    }
+
+    /// The wheel scrolls (the transcript, or the open view); a click on a card or on
+    /// reasoning expands or collapses it. True when the screen changed.
+    pub fn mouse(&mut self, event: MouseEvent) -> bool {
+        let delta = match event.kind {
+            MouseEventKind::ScrollUp => -WHEEL_LINES,
+            MouseEventKind::ScrollDown => WHEEL_LINES,
+            MouseEventKind::Down(MouseButton::Left) => {
+                return self.dialog.is_none() && self.click(event.column, event.row);
+            }
+            _ => return false,
+        };
+        match &mut self.dialog {
+            Some(Dialog::Help { scroll }) | Some(Dialog::Tools { scroll, .. }) => {
+                *scroll = scroll.saturating_add_signed(delta);
+            }
+            Some(_) => {}
+            None => self.scroll_by(delta),
+        }
+        true
+    }
+
+    fn click(&mut self, column: u16, row: u16) -> bool {
+        let area = self.view.area;
+        if !(area.x..area.x + area.width).contains(&column)
+            || !(area.y..area.y + area.height).contains(&row)
+        {
+            return false;
+        }
+        let line = self.view.top + usize::from(row - area.y);
+        let hit = self
+            .view
+            .spans
+            .iter()
+            .position(|&(start, height)| (start..start + height).contains(&line));
+        hit.is_some_and(|index| self.transcript.toggle(index))
+    }
+
+    /// A page of transcript: its height less two lines of overlap.
+    fn page(&self) -> isize {
+        isize::try_from(usize::from(self.view.area.height).saturating_sub(2).max(1)).unwrap_or(1)
+    }
+
+    /// Scrolls the transcript; reaching the bottom follows new output again.
+    pub(super) fn scroll_by(&mut self, delta: isize) {
+        let height = usize::from(self.view.area.height);
+        let bottom = self.view.total.saturating_sub(height);
+        let top = self
+            .scroll
+            .unwrap_or(bottom)
+            .saturating_add_signed(delta)
+            .min(bottom);
+        self.scroll = (top < bottom).then_some(top);
+    }
+}
