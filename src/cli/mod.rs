@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::ui::run_output::OutputFormat;
 
 mod agent;
+mod chat;
 mod doctor;
 mod run;
 mod threads;

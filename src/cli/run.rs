@@ -1,5 +1,6 @@
 //! Dispatch: each subcommand as a function over the shared setup.
 
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -39,6 +40,15 @@ pub async fn run(cli: Cli) -> Exit {
         return Exit::Config;
     }
     match cli.command {
+        // A person at a terminal with no prompt: the chat.
+        None if cli.run.prompt.is_none()
+            && cli.run.replay.is_none()
+            && cli.run.record.is_none()
+            && std::io::stdin().is_terminal()
+            && std::io::stdout().is_terminal() =>
+        {
+            super::chat::run_chat(&cli.run, cli.model.as_deref(), &paths, &cwd, &env).await
+        }
         None => super::agent::run_prompt(&cli.run, cli.model.as_deref(), &paths, &cwd, &env).await,
         Some(Command::Threads(command)) => super::threads::run(command, &env),
         Some(Command::Doctor(args)) => {

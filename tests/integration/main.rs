@@ -6,6 +6,7 @@
 
 mod agent_run;
 mod builtins;
+mod chat;
 mod cli_config;
 mod cli_deferred;
 mod cli_mcp;

@@ -41,7 +41,13 @@ impl Sandbox {
 
     /// The same as [`Sandbox::antler`] as a plain `Command`, for tests that need the child.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_antler"));
+        self.command_for(env!("CARGO_BIN_EXE_antler"))
+    }
+
+    /// `program` with the sandbox's working directory and environment (e.g. a wrapper that
+    /// starts antler in a pseudo-terminal).
+    pub fn command_for(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
         cmd.current_dir(self.path())
             .env("HOME", self.path())
             .env("XDG_CONFIG_HOME", self.path().join("xdg-config"))

@@ -1,0 +1,59 @@
+//! `antler` in a terminal with no prompt: the interactive chat. The session controller
+//! runs the core; the TUI renders its updates and sends the user's commands.
+
+use std::path::Path;
+
+use tokio::sync::mpsc::unbounded_channel;
+
+use super::{Exit, RunArgs};
+use crate::config::{ConfigPaths, EnvLookup};
+use crate::session::controller::{Session, SessionOptions};
+use crate::setup::Setup;
+use crate::ui::tui::run_tui;
+
+/// Opens the chat; returns when the user quits.
+pub async fn run_chat(
+    args: &RunArgs,
+    model: Option<&str>,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Exit {
+    // Everything that can fail on bad configuration fails here, before the screen is taken.
+    let setup = match Setup::load(paths, cwd, env) {
+        Ok(setup) => setup,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Exit::Config;
+        }
+    };
+    let options = SessionOptions {
+        model: model.map(str::to_string),
+        max_turns: args.max_turns,
+        resume: args.resume.clone(),
+        continue_latest: args.continue_thread,
+    };
+    let (commands, command_receiver) = unbounded_channel();
+    let (updates, update_receiver) = unbounded_channel();
+    let session = match Session::start(setup, env, cwd, options, updates).await {
+        Ok(session) => session,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Exit::Config;
+        }
+    };
+    let info = session.info(false).await;
+    crate::ui::set_stderr_quiet(true);
+    let (tui, ()) = tokio::join!(
+        run_tui(commands, update_receiver, info),
+        session.serve(command_receiver)
+    );
+    crate::ui::set_stderr_quiet(false);
+    match tui {
+        Ok(()) => Exit::Success,
+        Err(err) => {
+            eprintln!("error: {err}");
+            Exit::Failure
+        }
+    }
+}
