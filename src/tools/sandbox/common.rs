@@ -1,12 +1,15 @@
 //! What the sandbox tools share: settings from their config entry, argument parsing and
 //! error messages the model can act on.
 
+use std::sync::Arc;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::runtime::JobError;
-use crate::tools::ToolOutput;
+use super::runtime::{JobError, SandboxRuntime};
+use super::workspace::Workspace;
 use crate::tools::registry::ToolBuildContext;
+use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
 
 /// A positive integer setting of the tool's config entry (`max_results: 50`), or `default`.
 pub(super) fn positive_setting(
@@ -53,5 +56,41 @@ pub(super) fn finish(result: Result<Result<String, String>, JobError>) -> ToolOu
         Ok(Ok(text)) => ToolOutput::ok(text),
         Ok(Err(message)) => ToolOutput::error(message),
         Err(e) => ToolOutput::error(e.to_string()),
+    }
+}
+
+/// A sandbox tool whose call is one job on the runtime: parse the arguments into `A`, run
+/// `job` with the workspace and the tool's limit (confined with `mode: landlock`), and turn
+/// its result into the output. Most sandbox tools are exactly this.
+pub(super) struct JobTool<A> {
+    /// What the model is told.
+    pub(super) info: ToolInfo,
+    /// Where the job runs.
+    pub(super) runtime: Arc<SandboxRuntime>,
+    /// The tool's size limit (`max_results`, `max_bytes`); 0 when it has none.
+    pub(super) limit: usize,
+    /// The work, on the runtime's thread.
+    pub(super) job: fn(&Workspace, &A, usize) -> Result<String, String>,
+}
+
+impl<A: DeserializeOwned + Send + 'static> Tool for JobTool<A> {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let args: A = match parse_args(arguments) {
+                Ok(a) => a,
+                Err(out) => return out,
+            };
+            let workspace = self.runtime.workspace().clone();
+            let (job, limit) = (self.job, self.limit);
+            finish(
+                self.runtime
+                    .run(move || job(&workspace, &args, limit))
+                    .await,
+            )
+        })
     }
 }

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use globset::GlobBuilder;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use super::common::{finish, parse_args, positive_setting};
+use super::Workspace;
+use super::common::{JobTool, positive_setting};
 use super::walk::walk;
-use super::{SandboxRuntime, Workspace};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo};
+use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:glob`.
 pub const GLOB: ToolFactory = ToolFactory {
@@ -23,12 +23,6 @@ pub const GLOB: ToolFactory = ToolFactory {
 
 /// Returns at most this many paths unless `max_results` says otherwise (DeerFlow's 200).
 const DEFAULT_MAX_RESULTS: usize = 200;
-
-struct Glob {
-    info: ToolInfo,
-    runtime: Arc<SandboxRuntime>,
-    max_results: usize,
-}
 
 #[derive(Deserialize)]
 struct Args {
@@ -65,33 +59,12 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         source: ctx.source.clone(),
         metadata: Map::new(),
     };
-    Ok(Arc::new(Glob {
+    Ok(Arc::new(JobTool {
         info,
         runtime,
-        max_results,
+        limit: max_results,
+        job: search,
     }))
-}
-
-impl Tool for Glob {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(a) => a,
-                Err(out) => return out,
-            };
-            let workspace = self.runtime.workspace().clone();
-            let max = self.max_results;
-            finish(
-                self.runtime
-                    .run(move || search(&workspace, &args, max))
-                    .await,
-            )
-        })
-    }
 }
 
 fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, String> {

@@ -9,13 +9,13 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use super::common::{finish, parse_args, positive_setting};
+use super::Workspace;
+use super::common::{JobTool, positive_setting};
 use super::walk::walk;
-use super::{SandboxRuntime, Workspace};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo};
+use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:grep`.
 pub const GREP: ToolFactory = ToolFactory {
@@ -28,12 +28,6 @@ pub const GREP: ToolFactory = ToolFactory {
 const DEFAULT_MAX_RESULTS: usize = 100;
 /// Matching lines longer than this many characters are cut.
 const MAX_LINE_CHARS: usize = 500;
-
-struct Grep {
-    info: ToolInfo,
-    runtime: Arc<SandboxRuntime>,
-    max_results: usize,
-}
 
 #[derive(Deserialize)]
 struct Args {
@@ -87,33 +81,12 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         source: ctx.source.clone(),
         metadata: Map::new(),
     };
-    Ok(Arc::new(Grep {
+    Ok(Arc::new(JobTool {
         info,
         runtime,
-        max_results,
+        limit: max_results,
+        job: search,
     }))
-}
-
-impl Tool for Grep {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(a) => a,
-                Err(out) => return out,
-            };
-            let workspace = self.runtime.workspace().clone();
-            let max = self.max_results;
-            finish(
-                self.runtime
-                    .run(move || search(&workspace, &args, max))
-                    .await,
-            )
-        })
-    }
 }
 
 /// Which files a `glob` argument selects: by file name when it has no `/`, as ripgrep's

@@ -5,12 +5,12 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use super::common::{finish, io_error, parse_args, positive_setting};
-use super::{SandboxRuntime, Workspace};
+use super::Workspace;
+use super::common::{JobTool, io_error, positive_setting};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo};
+use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:read_file`.
 pub const READ_FILE: ToolFactory = ToolFactory {
@@ -23,12 +23,6 @@ pub const READ_FILE: ToolFactory = ToolFactory {
 const DEFAULT_MAX_BYTES: usize = 256 * 1024;
 /// A NUL byte in this many leading bytes marks a file as binary.
 const BINARY_PROBE_BYTES: u64 = 8 * 1024;
-
-struct ReadFile {
-    info: ToolInfo,
-    runtime: Arc<SandboxRuntime>,
-    max_bytes: usize,
-}
 
 #[derive(Deserialize)]
 struct Args {
@@ -72,33 +66,12 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         source: ctx.source.clone(),
         metadata: Map::new(),
     };
-    Ok(Arc::new(ReadFile {
+    Ok(Arc::new(JobTool {
         info,
         runtime,
-        max_bytes,
+        limit: max_bytes,
+        job: read,
     }))
-}
-
-impl Tool for ReadFile {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(a) => a,
-                Err(out) => return out,
-            };
-            let workspace = self.runtime.workspace().clone();
-            let max_bytes = self.max_bytes;
-            finish(
-                self.runtime
-                    .run(move || read(&workspace, &args, max_bytes))
-                    .await,
-            )
-        })
-    }
 }
 
 fn read(workspace: &Workspace, args: &Args, max_bytes: usize) -> Result<String, String> {

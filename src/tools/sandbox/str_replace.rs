@@ -4,12 +4,12 @@ use std::io::Read;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use super::common::{finish, io_error, parse_args};
-use super::{SandboxRuntime, Workspace};
+use super::Workspace;
+use super::common::{JobTool, io_error};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo};
+use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:str_replace`.
 pub const STR_REPLACE: ToolFactory = ToolFactory {
@@ -22,11 +22,6 @@ pub const STR_REPLACE: ToolFactory = ToolFactory {
 const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// At most this many line numbers are listed for an ambiguous `old_str`.
 const MAX_LISTED_LINES: usize = 20;
-
-struct StrReplace {
-    info: ToolInfo,
-    runtime: Arc<SandboxRuntime>,
-}
 
 #[derive(Deserialize)]
 struct Args {
@@ -65,24 +60,12 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         source: ctx.source.clone(),
         metadata: Map::new(),
     };
-    Ok(Arc::new(StrReplace { info, runtime }))
-}
-
-impl Tool for StrReplace {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(a) => a,
-                Err(out) => return out,
-            };
-            let workspace = self.runtime.workspace().clone();
-            finish(self.runtime.run(move || replace(&workspace, &args)).await)
-        })
-    }
+    Ok(Arc::new(JobTool {
+        info,
+        runtime,
+        limit: 0,
+        job: |workspace, args, _| replace(workspace, args),
+    }))
 }
 
 fn replace(workspace: &Workspace, args: &Args) -> Result<String, String> {

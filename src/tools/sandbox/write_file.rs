@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use super::common::{finish, io_error, parse_args};
-use super::{SandboxRuntime, Workspace};
+use super::Workspace;
+use super::common::{JobTool, io_error};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo};
+use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:write_file`.
 pub const WRITE_FILE: ToolFactory = ToolFactory {
@@ -17,11 +17,6 @@ pub const WRITE_FILE: ToolFactory = ToolFactory {
     tool_name: "write_file",
     build,
 };
-
-struct WriteFile {
-    info: ToolInfo,
-    runtime: Arc<SandboxRuntime>,
-}
 
 #[derive(Deserialize)]
 struct Args {
@@ -54,24 +49,12 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         source: ctx.source.clone(),
         metadata: Map::new(),
     };
-    Ok(Arc::new(WriteFile { info, runtime }))
-}
-
-impl Tool for WriteFile {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(a) => a,
-                Err(out) => return out,
-            };
-            let workspace = self.runtime.workspace().clone();
-            finish(self.runtime.run(move || write(&workspace, &args)).await)
-        })
-    }
+    Ok(Arc::new(JobTool {
+        info,
+        runtime,
+        limit: 0,
+        job: |workspace, args, _| write(workspace, args),
+    }))
 }
 
 fn write(workspace: &Workspace, args: &Args) -> Result<String, String> {
