@@ -18,4 +18,5 @@ pub const RESERVED_NAMES: &[&str] = &["tool_search"];
 
 pub use tool::{
     ImagePart, PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
+    parse_args,
 };

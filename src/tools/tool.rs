@@ -129,6 +129,13 @@ impl ToolOutput {
     }
 }
 
+/// A tool's arguments as its own type, or the error result that tells the model what was
+/// wrong with them.
+pub fn parse_args<T: serde::de::DeserializeOwned>(arguments: Value) -> Result<T, ToolOutput> {
+    serde_json::from_value(arguments)
+        .map_err(|e| ToolOutput::error(format!("Error: invalid arguments: {e}")))
+}
+
 /// The future a tool call returns. Boxed so that tools can live behind `Arc<dyn Tool>`.
 pub type ToolFuture<'a> = BoxFuture<'a, ToolOutput>;
 

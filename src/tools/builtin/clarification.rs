@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};
+use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
 pub const ASK_CLARIFICATION: &str = "ask_clarification";
@@ -71,9 +71,9 @@ impl Tool for AskClarification {
 
     fn call(&self, arguments: Value) -> ToolFuture<'_> {
         Box::pin(async move {
-            let args: Args = match serde_json::from_value(arguments) {
+            let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
-                Err(e) => return ToolOutput::error(format!("Error: invalid arguments: {e}")),
+                Err(out) => return out,
             };
             if args.question.trim().is_empty() {
                 return ToolOutput::error("Error: the question is empty.");

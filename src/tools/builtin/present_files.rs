@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::tools::sandbox::Workspace;
-use crate::tools::{StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};
+use crate::tools::{StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
 pub const PRESENT_FILES: &str = "present_files";
@@ -85,9 +85,9 @@ impl Tool for PresentFiles {
 
     fn call(&self, arguments: Value) -> ToolFuture<'_> {
         Box::pin(async move {
-            let args: Args = match serde_json::from_value(arguments) {
+            let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
-                Err(e) => return ToolOutput::error(format!("Error: invalid arguments: {e}")),
+                Err(out) => return out,
             };
             match self.present(args) {
                 Ok(files) => ToolOutput {

@@ -22,7 +22,7 @@ use crate::agent::runner::{Agent, NoSink, Thread};
 use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
 use crate::deferred::{DeferredSetup, TOOL_SEARCH};
 use crate::provider::Provider;
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};
+use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
 pub const TASK: &str = "task";
@@ -186,9 +186,9 @@ impl Tool for Task {
 
     fn call(&self, arguments: Value) -> ToolFuture<'_> {
         Box::pin(async move {
-            let args: Args = match serde_json::from_value(arguments) {
+            let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
-                Err(e) => return ToolOutput::error(format!("Error: invalid arguments: {e}")),
+                Err(out) => return out,
             };
             if let Some(kind) = args.subagent_type.as_deref()
                 && kind != "general-purpose"

@@ -8,7 +8,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::tools::sandbox::Workspace;
-use crate::tools::{ImagePart, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};
+use crate::tools::{
+    ImagePart, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
+};
 
 /// The tool's name.
 pub const VIEW_IMAGE: &str = "view_image";
@@ -101,9 +103,9 @@ impl Tool for ViewImage {
 
     fn call(&self, arguments: Value) -> ToolFuture<'_> {
         Box::pin(async move {
-            let args: Args = match serde_json::from_value(arguments) {
+            let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
-                Err(e) => return ToolOutput::error(format!("Error: invalid arguments: {e}")),
+                Err(out) => return out,
             };
             match self.load(&args.image_path) {
                 Ok(image) => ToolOutput {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::runtime::{JobError, SandboxRuntime};
 use super::workspace::Workspace;
 use crate::tools::registry::ToolBuildContext;
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
+use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, parse_args};
 
 /// A positive integer setting of the tool's config entry (`max_results: 50`), or `default`.
 pub(super) fn positive_setting(
@@ -25,12 +25,6 @@ pub(super) fn positive_setting(
             .filter(|n| *n > 0)
             .ok_or_else(|| format!("`{key}` must be a positive integer, got {v}")),
     }
-}
-
-/// The call's arguments, or the error that tells the model what was wrong with them.
-pub(super) fn parse_args<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolOutput> {
-    serde_json::from_value(arguments)
-        .map_err(|e| ToolOutput::error(format!("Error: invalid arguments: {e}")))
 }
 
 /// An I/O error on `path` (as the model wrote it), phrased for the model.

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::common::{finish, io_error, parse_args, positive_setting};
+use super::common::{finish, io_error, positive_setting};
 use super::{SandboxRuntime, Workspace};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo};
+use crate::tools::{Tool, ToolFuture, ToolInfo, parse_args};
 
 /// The registry entry for `antler.sandbox:ls`.
 pub const LS: ToolFactory = ToolFactory {

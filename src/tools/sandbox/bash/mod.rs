@@ -17,8 +17,9 @@ use serde_json::{Map, Value, json};
 
 use self::exec::{Ending, Outcome, Request};
 use super::SandboxRuntime;
-use super::common::{parse_args, positive_setting};
+use super::common::positive_setting;
 use crate::config::SandboxMode;
+use crate::tools::parse_args;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
 
