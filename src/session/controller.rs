@@ -374,6 +374,8 @@ impl Session {
             Ok(assembled) => assembled,
             Err(err) => {
                 self.error(err.to_string());
+                let info = self.info(false).await;
+                self.send(Update::Info(info));
                 return false;
             }
         };
