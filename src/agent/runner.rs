@@ -105,7 +105,7 @@ impl Agent {
         thread.state.run_counters.clear();
         let mut run = Run {
             agent: self,
-            presented_before: thread.state.presented_files.len(),
+            presented: Vec::new(),
             saved: thread.messages.len(),
             thread,
             sink,
@@ -140,8 +140,8 @@ struct Run<'a> {
     cancel: &'a CancellationToken,
     /// How many of the thread's messages are stored.
     saved: usize,
-    /// How many files were presented before this run.
-    presented_before: usize,
+    /// Files presented in this run (also ones presented in earlier runs again).
+    presented: Vec<String>,
     turn: u32,
     usage: Usage,
     notices: Vec<String>,
@@ -226,7 +226,12 @@ impl Run<'_> {
             () = self.cancel.cancelled() => return Some(Outcome::Interrupted),
             summary = Summarization::summarize(&*self.agent.provider, &messages[..cut]) => summary,
         };
-        match summary {
+        if let Ok((_, Some(usage))) = &summary {
+            // The summary call is paid for like any other.
+            self.usage.add(usage);
+            self.thread.usage.add(usage);
+        }
+        match summary.map(|(text, _)| text) {
             Ok(summary) if !summary.is_empty() => {
                 Summarization::apply(&mut self.thread.messages, cut, summary);
                 self.last_input = None;
@@ -260,6 +265,9 @@ impl Run<'_> {
         );
         if rewritten {
             self.rewrite().map_err(|e| Outcome::Failed(e.to_string()))?;
+        } else if self.thread.messages.len() > self.saved {
+            // A layer appended (e.g. images): store it before the call can be interrupted.
+            self.save().map_err(|e| Outcome::Failed(e.to_string()))?;
         }
         self.report_promotions(&before);
         let request = ModelRequest {
@@ -348,7 +356,7 @@ impl Run<'_> {
     /// and stores them. `Some`: the run ends here.
     async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Option<Outcome> {
         let before = self.thread.state.promoted.names.clone();
-        let presented_before = self.thread.state.presented_files.len();
+        let mut presented: Vec<String> = Vec::new();
         let mut outputs: Vec<Option<(ToolOutput, usize, u64)>> = vec![None; calls.len()];
         let mut pending = FuturesUnordered::new();
         for (i, call) in calls.iter().enumerate() {
@@ -392,6 +400,9 @@ impl Run<'_> {
         for (call, slot) in calls.iter().zip(outputs) {
             let (output, ran, ms) =
                 slot.unwrap_or_else(|| (ToolOutput::error(INTERRUPTED), layers, 0));
+            if let Some(update) = &output.state_update {
+                presented.extend(update.presented_files.iter().cloned());
+            }
             let output = self
                 .agent
                 .chain
@@ -415,10 +426,13 @@ impl Run<'_> {
             return Some(Outcome::Failed(err.to_string()));
         }
         self.report_promotions(&before);
-        if self.thread.state.presented_files.len() > presented_before {
+        presented.retain(|f| !self.presented.contains(f));
+        presented.dedup();
+        if !presented.is_empty() {
+            self.presented.extend(presented.iter().cloned());
             (self.emit)(Event::FilesPresented {
                 turn: self.turn,
-                files: self.thread.state.presented_files[presented_before..].to_vec(),
+                files: presented,
             });
         }
         interrupted.then_some(Outcome::Interrupted)
@@ -463,13 +477,7 @@ impl Run<'_> {
             usage: self.usage,
             thread_usage: self.thread.usage,
             promoted_tools: self.thread.state.promoted.names.clone(),
-            files: self
-                .thread
-                .state
-                .presented_files
-                .get(self.presented_before..)
-                .unwrap_or_default()
-                .to_vec(),
+            files: self.presented,
             notices: self.notices,
             errors,
         }

@@ -68,6 +68,10 @@ async fn run(
     env: EnvLookup<'_>,
 ) -> Result<Exit, Stop> {
     let prompt = read_prompt(args.prompt.as_deref())?;
+    // Ctrl-C is caught from here on, so that MCP servers starting below are always shut
+    // down (a Ctrl-C during start-up ends the run as interrupted before its first call).
+    let cancel = CancellationToken::new();
+    let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
     let mut setup = Setup::load(paths, cwd, env).map_err(|e| Stop::usage(e.to_string()))?;
     let provider = provider(args, &setup, model, cwd, env)?;
     let db = default_path(env).map_err(|e| Stop::failure(e.to_string()))?;
@@ -110,14 +114,11 @@ async fn run(
             .await
             .map_err(|e| Stop::usage(e.to_string()))?
             .agent;
-        let cancel = CancellationToken::new();
-        let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
         let emit = |event: Event| printer.event(&event);
         let sink = StoreSink::new(&store);
         let result = agent
             .run(&mut thread.thread, prompt, &sink, &emit, &cancel)
             .await;
-        watcher.abort();
         printer.finish(&result);
         Ok::<_, Stop>(match result.status {
             RunStatus::Success => Exit::Success,
@@ -127,6 +128,7 @@ async fn run(
     }
     .await;
     mcp.shutdown(super::run::SHUTDOWN_GRACE).await;
+    watcher.abort();
     result
 }
 

@@ -35,7 +35,12 @@ pub async fn run_chat(
     };
     let (commands, command_receiver) = unbounded_channel();
     let (updates, update_receiver) = unbounded_channel();
-    let session = match Session::start(setup, env, cwd, options, updates).await {
+    // Ctrl-C while the MCP servers start stops them (dropping the start) and exits 130.
+    let started = tokio::select! {
+        started = Session::start(setup, env, cwd, options, updates) => started,
+        _ = tokio::signal::ctrl_c() => return Exit::Interrupted,
+    };
+    let session = match started {
         Ok(session) => session,
         Err(err) => {
             eprintln!("error: {err}");

@@ -76,6 +76,7 @@ pub async fn assemble_agent(
             system_prompt: subagent_prompt(spec.date, spec.cwd, &section),
             max_turns: spec.max_turns,
             events: spec.subagent_events.clone(),
+            output_budget: Some((config.tool_output.max_chars, spec.outputs.clone())),
         });
     }
     let options = ChainOptions {

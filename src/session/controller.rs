@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::assemble::{AgentSpec, assemble_agent, prepare_outputs};
 use super::{Command, SessionInfo, ToolsView, Update};
-use crate::agent::event::Event;
+use crate::agent::event::{Event, RunStatus};
 use crate::agent::runner::Thread;
 use crate::config::EnvLookup;
 use crate::deferred::TOOL_SEARCH;
@@ -394,6 +394,7 @@ impl Session {
         let sink = StoreSink::new(&self.store);
         let mcp = self.mcp.clone();
         let mut quit = false;
+        let failed;
         {
             let run = assembled
                 .agent
@@ -401,7 +402,10 @@ impl Session {
             tokio::pin!(run);
             loop {
                 tokio::select! {
-                    _ = &mut run => break,
+                    result = &mut run => {
+                        failed = result.status == RunStatus::Failed;
+                        break;
+                    }
                     command = commands.recv(), if !quit => match command {
                         Some(Command::Cancel) => cancel.cancel(),
                         Some(Command::Quit) | None => {
@@ -409,7 +413,12 @@ impl Session {
                             quit = true;
                         }
                         Some(Command::ShowMcp) => {
-                            let _ = updates.send(Update::Mcp(mcp.statuses().await));
+                            // Not awaited here: a server restarting inside the run holds
+                            // its lock until the run is polled again.
+                            let (mcp, updates) = (mcp.clone(), updates.clone());
+                            tokio::spawn(async move {
+                                let _ = updates.send(Update::Mcp(mcp.statuses().await));
+                            });
                         }
                         Some(other) => queued.push_back(other),
                     },
@@ -418,6 +427,15 @@ impl Session {
         }
         if let Some(task) = questions {
             task.abort();
+        }
+        if failed {
+            // A failed run may have failed to store something: go on from what is stored.
+            let id = open.thread.id.clone();
+            if let Err(err) = self.open(&id) {
+                self.error(format!(
+                    "cannot reload the thread after the failed run: {err}"
+                ));
+            }
         }
         let info = self.info(false).await;
         self.send(Update::Info(info));

@@ -17,7 +17,7 @@ use crate::tools::builtin::Clarification;
 /// What the front-end asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    /// Run this user message on the current thread (ignored while a run is going on).
+    /// Run this user message on the current thread (queued while a run is going on).
     Submit(String),
     /// Cancel the running turn; the thread is saved.
     Cancel,

@@ -5,7 +5,7 @@
 //! Promoted tools live in the thread state, not in the messages, so they survive.
 
 use crate::agent::message::Message;
-use crate::provider::{ModelRequest, Provider, ProviderError};
+use crate::provider::{ModelRequest, Provider, ProviderError, Usage};
 
 /// The instructions for the summarising call.
 const SUMMARY_PROMPT: &str = "You compress conversations between a user and an AI agent. \
@@ -114,14 +114,14 @@ impl Summarization {
         }
     }
 
-    /// Asks `provider` for a summary of `older`.
+    /// Asks `provider` for a summary of `older`; returns it with the call's token usage.
     pub async fn summarize(
         provider: &dyn Provider,
         older: &[Message],
-    ) -> Result<String, ProviderError> {
+    ) -> Result<(String, Option<Usage>), ProviderError> {
         let request = Self::request(older);
         let reply = provider.complete(&request, &|_| {}).await?;
-        Ok(reply.content.trim().to_string())
+        Ok((reply.content.trim().to_string(), reply.usage))
     }
 
     /// Replaces the messages before `cut` with one summary message.

@@ -551,6 +551,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         system_prompt: "subagent system".into(),
         max_turns: 10,
         events: Arc::new(move |e| sink.lock().unwrap().push(e)),
+        output_budget: None,
     })
     .ok()
     .unwrap();
@@ -616,6 +617,8 @@ async fn presented_files_are_listed_in_the_result() {
         calls(&[("p", "present_files", json!({"filepaths": ["out.md"]}))]),
         text("Here it is."),
         text("You are welcome."),
+        calls(&[("p2", "present_files", json!({"filepaths": ["out.md"]}))]),
+        text("Again."),
     ]);
     let (toolset, _) = assemble_toolset(Vec::new(), vec![present], vec![]);
     let config = ToolSearchConfig::default();

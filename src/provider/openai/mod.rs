@@ -132,7 +132,14 @@ impl OpenAiProvider {
             endpoint,
             http,
             config,
-            ids: AtomicU64::new(0),
+            // Seeded from the clock, so ids generated for servers that send none stay
+            // unique across processes and providers of one thread.
+            ids: AtomicU64::new(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros() as u64)
+                    << 16,
+            ),
         })
     }
 }

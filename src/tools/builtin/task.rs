@@ -17,6 +17,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::event::{Event, RunStatus};
+use crate::agent::layers::output_budget::OutputBudget;
 use crate::agent::layers::{ChainOptions, agent_chain};
 use crate::agent::runner::{Agent, NoSink, Thread};
 use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
@@ -49,6 +50,9 @@ pub struct SubagentEnv {
     pub max_turns: u32,
     /// Where the subagents' events go (wrapped).
     pub events: Arc<dyn Fn(Event) + Send + Sync>,
+    /// The parent's output budget (`tool_output.max_chars`) and outputs folder: subagents
+    /// cap long results the same way, saving them in a subfolder each.
+    pub output_budget: Option<(usize, std::path::PathBuf)>,
 }
 
 /// The `task` tool.
@@ -136,7 +140,12 @@ impl Task {
                 &setup,
                 &env.tool_search,
                 &env.servers,
-                ChainOptions::default(),
+                ChainOptions {
+                    output_budget: env.output_budget.as_ref().map(|(max, dir)| {
+                        OutputBudget::new(*max, dir.join(format!("subagent-{id}")))
+                    }),
+                    max_subagents_per_run: None,
+                },
             ),
             deferred: Arc::new(setup),
             system_prompt: env.system_prompt.clone(),
@@ -262,6 +271,7 @@ mod tests {
             system_prompt: String::new(),
             max_turns: 5,
             events: Arc::new(|_| {}),
+            output_budget: None,
         }
     }
 
