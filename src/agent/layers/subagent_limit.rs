@@ -1,13 +1,12 @@
-//! The subagent budget of a run: at most `subagents.max_total_per_run` `task` calls per
-//! run; the calls beyond it get an error result instead of a subagent.
+//! The subagent budget of a run: at most `subagents.max_total_per_run` subagents per run;
+//! `task` calls beyond it get an error result instead of a subagent. A call the `task` tool
+//! refused itself (bad arguments, all slots busy) gives its place back.
 
 use crate::agent::message::ToolCall;
 use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
 use crate::tools::ToolOutput;
-
-/// The tool whose calls are counted.
-const TASK: &str = "task";
+use crate::tools::builtin::task::{NOT_STARTED, TASK};
 
 /// Counts `task` calls in the run's counters and refuses those over the limit.
 pub struct SubagentLimit {
@@ -41,6 +40,16 @@ impl Layer for SubagentLimit {
         *started += 1;
         None
     }
+
+    fn after_tool(&self, state: &mut ThreadState, call: &ToolCall, output: &mut ToolOutput) {
+        if call.name == TASK
+            && output.is_error
+            && output.content.starts_with(NOT_STARTED)
+            && let Some(started) = state.run_counters.get_mut(TASK)
+        {
+            *started = started.saturating_sub(1);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -67,6 +76,18 @@ mod tests {
         assert!(!refused(&mut state, "task"));
         assert!(refused(&mut state, "task"));
         assert!(!refused(&mut state, "other"), "other tools are not counted");
+        let given_back = chain.end_tool_call(
+            &mut state,
+            &call("task"),
+            1,
+            ToolOutput::error(format!("{NOT_STARTED}busy")),
+        );
+        assert!(given_back.is_error);
+        assert!(
+            !refused(&mut state, "task"),
+            "a refused call gave its place back"
+        );
+        assert!(refused(&mut state, "task"));
         state.run_counters.clear();
         assert!(!refused(&mut state, "task"), "a new run has a new budget");
     }

@@ -28,6 +28,10 @@ use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_arg
 /// The tool's name.
 pub const TASK: &str = "task";
 
+/// How every refusal that started no subagent begins, so the per-run limit does not count
+/// it (see [`crate::agent::layers::subagent_limit`]).
+pub const NOT_STARTED: &str = "Error: no subagent was started: ";
+
 /// Tools a subagent never gets unless the allowlist names them: no recursion, no questions
 /// to a user who is not watching, no presenting files on the parent's behalf.
 const NOT_FOR_SUBAGENTS: &[&str] = &[TASK, "ask_clarification", "present_files"];
@@ -195,24 +199,25 @@ impl Tool for Task {
 
     fn call(&self, arguments: Value) -> ToolFuture<'_> {
         Box::pin(async move {
+            let refuse = |why: String| ToolOutput::error(format!("{NOT_STARTED}{why}"));
             let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
-                Err(out) => return out,
+                Err(out) => return refuse(out.content),
             };
             if let Some(kind) = args.subagent_type.as_deref()
                 && kind != "general-purpose"
             {
-                return ToolOutput::error(format!(
-                    "Error: unknown subagent_type `{kind}`; the only type is `general-purpose`."
+                return refuse(format!(
+                    "unknown subagent_type `{kind}`; the only type is `general-purpose`."
                 ));
             }
             let Some(env) = self.env.get() else {
-                return ToolOutput::error("Error: subagents are not available in this session.");
+                return refuse(String::from("subagents are not available in this session."));
             };
             let Ok(_permit) = self.running.try_acquire() else {
-                return ToolOutput::error(format!(
-                    "Error: {} subagents are already running (subagents.max_concurrent); wait \
-                     for their results or do this task yourself.",
+                return refuse(format!(
+                    "{} subagents are already running (subagents.max_concurrent); wait for \
+                     their results or do this task yourself.",
                     self.max_concurrent
                 ));
             };
