@@ -80,10 +80,13 @@ async fn run(
         .map_err(|e| Stop::failure(format!("cannot create the outputs folder: {e}")))?;
     let mut thread = open_thread(args, &store, cwd, &prompt, provider.model())?;
 
-    let mcp = setup
-        .mcp(env)
-        .await
-        .map_err(|e| Stop::usage(e.to_string()))?;
+    let mcp = match setup.mcp(env).await {
+        Ok(mcp) => mcp,
+        Err(err) => {
+            forget_if_empty(&store, &thread.thread);
+            return Err(Stop::usage(err.to_string()));
+        }
+    };
     for status in mcp.statuses().await {
         if let Some(error) = status.error {
             tracing::warn!(
@@ -129,7 +132,18 @@ async fn run(
     .await;
     mcp.shutdown(super::run::SHUTDOWN_GRACE).await;
     watcher.abort();
+    forget_if_empty(&store, &thread.thread);
     result
+}
+
+/// A run that never started leaves no empty thread behind.
+fn forget_if_empty(store: &ThreadStore, thread: &Thread) {
+    if !thread.resumed
+        && thread.messages.is_empty()
+        && let Err(err) = store.delete(&thread.id)
+    {
+        tracing::warn!("cannot remove the empty thread {}: {err}", thread.id);
+    }
 }
 
 /// The prompt from `-p`, `-p -` (stdin) or piped stdin.

@@ -625,3 +625,17 @@ fn a_quirky_local_server_stream_works_end_to_end() {
     assert!(assistant.get("reasoning_content").is_none());
     assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], "{}");
 }
+
+#[test]
+fn a_run_that_cannot_start_leaves_no_empty_thread() {
+    let sandbox = Sandbox::new();
+    sandbox.write("extensions_config.json", "{not json");
+    let mock = MockOpenAi::start(Vec::new());
+    agent(&sandbox, &mock)
+        .args(["-p", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("extensions_config.json"));
+    let (list, code, _) = sandbox.json(&["threads", "list", "--json"]);
+    assert_eq!((list, code), (json!([]), 0));
+}
