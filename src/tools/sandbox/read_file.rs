@@ -162,7 +162,7 @@ fn page(
     let mut line = Vec::new();
     while end.is_none_or(|end| page.lines < end) {
         line.clear();
-        let budget = max_bytes - used;
+        let budget = max_bytes.saturating_sub(used);
         // One byte more than the budget shows whether the line goes on.
         let read = (&mut reader)
             .take(budget as u64 + 1)
@@ -184,7 +184,9 @@ fn page(
             page.cut = true;
             break;
         }
-        used += read;
+        // A line whose text fills the budget exactly is read with its newline (one byte
+        // over): it is shown, and the next line finds the budget spent.
+        used = (used + read).min(max_bytes);
         push_line(&mut page, &line);
     }
     if page.text.ends_with('\n') {
@@ -208,6 +210,14 @@ mod tests {
     use super::*;
     use crate::tools::ToolOutput;
     use crate::tools::sandbox::testing::tool;
+
+    #[test]
+    fn a_line_that_fills_the_budget_exactly_is_shown_and_the_rest_is_marked_cut() {
+        let text = "aaaaaaaaaa\nbbbbbbbbb\nc\nd\n";
+        let page = page(std::io::Cursor::new(text), 1, None, 20).unwrap();
+        assert_eq!(page.text, "     1\taaaaaaaaaa\n     2\tbbbbbbbbb");
+        assert!(page.cut, "the file goes on: the model must be told");
+    }
 
     fn numbered(lines: &[(u64, &str)]) -> String {
         lines

@@ -19,10 +19,27 @@ pub enum WorkspaceError {
     /// A write target that is a symlink whose target does not exist.
     #[error("Error: `{0}` is a symbolic link to a missing target; write to a real path instead")]
     DanglingLink(String),
+    /// The path is one of antler's own start-up files (a `.env`, `config.yaml`, ...) at
+    /// the workspace root: writing it would change what runs, unconfined, next time.
+    #[error(
+        "Error: `{0}` configures antler itself and is not written by tools; ask the user to \
+         edit it"
+    )]
+    StartupFile(String),
     /// Another I/O problem while resolving.
     #[error("Error: cannot access `{0}`: {1}")]
     Io(String, String),
 }
+
+/// Files antler reads at start-up from its working directory (the default workspace):
+/// `.env`, `config.yaml`, `extensions_config.json`, `mcp_config.json`. A prompt-injected
+/// tool call must not be able to plant an MCP server command or an endpoint there.
+const STARTUP_FILES: &[&str] = &[
+    ".env",
+    "config.yaml",
+    "extensions_config.json",
+    "mcp_config.json",
+];
 
 /// The root the tools may write in, plus extra read-only roots. All canonical.
 #[derive(Debug, Clone)]
@@ -129,7 +146,16 @@ impl Workspace {
         if self.read_only.iter().any(|r| resolved.starts_with(r)) {
             return Err(self.read_only_error(path));
         }
-        Ok(missing.iter().rev().fold(resolved, |acc, c| acc.join(c)))
+        let target = missing.iter().rev().fold(resolved, |acc, c| acc.join(c));
+        let is_startup_file = target.parent() == Some(self.root.as_path())
+            && target
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| STARTUP_FILES.contains(&n));
+        if is_startup_file {
+            return Err(WorkspaceError::StartupFile(path.to_string()));
+        }
+        Ok(target)
     }
 
     fn outside(&self, path: &str) -> WorkspaceError {
@@ -217,6 +243,29 @@ mod tests {
         }
         assert_eq!(w.display(&root.join("a/b")), "a/b");
         assert_eq!(w.display(&root), ".");
+    }
+
+    #[test]
+    fn antlers_own_startup_files_at_the_root_are_not_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let w = Workspace::from_config(&SandboxConfig::default(), dir.path()).unwrap();
+        for name in [
+            ".env",
+            "config.yaml",
+            "./extensions_config.json",
+            "mcp_config.json",
+        ] {
+            assert_eq!(
+                w.resolve_for_write(name),
+                Err(WorkspaceError::StartupFile(name.into()))
+            );
+        }
+        assert!(
+            w.resolve_for_write("sub/config.yaml").is_ok(),
+            "only at the root"
+        );
+        assert!(w.resolve_for_write("notes.md").is_ok());
     }
 
     #[test]

@@ -48,8 +48,4 @@ pub enum TuiError {
     /// A terminal operation failed.
     #[error("terminal: {0}")]
     Io(#[from] std::io::Error),
-    /// A panic elsewhere in the process gave the terminal back (its message is logged by
-    /// the panic hook); the chat stops rather than draw on a restored screen.
-    #[error("a panic ended the chat")]
-    Panicked,
 }

@@ -5,8 +5,8 @@
 
 use std::io::{self, Stdout, Write};
 use std::panic::PanicHookInfo;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crossterm::event::{
@@ -50,18 +50,46 @@ pub async fn run_tui(
     let mut app = App::new(info, Theme::from_env());
     let previous: Hook = Arc::from(std::panic::take_hook());
     let chained = previous.clone();
+    // While the chat owns the screen a panic message would vanish with the alternate
+    // screen, and a panic that is caught (a tool's, turned into an error result) must not
+    // end the chat: the message is kept and printed only if the panic unwinds out of the
+    // chat, after the terminal is restored (see `Screen`'s drop).
     std::panic::set_hook(Box::new(move |panic| {
-        restore();
-        chained(panic);
+        if ACTIVE.load(Ordering::SeqCst) {
+            *PANIC.lock().unwrap_or_else(PoisonError::into_inner) = Some(panic.to_string());
+        } else {
+            chained(panic);
+        }
     }));
     let result = match enter() {
-        Ok(mut terminal) => run(&mut terminal, &mut app, &commands, &mut updates).await,
+        Ok(mut terminal) => {
+            let _screen = Screen;
+            run(&mut terminal, &mut app, &commands, &mut updates).await
+        }
         Err(err) => Err(err),
     };
     restore();
     let _ours = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |panic| previous(panic)));
     result
+}
+
+/// The message of the last panic seen while the chat owned the screen.
+static PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Restores the terminal when dropped, also while a panic unwinds out of the chat; then
+/// prints that panic's message, which the hook held back.
+struct Screen;
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore();
+        if std::thread::panicking()
+            && let Some(message) = PANIC.lock().unwrap_or_else(PoisonError::into_inner).take()
+        {
+            eprintln!("{message}");
+        }
+    }
 }
 
 /// Puts the terminal into the chat's modes.
@@ -152,10 +180,6 @@ async fn run(
             if quit {
                 return Ok(());
             }
-        }
-        if !ACTIVE.load(Ordering::SeqCst) {
-            // A panic somewhere restored the terminal: the screen is no longer ours.
-            return Err(TuiError::Panicked);
         }
         if dirty {
             terminal.draw(|f| app.render(f))?;

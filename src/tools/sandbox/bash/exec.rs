@@ -149,10 +149,14 @@ pub(super) async fn run(runtime: &SandboxRuntime, request: Request) -> Result<Ou
                 .current_dir(&cwd)
                 .env_clear()
                 .envs(env)
+                // git must fail rather than prompt on the terminal the chat owns.
+                .env("GIT_TERMINAL_PROMPT", "0")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .process_group(0)
+                // If the run is cancelled before the child is handed over, it dies too.
+                .kill_on_drop(true)
                 .spawn()
         })
         .await

@@ -117,7 +117,8 @@ async fn the_environment_is_cleaned() {
     for line in out.content.lines().filter(|l| !l.starts_with('[')) {
         let name = line.split_once('=').map_or(line, |(name, _)| name);
         assert!(
-            exec::is_allowed(name) || ["PWD", "SHLVL", "_", "OLDPWD"].contains(&name),
+            exec::is_allowed(name)
+                || ["PWD", "SHLVL", "_", "OLDPWD", "GIT_TERMINAL_PROMPT"].contains(&name),
             "{name} was passed to the command"
         );
     }

@@ -17,6 +17,15 @@ const SKIPPED: &[&str] = &[
 /// `<main>`, else every outermost `<article>`, else the `<body>`; the `<title>` becomes a
 /// top-level heading unless the content already starts with it.
 pub(super) fn to_markdown(html: &str, page: &Url) -> std::io::Result<String> {
+    // The parser and the converter recurse once per level: a hostile page of a few
+    // thousand nested tags would overflow the thread's stack and abort the process.
+    let depth = nesting_depth(html);
+    if depth > MAX_NESTING {
+        return Err(std::io::Error::other(format!(
+            "the page nests its tags about {depth} levels deep (more than {MAX_NESTING}); \
+             it is not converted"
+        )));
+    }
     let converter = HtmlToMarkdown::builder()
         .skip_tags(SKIPPED.to_vec())
         .build();
@@ -65,6 +74,44 @@ pub(super) fn to_markdown(html: &str, page: &Url) -> std::io::Result<String> {
 }
 
 /// The element's local tag name, if it is an element.
+/// The deepest tag nesting converted; real pages stay far below (a few dozen levels).
+const MAX_NESTING: usize = 512;
+
+/// Elements that never have a closing tag, so they do not nest.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+/// A cheap upper estimate of how deeply `html` nests its elements: opening tags deepen,
+/// closing tags return, void and self-closing tags, comments and declarations do not count.
+fn nesting_depth(html: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        rest = &rest[at + 1..];
+        let end = rest.find('>').unwrap_or(rest.len());
+        let inner = &rest[..end];
+        if let Some(closing) = inner.strip_prefix('/') {
+            if closing.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                depth = depth.saturating_sub(1);
+            }
+        } else if inner.starts_with(|c: char| c.is_ascii_alphabetic()) && !inner.ends_with('/') {
+            let name: String = inner
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            if !VOID.contains(&name.as_str()) {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+        }
+        rest = &rest[end..];
+    }
+    deepest
+}
+
 fn tag(node: &Node) -> Option<&str> {
     match &node.data {
         NodeData::Element { name, .. } => Some(&name.local),
@@ -177,6 +224,20 @@ fn collapse_blank_lines(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deeply_nested_pages_are_refused_before_parsing() {
+        assert_eq!(
+            nesting_depth("<p>a<br>b<img src=x/><br/></p><div><b>c</b></div>"),
+            2
+        );
+        assert_eq!(nesting_depth("<!-- x --><!DOCTYPE html><a></a>"), 1);
+        let deep = "<div>".repeat(5_000);
+        let page = Url::parse("http://x/").unwrap();
+        let err = to_markdown(&deep, &page).unwrap_err().to_string();
+        assert!(err.contains("5000 levels"), "{err}");
+        assert!(to_markdown(&"<div>".repeat(100), &page).is_ok());
+    }
 
     fn md(html: &str) -> String {
         to_markdown(
