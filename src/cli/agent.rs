@@ -266,11 +266,32 @@ fn open_thread(
     })
 }
 
-/// The first Ctrl-C cancels the run (which then saves and exits 130); a second one exits
-/// at once.
+/// The first Ctrl-C (or SIGTERM, SIGHUP) cancels the run, which then saves and exits 130;
+/// a second Ctrl-C exits at once.
 async fn interrupt_on_ctrl_c(cancel: CancellationToken) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
+    // SIGTERM and SIGHUP (a closed terminal, `kill`, `timeout`) end the run the same way.
+    let stop = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(mut term), Ok(mut hup)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = hup.recv() => {}
+                }
+            }
+            _ => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => {
+            if result.is_err() {
+                return;
+            }
+        }
+        () = stop => {}
     }
     cancel.cancel();
     if tokio::signal::ctrl_c().await.is_ok() {

@@ -7,6 +7,7 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use super::{Exit, RunArgs};
 use crate::config::{ConfigPaths, EnvLookup};
+use crate::session::Command;
 use crate::session::controller::{Session, SessionOptions};
 use crate::setup::Setup;
 use crate::ui::tui::run_tui;
@@ -48,12 +49,16 @@ pub async fn run_chat(
         }
     };
     let info = session.info(false).await;
+    // SIGTERM and SIGHUP end the session like /quit: the session stops, which closes the
+    // TUI's updates, which gives the terminal back.
+    let terminate = tokio::spawn(quit_on_terminate(commands.clone()));
     crate::ui::set_stderr_quiet(true);
     let (tui, ()) = tokio::join!(
         run_tui(commands, update_receiver, info),
         session.serve(command_receiver)
     );
     crate::ui::set_stderr_quiet(false);
+    terminate.abort();
     match tui {
         Ok(()) => Exit::Success,
         Err(err) => {
@@ -61,4 +66,20 @@ pub async fn run_chat(
             Exit::Failure
         }
     }
+}
+
+/// Sends `Quit` on SIGTERM or SIGHUP.
+async fn quit_on_terminate(commands: tokio::sync::mpsc::UnboundedSender<Command>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
+    let _ = commands.send(Command::Quit);
 }

@@ -231,11 +231,13 @@ impl Session {
                 self.send(Update::Mcp(statuses));
             }
             Command::ReconnectMcp(name) => {
-                for server in self.mcp.servers() {
-                    if name.as_deref().is_none_or(|n| n == server.config().name) {
-                        server.reconnect().await;
-                    }
-                }
+                // All at once: the slowest server, not the sum, bounds the wait.
+                let chosen = self
+                    .mcp
+                    .servers()
+                    .iter()
+                    .filter(|s| name.as_deref().is_none_or(|n| n == s.config().name));
+                futures::future::join_all(chosen.map(|s| s.reconnect())).await;
                 let statuses = self.mcp.statuses().await;
                 self.send(Update::Mcp(statuses));
                 let info = self.info(false).await;

@@ -396,6 +396,15 @@ fn threads_are_listed_and_shown() {
 
 #[test]
 fn ctrl_c_cancels_saves_and_exits_130() {
+    interrupt_saves_and_exits_130(nix::sys::signal::Signal::SIGINT);
+}
+
+#[test]
+fn sigterm_cancels_saves_and_exits_130_like_ctrl_c() {
+    interrupt_saves_and_exits_130(nix::sys::signal::Signal::SIGTERM);
+}
+
+fn interrupt_saves_and_exits_130(signal: nix::sys::signal::Signal) {
     let sandbox = Sandbox::new();
     let mock = MockOpenAi::start(vec![Reply::Stall(Vec::new())]);
     let mut child = sandbox
@@ -409,11 +418,7 @@ fn ctrl_c_cancels_saves_and_exits_130() {
         .spawn()
         .unwrap();
     mock.wait_for_requests(1, Duration::from_secs(10));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let status = wait_with_timeout(&mut child, Duration::from_secs(10));
     assert_eq!(status.code(), Some(130));
     let (list, _, _) = sandbox.json(&["threads", "list", "--json"]);
