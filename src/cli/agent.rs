@@ -12,9 +12,8 @@ use crate::agent::event::{Event, RunStatus};
 use crate::agent::runner::Thread;
 use crate::config::{ConfigPaths, EnvLookup};
 use crate::provider::Provider;
-use crate::provider::openai::OpenAiProvider;
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
-use crate::provider::resolve::resolve_model;
+use crate::provider::resolve::openai_provider;
 use crate::session::assemble::{AgentSpec, assemble_agent, prepare_outputs};
 use crate::setup::Setup;
 use crate::store::{StoreSink, ThreadStore, default_path, title_from};
@@ -193,11 +192,10 @@ fn provider(
         Some(path) => {
             Arc::new(ReplayProvider::open(cwd.join(path)).map_err(|e| Stop::usage(e.to_string()))?)
         }
-        None => {
-            let settings = resolve_model(&setup.app.value.models, model, env)
-                .map_err(|e| Stop::usage(e.to_string()))?;
-            Arc::new(OpenAiProvider::new(settings).map_err(|e| Stop::usage(e.to_string()))?)
-        }
+        None => Arc::new(
+            openai_provider(&setup.app.value.models, model, env)
+                .map_err(|e| Stop::usage(e.to_string()))?,
+        ),
     };
     Ok(match &args.record {
         Some(path) => Arc::new(

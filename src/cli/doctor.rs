@@ -8,8 +8,7 @@ use super::{DoctorArgs, Exit};
 use crate::agent::message::Message;
 use crate::config::{ConfigPaths, EnvLookup, SandboxMode};
 use crate::mcp::McpManager;
-use crate::provider::openai::OpenAiProvider;
-use crate::provider::resolve::resolve_model;
+use crate::provider::resolve::openai_provider;
 use crate::provider::{ModelRequest, Provider};
 use crate::setup::Setup;
 use crate::store::{ThreadStore, default_path};
@@ -189,14 +188,7 @@ async fn model_check(
     env: EnvLookup<'_>,
     checks: &mut Vec<Check>,
 ) {
-    let settings = match resolve_model(&setup.app.value.models, model, env) {
-        Ok(settings) => settings,
-        Err(err) => {
-            checks.push(Check::new("model", CheckStatus::Fail, err.to_string()));
-            return;
-        }
-    };
-    let provider = match OpenAiProvider::new(settings) {
+    let provider = match openai_provider(&setup.app.value.models, model, env) {
         Ok(provider) => provider,
         Err(err) => {
             checks.push(Check::new("model", CheckStatus::Fail, err.to_string()));

@@ -57,6 +57,28 @@ pub enum ResolveError {
     },
 }
 
+/// Resolving or building the model's provider failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// No usable endpoint or model id.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// The endpoint's client cannot be built (e.g. an invalid base URL).
+    #[error(transparent)]
+    Provider(#[from] super::ProviderError),
+}
+
+/// The OpenAI-compatible provider for `requested` (see [`resolve_model`]): the one path
+/// the one-shot run, the chat and `doctor` take to their model.
+pub fn openai_provider(
+    models: &[ModelConfig],
+    requested: Option<&str>,
+    env: EnvLookup<'_>,
+) -> Result<super::openai::OpenAiProvider, ModelError> {
+    let settings = resolve_model(models, requested, env)?;
+    Ok(super::openai::OpenAiProvider::new(settings)?)
+}
+
 /// Picks the model for a session; `requested` is `--model`.
 ///
 /// - A configured model whose `name` is `requested` (or the first one when nothing is

@@ -17,8 +17,7 @@ use crate::config::EnvLookup;
 use crate::deferred::TOOL_SEARCH;
 use crate::mcp::McpManager;
 use crate::provider::Provider;
-use crate::provider::openai::OpenAiProvider;
-use crate::provider::resolve::resolve_model;
+use crate::provider::resolve::{ModelError, openai_provider};
 use crate::setup::{Setup, SetupError};
 use crate::store::{StoreError, StoreSink, ThreadStore, default_path, title_from};
 
@@ -28,9 +27,9 @@ pub enum SessionError {
     /// The configuration cannot be used.
     #[error(transparent)]
     Setup(#[from] SetupError),
-    /// The model cannot be resolved or reached.
-    #[error("{0}")]
-    Model(String),
+    /// The model cannot be resolved or its client built.
+    #[error(transparent)]
+    Model(#[from] ModelError),
     /// The threads database cannot be used.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -451,8 +450,6 @@ fn provider_for(
     model: Option<&str>,
     env: EnvLookup<'_>,
 ) -> Result<Arc<dyn Provider>, SessionError> {
-    let settings = resolve_model(&setup.app.value.models, model, env)
-        .map_err(|e| SessionError::Model(e.to_string()))?;
-    let provider = OpenAiProvider::new(settings).map_err(|e| SessionError::Model(e.to_string()))?;
+    let provider = openai_provider(&setup.app.value.models, model, env)?;
     Ok(Arc::new(provider))
 }

@@ -10,16 +10,7 @@ use serde_json::{Value, json};
 use crate::mock_openai::{MockOpenAi, Reply};
 use crate::support::*;
 
-const KEY: &str = "sk-test-secret-4242";
-
-/// `antler -m mock-model` pointed at `mock` through the environment.
-fn agent(sandbox: &Sandbox, mock: &MockOpenAi) -> assert_cmd::Command {
-    let mut cmd = sandbox.antler();
-    cmd.env("OPENAI_BASE_URL", mock.base_url())
-        .env("OPENAI_API_KEY", KEY)
-        .args(["-m", "mock-model"]);
-    cmd
-}
+const KEY: &str = TEST_API_KEY;
 
 /// A sandbox with the fixture MCP server (as `fx`) and tool search on.
 fn deferred_sandbox() -> Sandbox {
@@ -27,13 +18,6 @@ fn deferred_sandbox() -> Sandbox {
     write_extensions(&sandbox, json!({"fx": fixture_stdio(&[])}));
     sandbox.write("config.yaml", "tool_search:\n  enabled: true\n");
     sandbox
-}
-
-fn events(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect()
 }
 
 fn types(events: &[Value]) -> Vec<&str> {

@@ -5,14 +5,6 @@ use serde_json::{Value, json};
 use crate::mock_openai::{MockOpenAi, Reply};
 use crate::support::*;
 
-fn agent(sandbox: &Sandbox, mock: &MockOpenAi) -> assert_cmd::Command {
-    let mut cmd = sandbox.antler();
-    cmd.env("OPENAI_BASE_URL", mock.base_url())
-        .env("OPENAI_API_KEY", "sk-test")
-        .args(["-m", "mock-model"]);
-    cmd
-}
-
 fn json_result(out: &std::process::Output) -> Value {
     assert_eq!(
         out.status.code(),
@@ -130,10 +122,7 @@ fn a_task_runs_a_subagent_whose_events_are_nested_and_whose_answer_returns() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = events(&out.stdout);
     let requests = mock.requests();
     assert!(
         requests[1]

@@ -233,3 +233,23 @@ pub fn names_of(list: &Value) -> Vec<&str> {
         .map(|t| t["name"].as_str().unwrap())
         .collect()
 }
+
+/// The API key the agent tests give antler (and look for in logs, errors and the store).
+pub const TEST_API_KEY: &str = "sk-test-secret-4242";
+
+/// `antler -m mock-model` in `sandbox`, pointed at `mock` through the environment.
+pub fn agent(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> assert_cmd::Command {
+    let mut cmd = sandbox.antler();
+    cmd.env("OPENAI_BASE_URL", mock.base_url())
+        .env("OPENAI_API_KEY", TEST_API_KEY)
+        .args(["-m", "mock-model"]);
+    cmd
+}
+
+/// `stream-json` output, one event a line.
+pub fn events(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}

@@ -125,23 +125,17 @@ mod tests {
     use crate::tools::sandbox::testing::tool;
 
     fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for file in [
-            "src/main.rs",
-            "src/lib.rs",
-            "src/sub/deep.rs",
-            "README.md",
-            "target/debug/out.rs",
-            ".github/ci.rs",
-            ".git/hooks.rs",
-            "notes.log",
-        ] {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "").unwrap();
-        }
-        std::fs::write(dir.path().join(".gitignore"), "target/\n*.log\n").unwrap();
-        dir
+        crate::tools::sandbox::testing::tree(&[
+            ("src/main.rs", b""),
+            ("src/lib.rs", b""),
+            ("src/sub/deep.rs", b""),
+            ("README.md", b""),
+            ("target/debug/out.rs", b""),
+            (".github/ci.rs", b""),
+            (".git/hooks.rs", b""),
+            ("notes.log", b""),
+            (".gitignore", b"target/\n*.log\n"),
+        ])
     }
 
     #[tokio::test]

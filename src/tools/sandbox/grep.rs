@@ -197,21 +197,14 @@ mod tests {
     use crate::tools::sandbox::testing::tool;
 
     fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let files: &[(&str, &[u8])] = &[
+        crate::tools::sandbox::testing::tree(&[
             ("src/a.rs", b"fn main() {}\nlet TODO = 1;\n"),
             ("src/b.txt", b"todo: write docs\n"),
             ("ignored/c.rs", b"TODO hidden by .gitignore\n"),
             ("bin.dat", b"TODO\x00\x01"),
             ("long.txt", &[b'x'; 600]),
             (".gitignore", b"ignored/\n"),
-        ];
-        for (file, content) in files {
-            let path = dir.path().join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, content).unwrap();
-        }
-        dir
+        ])
     }
 
     #[tokio::test]

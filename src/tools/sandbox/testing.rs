@@ -53,3 +53,14 @@ pub(super) fn landlock_available(test: &str) -> bool {
         }
     }
 }
+
+/// A temporary workspace holding `files` (path, content), parent folders created.
+pub(super) fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, content) in files {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    dir
+}
