@@ -24,6 +24,45 @@ pub(super) const KNOWN_TOP_LEVEL: &[&str] = &[
     "tool_output",
 ];
 
+/// Keys of DeerFlow's config.yaml that antler reads nothing from, accepted without a
+/// warning so that a DeerFlow file loads quietly; any other key that lands in one of the
+/// `extra` maps below is reported with its position.
+pub(super) mod deerflow_keys {
+    /// `models[]`.
+    pub const MODEL: &[&str] = &[
+        "use",
+        "supports_thinking",
+        "supports_reasoning_effort",
+        "when_thinking_enabled",
+        "thinking",
+        "reasoning_effort",
+        "extra_body",
+        "default_headers",
+        "api_base",
+        "google_api_key",
+        "timeout",
+        "request_timeout",
+        "use_responses_api",
+        "output_version",
+        "description",
+    ];
+    /// `sandbox`.
+    pub const SANDBOX: &[&str] = &["use", "image", "port", "mounts", "environment"];
+    /// `subagents`.
+    pub const SUBAGENTS: &[&str] = &["use", "model_name"];
+    /// `summarization`.
+    pub const SUMMARIZATION: &[&str] = &[
+        "use",
+        "model_name",
+        "trigger",
+        "keep",
+        "trim_tokens_to_summarize",
+        "summary_prompt",
+    ];
+    /// `tool_groups[]`.
+    pub const TOOL_GROUP: &[&str] = &["description"];
+}
+
 /// Everything `config.yaml` configures. A missing file means `AppConfig::default()`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use yaml_serde::Value as Yaml;
 
-use super::app::{AppConfig, KNOWN_TOP_LEVEL};
+use super::app::{AppConfig, KNOWN_TOP_LEVEL, ModelConfig, ToolGroupConfig};
 use super::error::read_config_file;
+use super::locate::{Segment, display_path, locate};
 use super::{ConfigError, EnvLookup, expand_env_reference};
 
 /// A loaded configuration together with the non-fatal problems found while loading it.
@@ -64,19 +65,7 @@ pub fn parse_app_config(
         .map_err(syntax_error)?;
     let mut tree = Yaml::Mapping(tree);
     for key in &unknown {
-        let shown = display_path(key);
-        if key.len() == 1 {
-            warnings.push(format!(
-                "{}: unknown top-level key `{shown}` is ignored (known: {})",
-                path.display(),
-                KNOWN_TOP_LEVEL.join(", ")
-            ));
-        } else {
-            warnings.push(format!(
-                "{}: unknown key `{shown}` is ignored",
-                path.display()
-            ));
-        }
+        warnings.push(unknown_key_warning(path, text, key));
         // Ignored keys are never expanded: an unset `$NAME` there must not fail the load.
         remove_path(&mut tree, key);
     }
@@ -87,18 +76,16 @@ pub fn parse_app_config(
         message: err.to_string(),
     })?;
     validate(&config, path)?;
+    warnings.extend(
+        extra_keys(&config)
+            .iter()
+            .map(|key| unknown_key_warning(path, text, key)),
+    );
     Ok(Loaded {
         value: config,
         path: Some(path.to_path_buf()),
         warnings,
     })
-}
-
-/// One step of a key path.
-#[derive(Debug, Clone, PartialEq)]
-enum Segment {
-    Key(String),
-    Index(usize),
 }
 
 fn segments(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
@@ -121,21 +108,102 @@ fn segments(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
     }
 }
 
-/// `models[0].name` style.
-fn display_path(path: &[Segment]) -> String {
-    let mut out = String::new();
-    for segment in path {
-        match segment {
-            Segment::Key(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            Segment::Index(i) => out.push_str(&format!("[{i}]")),
-        }
+/// The warning for an unknown key: file, line and column when the text has them, the key
+/// path, and the closest known key when one is close.
+fn unknown_key_warning(path: &Path, text: &str, key: &[Segment]) -> String {
+    let at = locate(text, key).map_or_else(String::new, |p| format!(":{}:{}", p.line, p.column));
+    let shown = display_path(key);
+    let file = path.display();
+    let (parent, name) = match key.split_last() {
+        Some((Segment::Key(name), parent)) => (parent, name.as_str()),
+        _ => (key, ""),
+    };
+    let known = known_keys(parent);
+    let hint = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, _)| *score > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or_else(String::new, |(_, k)| format!("; did you mean `{k}`?"));
+    if parent.is_empty() {
+        format!(
+            "{file}{at}: unknown top-level key `{shown}` is ignored{hint} (known: {})",
+            KNOWN_TOP_LEVEL.join(", ")
+        )
+    } else {
+        format!("{file}{at}: unknown key `{shown}` is ignored{hint}")
     }
-    out
+}
+
+/// The keys antler knows under `parent` (indices stand for any item), read off the
+/// serialised shape of a sample configuration so that the list never drifts from the types.
+fn known_keys(parent: &[Segment]) -> Vec<String> {
+    let sample = AppConfig {
+        models: vec![ModelConfig {
+            name: String::new(),
+            display_name: None,
+            base_url: None,
+            model: String::new(),
+            api_key: None,
+            supports_vision: false,
+            context_window: None,
+            max_tokens: None,
+            temperature: None,
+            request_timeout_seconds: None,
+            stream_idle_timeout_seconds: None,
+            max_retries: None,
+            retry_base_delay_ms: None,
+            extra: serde_json::Map::new(),
+        }],
+        tool_groups: vec![ToolGroupConfig {
+            name: String::new(),
+            extra: serde_json::Map::new(),
+        }],
+        ..AppConfig::default()
+    };
+    let Ok(mut node) = serde_json::to_value(&sample) else {
+        return Vec::new();
+    };
+    for segment in parent {
+        node = match (segment, node) {
+            (Segment::Key(k), serde_json::Value::Object(mut map)) => {
+                map.remove(k).unwrap_or_default()
+            }
+            (Segment::Index(_), serde_json::Value::Array(mut items)) if !items.is_empty() => {
+                items.swap_remove(0)
+            }
+            _ => return Vec::new(),
+        };
+    }
+    match node {
+        serde_json::Value::Object(map) => map.into_iter().map(|(k, _)| k).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Keys that the `extra` maps (kept for DeerFlow's keys) caught but that neither antler nor
+/// DeerFlow knows: typos such as `models[0].temprature`.
+fn extra_keys(config: &AppConfig) -> Vec<Vec<Segment>> {
+    use super::app::deerflow_keys as deerflow;
+    let key = |k: &str| Segment::Key(k.to_string());
+    let mut found = Vec::new();
+    let mut check = |at: Vec<Segment>, extra: &serde_json::Map<String, serde_json::Value>, quiet: &[&str]| {
+        for name in extra.keys().filter(|k| !quiet.contains(&k.as_str())) {
+            let mut path = at.clone();
+            path.push(key(name));
+            found.push(path);
+        }
+    };
+    for (i, model) in config.models.iter().enumerate() {
+        check(vec![key("models"), Segment::Index(i)], &model.extra, deerflow::MODEL);
+    }
+    for (i, group) in config.tool_groups.iter().enumerate() {
+        check(vec![key("tool_groups"), Segment::Index(i)], &group.extra, deerflow::TOOL_GROUP);
+    }
+    check(vec![key("sandbox")], &config.sandbox.extra, deerflow::SANDBOX);
+    check(vec![key("subagents")], &config.subagents.extra, deerflow::SUBAGENTS);
+    check(vec![key("summarization")], &config.summarization.extra, deerflow::SUMMARIZATION);
+    found
 }
 
 fn remove_path(node: &mut Yaml, path: &[Segment]) {
@@ -358,6 +426,25 @@ tool_search:
         assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
         assert!(loaded.warnings[0].contains("unknown top-level key `colour`"));
         assert!(loaded.warnings[1].contains("unknown key `tool_search.enbled`"));
+    }
+
+    #[test]
+    fn unknown_nested_keys_warn_with_line_and_a_suggestion() {
+        let text = "models:\n  - name: a\n    model: m\n    temprature: 0.2\n    supports_thinking: true\n  - {name: b, model: m, max_retires: 3}\nsandbox:\n  use: deerflow.sandbox:X\n  alow_host_bash: true\ntool_search:\n  max_resuts: 3\n";
+        let warnings = parse(text, &[]).unwrap().warnings;
+        assert_eq!(
+            warnings,
+            [
+                "config.yaml:11:3: unknown key `tool_search.max_resuts` is ignored; did you \
+                 mean `max_results`?",
+                "config.yaml:4:5: unknown key `models[0].temprature` is ignored; did you mean \
+                 `temperature`?",
+                "config.yaml:6:25: unknown key `models[1].max_retires` is ignored; did you mean \
+                 `max_retries`?",
+                "config.yaml:9:3: unknown key `sandbox.alow_host_bash` is ignored; did you mean \
+                 `allow_host_bash`?",
+            ]
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::read_config_file;
+use super::locate::{Segment, display_path, locate_json};
 use super::{ConfigError, EnvLookup, Loaded, expand_string};
 
 /// Top-level keys we know; DeerFlow's file also carries `skills`, which is not ours to warn about.
@@ -177,40 +178,68 @@ pub fn parse_extensions_config(
     path: &Path,
     env: EnvLookup<'_>,
 ) -> Result<Loaded<ExtensionsConfig>, ConfigError> {
-    let file = path.display();
     let root: Value = serde_json::from_str(text).map_err(|err| ConfigError::Syntax {
         path: path.to_path_buf(),
         line: err.line(),
         column: err.column(),
         message: strip_position(&err.to_string()),
     })?;
-    let Value::Object(mut root) = root else {
-        return Err(ConfigError::Invalid {
+    // A wrong shape is reported where it is, with the key path and what was expected.
+    let misshapen = |key: &[Segment], message: String| match locate_json(text, key) {
+        Some(at) => ConfigError::Syntax {
             path: path.to_path_buf(),
-            key: String::from("(top level)"),
-            message: String::from("expected an object with a `mcpServers` key"),
+            line: at.line,
+            column: at.column,
+            message: format!("{}: {message}", display_path(key)),
+        },
+        None => ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: display_path(key),
+            message,
+        },
+    };
+    let Value::Object(mut root) = root else {
+        return Err(ConfigError::Syntax {
+            path: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            message: format!(
+                "(top level): expected an object with a `mcpServers` key, found {}",
+                kind_of(&root)
+            ),
         });
     };
+    let file = path.display();
     let mut warnings: Vec<String> = root
         .keys()
         .filter(|k| !KNOWN_TOP_LEVEL.contains(&k.as_str()))
-        .map(|k| format!("{file}: unknown top-level key `{k}` is ignored"))
+        .map(|k| {
+            let at = position_suffix(text, &[Segment::Key(k.clone())]);
+            format!("{file}{at}: unknown top-level key `{k}` is ignored")
+        })
         .collect();
     let servers = match root.remove("mcpServers") {
         None | Some(Value::Null) => serde_json::Map::new(),
         Some(Value::Object(map)) => map,
-        Some(_) => {
-            return Err(ConfigError::Invalid {
-                path: path.to_path_buf(),
-                key: String::from("mcpServers"),
-                message: String::from("expected an object mapping server names to settings"),
-            });
+        Some(other) => {
+            return Err(misshapen(
+                &[Segment::Key("mcpServers".into())],
+                format!(
+                    "expected an object mapping server names to settings, found {}",
+                    kind_of(&other)
+                ),
+            ));
         }
     };
 
     let mut config = ExtensionsConfig::default();
     for (name, mut raw) in servers {
         let key = format!("mcpServers.{name}");
+        let at_server = |field: &[Segment]| {
+            let mut full = vec![Segment::Key("mcpServers".into()), Segment::Key(name.clone())];
+            full.extend_from_slice(field);
+            (position_suffix(text, &full), display_path(&full))
+        };
         for (var, at) in expand_json(&mut raw, &key, env) {
             warnings.push(format!(
                 "{file}: {at}: environment variable ${var} is not set; using \"\""
@@ -220,12 +249,15 @@ pub fn parse_extensions_config(
         match server_from_raw(&name, raw, &mut unknown) {
             Ok(server) => {
                 for field in unknown {
-                    warnings.push(format!("{file}: {key}.{field}: unknown key is ignored"));
+                    let (at, shown) = at_server(&field);
+                    warnings.push(format!("{file}{at}: {shown}: unknown key is ignored"));
                 }
                 config.servers.push(server);
             }
-            Err(reason) => {
-                warnings.push(format!("{file}: {key}: skipped: {reason}"));
+            Err(Skip { field, reason }) => {
+                let (at, shown) = at_server(&field);
+                let reason = format!("{file}{at}: {shown}: {reason}");
+                warnings.push(format!("{reason} (the server is skipped)"));
                 config.skipped.push(SkippedServer { name, reason });
             }
         }
@@ -237,27 +269,96 @@ pub fn parse_extensions_config(
     })
 }
 
-/// Validates one entry; the error is the reason it is skipped.
+/// `:LINE:COLUMN` of `key` in the JSON `text`, or nothing when it cannot be found.
+fn position_suffix(text: &str, key: &[Segment]) -> String {
+    locate_json(text, key).map_or_else(String::new, |at| format!(":{}:{}", at.line, at.column))
+}
+
+/// A JSON value's kind, for "found ..." in messages.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Why an entry is skipped: the field at fault (empty: the entry itself) and the reason.
+struct Skip {
+    field: Vec<Segment>,
+    reason: String,
+}
+
+impl Skip {
+    fn entry(reason: impl Into<String>) -> Self {
+        Self {
+            field: Vec::new(),
+            reason: reason.into(),
+        }
+    }
+
+    fn at(field: &str, reason: impl Into<String>) -> Self {
+        Self {
+            field: vec![Segment::Key(field.to_string())],
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The key path of a serde error inside one entry, as segments.
+fn error_field(path: &serde_path_to_error::Path) -> Vec<Segment> {
+    use serde_path_to_error::Segment as S;
+    path.iter()
+        .filter_map(|segment| match segment {
+            S::Seq { index } => Some(Segment::Index(*index)),
+            S::Map { key } => Some(Segment::Key(key.clone())),
+            S::Enum { .. } | S::Unknown => None,
+        })
+        .collect()
+}
+
+/// Validates one entry; the error says which field is wrong and why the entry is skipped.
 /// Unknown keys (other clients' settings such as `autoApprove`) are collected in `unknown`.
 fn server_from_raw(
     name: &str,
     raw: Value,
-    unknown: &mut Vec<String>,
-) -> Result<McpServerConfig, String> {
+    unknown: &mut Vec<Vec<Segment>>,
+) -> Result<McpServerConfig, Skip> {
     if name.trim().is_empty() {
-        return Err(String::from("the server name is empty"));
+        return Err(Skip::entry("the server name is empty"));
     }
     if !raw.is_object() {
-        return Err(String::from("expected an object of settings"));
+        return Err(Skip::entry(format!(
+            "expected an object of settings, found {}",
+            kind_of(&raw)
+        )));
     }
-    let raw: RawServer = serde_ignored::deserialize(raw, |path| unknown.push(path.to_string()))
-        .map_err(|err| err.to_string())?;
+    let mut ignored = Vec::new();
+    let raw: RawServer = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(
+        raw,
+        &mut |path: serde_ignored::Path<'_>| ignored.push(path.to_string()),
+    ))
+    .map_err(|err| Skip {
+        field: error_field(err.path()),
+        reason: err.into_inner().to_string(),
+    })?;
+    unknown.extend(
+        ignored
+            .into_iter()
+            .map(|key| key.split('.').map(|k| Segment::Key(k.to_string())).collect()),
+    );
     let type_name = raw
         .type_
         .or(raw.transport)
         .unwrap_or_else(|| "stdio".into());
     let transport = TransportKind::parse(&type_name).ok_or_else(|| {
-        format!("unknown type `{type_name}` (expected \"stdio\", \"sse\" or \"http\")")
+        Skip::at(
+            "type",
+            format!("unknown type `{type_name}` (expected \"stdio\", \"sse\" or \"http\")"),
+        )
     })?;
     let non_empty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
     let command = non_empty(raw.command);
@@ -269,29 +370,35 @@ fn server_from_raw(
             } else {
                 ""
             };
-            return Err(format!("a stdio server needs a `command`{hint}"));
+            return Err(Skip::entry(format!("a stdio server needs a `command`{hint}")));
         }
         TransportKind::Sse | TransportKind::Http => {
             let Some(url) = &url else {
-                return Err(format!("a `{}` server needs a `url`", transport.as_str()));
+                return Err(Skip::entry(format!(
+                    "a `{}` server needs a `url`",
+                    transport.as_str()
+                )));
             };
-            let parsed =
-                reqwest::Url::parse(url).map_err(|e| format!("invalid `url` {url:?}: {e}"))?;
+            let parsed = reqwest::Url::parse(url)
+                .map_err(|e| Skip::at("url", format!("invalid `url` {url:?}: {e}")))?;
             for (name, value) in &raw.headers {
                 if http::HeaderName::try_from(name.as_str()).is_err() {
-                    return Err(format!(
-                        "`headers`: {name:?} is not a valid HTTP header name"
+                    return Err(Skip::at(
+                        "headers",
+                        format!("{name:?} is not a valid HTTP header name"),
                     ));
                 }
                 if http::HeaderValue::try_from(value.as_str()).is_err() {
-                    return Err(format!(
-                        "`headers`: the value of {name:?} is not a valid HTTP header value"
+                    return Err(Skip::at(
+                        "headers",
+                        format!("the value of {name:?} is not a valid HTTP header value"),
                     ));
                 }
             }
             if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(format!(
-                    "the `url` {url:?} must start with http:// or https://"
+                return Err(Skip::at(
+                    "url",
+                    format!("the `url` {url:?} must start with http:// or https://"),
                 ));
             }
         }
@@ -304,9 +411,12 @@ fn server_from_raw(
             priority: r.priority,
         }),
         Some(r) => {
-            return Err(format!(
-                "`routing.mode` {:?} is not supported (expected \"prefer\")",
-                r.mode
+            return Err(Skip::at(
+                "routing",
+                format!(
+                    "`routing.mode` {:?} is not supported (expected \"prefer\")",
+                    r.mode
+                ),
             ));
         }
     };
@@ -321,8 +431,10 @@ fn server_from_raw(
         headers: raw.headers,
         description: raw.description,
         tool_name_prefix: raw.tool_name_prefix,
-        startup_timeout: seconds("startup_timeout_secs", raw.startup_timeout_secs)?,
-        tool_timeout: seconds("tool_timeout_secs", raw.tool_timeout_secs)?,
+        startup_timeout: seconds("startup_timeout_secs", raw.startup_timeout_secs)
+            .map_err(|reason| Skip::at("startup_timeout_secs", reason))?,
+        tool_timeout: seconds("tool_timeout_secs", raw.tool_timeout_secs)
+            .map_err(|reason| Skip::at("tool_timeout_secs", reason))?,
         routing,
     })
 }
@@ -486,6 +598,65 @@ mod tests {
     }
 
     #[test]
+    fn wrong_types_name_the_file_line_and_field() {
+        let text = r#"{
+  "mcpServers": {
+    "a": {"command": "x", "args": "x"},
+    "b": {"command": "x",
+          "startup_timeout_secs": "ten"},
+    "c": {"command": "x", "env": {"GOOD": "1", "N": 5}},
+    "d": {"command": "x", "routing": {"keywords": "file"}},
+    "e": "not an object",
+    "f": {"command": "x", "autoApprove": []}
+  }
+}"#;
+        let loaded = parse(text, &[]);
+        let reason = |n: &str| {
+            loaded
+                .value
+                .skipped
+                .iter()
+                .find(|s| s.name == n)
+                .unwrap()
+                .reason
+                .clone()
+        };
+        assert!(
+            reason("a").starts_with("ext.json:3:32: mcpServers.a.args: invalid type: string"),
+            "{}",
+            reason("a")
+        );
+        assert!(
+            reason("b").starts_with("ext.json:5:32: mcpServers.b.startup_timeout_secs: invalid type: string \"ten\", expected f64"),
+            "{}",
+            reason("b")
+        );
+        assert!(
+            reason("c").starts_with("ext.json:6:50: mcpServers.c.env.N: invalid type: integer `5`, expected a string"),
+            "{}",
+            reason("c")
+        );
+        assert!(
+            reason("d").starts_with("ext.json:7:48: mcpServers.d.routing.keywords: invalid type"),
+            "{}",
+            reason("d")
+        );
+        assert_eq!(
+            reason("e"),
+            "ext.json:8:7: mcpServers.e: expected an object of settings, found a string"
+        );
+        assert_eq!(loaded.value.servers.len(), 1);
+        assert!(
+            loaded
+                .warnings
+                .iter()
+                .any(|w| w == "ext.json:9:39: mcpServers.f.autoApprove: unknown key is ignored"),
+            "{:?}",
+            loaded.warnings
+        );
+    }
+
+    #[test]
     fn unknown_server_keys_warn_and_the_server_loads() {
         let loaded = parse(
             r#"{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}"#,
@@ -514,9 +685,10 @@ mod tests {
         let err =
             parse_extensions_config(r#"{"mcpServers": []}"#, Path::new("e.json"), &env_of(&[]))
                 .unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("e.json: mcpServers: expected an object")
+        assert_eq!(
+            err.to_string(),
+            "e.json:1:13: mcpServers: expected an object mapping server names to settings, \
+             found an array"
         );
         let loaded = parse(r#"{"skills": {}, "other": 1}"#, &[]);
         assert!(loaded.value.servers.is_empty());

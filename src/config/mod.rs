@@ -11,6 +11,7 @@ mod env;
 mod error;
 mod extensions;
 mod lenient;
+mod locate;
 mod signature;
 
 pub use app::{
@@ -26,4 +27,5 @@ pub use extensions::{
     load_extensions_config, parse_extensions_config,
 };
 pub use signature::FileSignature;
+pub(crate) use locate::{Position, Segment, display_path, locate, locate_json};
 pub(crate) use signature::hex;

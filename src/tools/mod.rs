@@ -9,8 +9,8 @@ mod tool;
 
 pub use assemble::{Toolset, assemble_toolset};
 pub use registry::{
-    ConfiguredToolError, ConfiguredTools, ToolBuildContext, ToolFactory, build_configured_tools,
-    known_tool_ids,
+    ConfiguredToolError, ConfiguredTools, ToolBuildContext, ToolFactory, UnknownSetting,
+    build_configured_tools, known_tool_ids, unknown_tool_settings,
 };
 /// Names of antler's own tools that no MCP tool may take (an MCP tool asking for one gets a
 /// hash suffix instead).

@@ -28,6 +28,9 @@ pub struct ToolFactory {
     pub id: &'static str,
     /// The tool's own name.
     pub tool_name: &'static str,
+    /// The keys of its config entry it reads besides `name`, `group` and `use`; any other
+    /// key is reported as ignored.
+    pub settings: &'static [&'static str],
     /// Builds the tool; the error says which setting is wrong.
     pub build: fn(&ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String>,
 }
@@ -47,6 +50,42 @@ static FACTORIES: &[ToolFactory] = &[
 /// The identifiers `use:` accepts, for error messages and `--help`.
 pub fn known_tool_ids() -> Vec<&'static str> {
     FACTORIES.iter().map(|f| f.id).collect()
+}
+
+/// A key of a configured tool's entry that its implementation does not read (a typo such
+/// as `max_reslts`): reported, then ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownSetting {
+    /// Position in `tools:`.
+    pub index: usize,
+    /// The key.
+    pub key: String,
+    /// The implementation (`use:`).
+    pub use_id: &'static str,
+    /// The settings it does read.
+    pub settings: &'static [&'static str],
+}
+
+/// The unknown settings of every configured tool whose `use:` is known (an unknown `use:`
+/// is an error of its own when the tools are built).
+pub fn unknown_tool_settings(app: &AppConfig) -> Vec<UnknownSetting> {
+    let mut found = Vec::new();
+    for (index, entry) in app.tools.iter().enumerate() {
+        let Some(factory) = FACTORIES.iter().find(|f| f.id == entry.use_) else {
+            continue;
+        };
+        for key in entry.extra.keys() {
+            if !factory.settings.contains(&key.as_str()) {
+                found.push(UnknownSetting {
+                    index,
+                    key: key.clone(),
+                    use_id: factory.id,
+                    settings: factory.settings,
+                });
+            }
+        }
+    }
+    found
 }
 
 /// A configured tool that cannot be built: a configuration error.
@@ -160,6 +199,17 @@ mod tests {
         parse_app_config(yaml, Path::new("config.yaml"), &|_| None)
             .unwrap()
             .value
+    }
+
+    #[test]
+    fn settings_an_implementation_does_not_read_are_found() {
+        let cfg = app(
+            "tools:\n  - {name: grep, use: antler.sandbox:grep, max_reslts: 3, max_results: 4}\n  - {name: x, use: nope:x, y: 1}\n",
+        );
+        let found = unknown_tool_settings(&cfg);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].index, found[0].key.as_str()), (0, "max_reslts"));
+        assert_eq!(found[0].settings, ["max_results"]);
     }
 
     #[test]

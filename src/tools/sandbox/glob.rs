@@ -18,6 +18,7 @@ use crate::tools::{Tool, ToolInfo};
 pub const GLOB: ToolFactory = ToolFactory {
     id: "antler.sandbox:glob",
     tool_name: "glob",
+    settings: &["max_results"],
     build,
 };
 

@@ -21,6 +21,7 @@ use crate::tools::{Tool, ToolInfo};
 pub const GREP: ToolFactory = ToolFactory {
     id: "antler.sandbox:grep",
     tool_name: "grep",
+    settings: &["max_results"],
     build,
 };
 

@@ -14,6 +14,7 @@ use crate::tools::{Tool, ToolFuture, ToolInfo, parse_args};
 pub const LS: ToolFactory = ToolFactory {
     id: "antler.sandbox:ls",
     tool_name: "ls",
+    settings: &["max_results"],
     build,
 };
 

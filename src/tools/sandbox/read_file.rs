@@ -16,6 +16,7 @@ use crate::tools::{Tool, ToolInfo};
 pub const READ_FILE: ToolFactory = ToolFactory {
     id: "antler.sandbox:read_file",
     tool_name: "read_file",
+    settings: &["max_bytes"],
     build,
 };
 

@@ -15,6 +15,7 @@ use crate::tools::{Tool, ToolInfo};
 pub const STR_REPLACE: ToolFactory = ToolFactory {
     id: "antler.sandbox:str_replace",
     tool_name: "str_replace",
+    settings: &[],
     build,
 };
 

@@ -15,6 +15,7 @@ use crate::tools::{Tool, ToolInfo};
 pub const WRITE_FILE: ToolFactory = ToolFactory {
     id: "antler.sandbox:write_file",
     tool_name: "write_file",
+    settings: &[],
     build,
 };
 

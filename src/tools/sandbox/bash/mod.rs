@@ -27,6 +27,7 @@ use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
 pub const BASH: ToolFactory = ToolFactory {
     id: "antler.sandbox:bash",
     tool_name: "bash",
+    settings: &["timeout_seconds", "max_output_chars"],
     build,
 };
 

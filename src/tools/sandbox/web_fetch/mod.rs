@@ -21,6 +21,7 @@ use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
 pub const WEB_FETCH: ToolFactory = ToolFactory {
     id: "antler.sandbox:web_fetch",
     tool_name: "web_fetch",
+    settings: &["timeout_seconds", "max_bytes", "max_chars"],
     build,
 };
 
