@@ -13,16 +13,18 @@ use tracing_subscriber::prelude::*;
 use antler::cli::{Cli, Exit, run};
 
 fn main() -> ExitCode {
-    // `.env` must be loaded before any thread exists: it mutates the environment.
-    let dotenv = std::env::current_dir()
-        .map_err(anyhow::Error::from)
-        .and_then(|cwd| antler::config::load_dotenv(&cwd).map_err(anyhow::Error::from));
+    // Project trust is decided and a trusted `.env` loaded before any thread exists (it
+    // mutates the environment); the command line is read again after it, so that values
+    // taken from the environment see `.env`.
+    let startup = match antler::cli::prepare(&Cli::parse()) {
+        Ok(startup) => startup,
+        Err(exit) => return exit.into(),
+    };
     let cli = Cli::parse();
-    if let Err(err) = dotenv {
-        eprintln!("error: {err:#}");
-        return Exit::Config.into();
-    }
     init_logging(cli.verbose, cli.log_file.clone());
+    for notice in &startup.notices {
+        tracing::warn!("{notice}");
+    }
     // One thread drives everything: tool calls and MCP servers are I/O-bound and run
     // concurrently on it; blocking work goes to tokio's blocking pool. Fewer threads also
     // means fewer allocator arenas (a one-shot run with 527 MCP tools peaks ~3 MB lower).
@@ -36,7 +38,7 @@ fn main() -> ExitCode {
             return Exit::Failure.into();
         }
     };
-    let exit = runtime.block_on(run(cli));
+    let exit = runtime.block_on(run(cli, startup));
     // MCP children are killed by their drop handlers; give them a moment, never hang.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     exit.into()

@@ -4,14 +4,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use crate::config::{
-    AppConfig, ConfigError, ConfigPaths, EnvLookup, Loaded, ModelConfig, find_app_config,
-    find_extensions_config, load_app_config,
+    AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, ModelConfig, Origin, Segment,
+    app_config_candidates, extensions_candidates, locate, parse_app_config,
 };
 use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};
-use crate::mcp::{McpCache, McpManager};
+use crate::mcp::{ExtensionsError, McpCache, McpManager};
 use crate::tools::builtin::{self, Clarification, SubagentEnv};
-use crate::tools::sandbox::Workspace;
-use crate::tools::{ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools};
+use crate::tools::sandbox::{Protected, Workspace};
+use crate::tools::{
+    ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools,
+    unknown_tool_settings,
+};
+use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, UntrustedError};
 
 /// A setup problem that stops antler before it runs: exit status 2.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +23,9 @@ pub enum SetupError {
     /// A configuration file is missing, unreadable or invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A project file the user has not trusted.
+    #[error(transparent)]
+    Untrusted(#[from] UntrustedError),
     /// A catalog file cannot be used.
     #[error(transparent)]
     CatalogFile(#[from] crate::deferred::catalog_file::CatalogFileError),
@@ -58,40 +65,81 @@ pub struct Setup {
     pub app: Loaded<AppConfig>,
     /// The working directory.
     pub cwd: PathBuf,
+    /// antler's own folders, kept out of the tools' reach.
+    protected: Protected,
     mcp: McpCache,
 }
 
 impl Setup {
     /// Finds and loads `config.yaml` and locates the extensions file (its servers start on
-    /// the first [`Setup::mcp`]). Warnings are logged.
-    pub fn load(paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_>) -> Result<Self, SetupError> {
-        let app = match find_app_config(paths.config.as_deref(), cwd, env)? {
-            Some(path) => load_app_config(&path, env)?,
-            None => Loaded::default(),
+    /// the first [`Setup::mcp`]). A project file is used only if `trust` admits its exact
+    /// content. Warnings are logged.
+    pub fn load(
+        paths: &ConfigPaths,
+        cwd: &Path,
+        env: EnvLookup<'_>,
+        trust: &Arc<ProjectTrust>,
+    ) -> Result<Self, SetupError> {
+        let app = load_app(paths, cwd, env, trust)?;
+        let extensions = first_admitted(
+            extensions_candidates(paths.extensions.as_deref(), cwd, env)?,
+            ProjectFileKind::Extensions,
+            trust,
+        )?
+        .map(|(found, _)| found);
+        let log_file = env("ANTLER_LOG_FILE").filter(|v| !v.is_empty());
+        let protected = Protected {
+            private: [
+                crate::dirs::data_dir(env),
+                crate::dirs::config_dir(env),
+                crate::dirs::state_dir(env),
+                log_file.map(PathBuf::from),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|p| cwd.join(p))
+            .collect(),
+            thread_outputs: None,
+            startup_dirs: Vec::new(),
         };
-        for warning in &app.warnings {
-            tracing::warn!("{warning}");
-        }
-        let extensions = find_extensions_config(paths.extensions.as_deref(), cwd, env)?;
         Ok(Self {
             app,
             cwd: cwd.to_path_buf(),
-            mcp: McpCache::new(extensions),
+            protected,
+            mcp: McpCache::new(extensions, trust.clone()),
         })
     }
 
     /// The MCP servers of the extensions file as it is now (restarted if it changed).
     pub async fn mcp(&mut self, env: EnvLookup<'_>) -> Result<Arc<McpManager>, SetupError> {
-        Ok(self.mcp.get(env).await?)
+        self.mcp.get(env).await.map_err(|err| match err {
+            ExtensionsError::Config(err) => SetupError::Config(err),
+            ExtensionsError::Untrusted(err) => SetupError::Untrusted(err),
+        })
+    }
+
+    /// What the tools keep out of, with `thread_outputs` (the running thread's saved
+    /// outputs) readable.
+    pub fn protected(&self, thread_outputs: Option<&Path>) -> Protected {
+        Protected {
+            thread_outputs: thread_outputs.map(Path::to_path_buf),
+            ..self.protected.clone()
+        }
     }
 
     /// The built-in tools whose condition holds: `present_files` always; `view_image` when
     /// `model` supports vision; `task` when `subagents.enabled` (and its limits allow one);
     /// `ask_clarification` only for an interactive front-end.
-    pub fn builtins(&self, model: Option<&str>, interactive: bool) -> Result<Builtins, SetupError> {
+    pub fn builtins(
+        &self,
+        model: Option<&str>,
+        interactive: bool,
+        thread_outputs: Option<&Path>,
+    ) -> Result<Builtins, SetupError> {
         let app = &self.app.value;
-        let workspace =
-            Workspace::from_config(&app.sandbox, &self.cwd).map_err(SetupError::Workspace)?;
+        let workspace = Workspace::from_config(&app.sandbox, &self.cwd)
+            .map_err(SetupError::Workspace)?
+            .with_protected(&self.protected(thread_outputs));
         let mut tools: Vec<Arc<dyn Tool>> =
             vec![Arc::new(builtin::PresentFiles::new(workspace.clone()))];
         if self.model_config(model).is_some_and(|m| m.supports_vision) {
@@ -118,18 +166,19 @@ impl Setup {
 
     /// Assembles the three tiers: configured tools (only those in `groups`, if given),
     /// `builtins`, then the MCP tools of `mcp`. Duplicate names are logged and dropped.
+    /// The file tools may read `thread_outputs` (the running thread's saved outputs).
     pub async fn toolset(
         &self,
         mcp: &McpManager,
         groups: Option<&[String]>,
         builtins: Vec<Arc<dyn Tool>>,
+        thread_outputs: Option<&Path>,
     ) -> Result<Toolset, SetupError> {
-        let configured =
-            build_configured_tools(&self.app.value, &self.cwd, groups).map_err(|source| {
-                SetupError::Tool {
-                    path: self.app.path.clone(),
-                    source,
-                }
+        let protected = self.protected(thread_outputs);
+        let configured = build_configured_tools(&self.app.value, &self.cwd, &protected, groups)
+            .map_err(|source| SetupError::Tool {
+                path: self.app.path.clone(),
+                source,
             })?;
         let (toolset, duplicates) = assemble_toolset(configured.tools, builtins, mcp.tools().await);
         for warning in configured.warnings.iter().chain(&duplicates) {
@@ -167,4 +216,76 @@ impl Setup {
             context_window,
         )?)
     }
+}
+
+/// The first candidate that may be used: a project file only if `trust` admits it (read
+/// once; its content is returned so that exactly what was checked is what gets used).
+fn first_admitted(
+    candidates: Vec<Found>,
+    kind: ProjectFileKind,
+    trust: &ProjectTrust,
+) -> Result<Option<(Found, Option<ProjectFile>)>, SetupError> {
+    for found in candidates {
+        if found.origin != Origin::Project {
+            return Ok(Some((found, None)));
+        }
+        let file = ProjectFile::read(kind, &found.path).map_err(|source| ConfigError::Read {
+            path: found.path.clone(),
+            source,
+        })?;
+        if trust.admit(&file)? {
+            return Ok(Some((found, Some(file))));
+        }
+        tracing::warn!(
+            "{} is not used: it is a project file antler has not been told to trust ({}); \
+             `antler trust` shows it and trusts it",
+            file.path.display(),
+            trust.state(&file).describe()
+        );
+    }
+    Ok(None)
+}
+
+/// `config.yaml` from the first usable candidate (defaults when there is none), with its
+/// warnings logged, those of the configured tools' settings included.
+fn load_app(
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+    trust: &ProjectTrust,
+) -> Result<Loaded<AppConfig>, SetupError> {
+    let candidates = app_config_candidates(paths.config.as_deref(), cwd, env)?;
+    let Some((found, file)) = first_admitted(candidates, ProjectFileKind::AppConfig, trust)?
+    else {
+        return Ok(Loaded::default());
+    };
+    let text = match file {
+        Some(file) => file.text(),
+        None => crate::config::read_config_file(&found.path)?,
+    };
+    let app = parse_app_config(&text, &found.path, env)?;
+    for warning in &app.warnings {
+        tracing::warn!("{warning}");
+    }
+    for unknown in unknown_tool_settings(&app.value) {
+        let key = [
+            Segment::Key(String::from("tools")),
+            Segment::Index(unknown.index),
+            Segment::Key(unknown.key.clone()),
+        ];
+        let at = locate(&text, &key).map_or_else(String::new, |p| format!(":{}:{}", p.line, p.column));
+        tracing::warn!(
+            "{}{at}: tools[{}].{}: `{}` has no such setting; it is ignored (its settings: {})",
+            found.path.display(),
+            unknown.index,
+            unknown.key,
+            unknown.use_id,
+            if unknown.settings.is_empty() {
+                String::from("none")
+            } else {
+                unknown.settings.join(", ")
+            }
+        );
+    }
+    Ok(app)
 }

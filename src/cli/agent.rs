@@ -17,6 +17,7 @@ use crate::provider::resolve::openai_provider;
 use crate::session::assemble::{AgentSpec, assemble_agent, prepare_outputs};
 use crate::setup::Setup;
 use crate::store::{StoreSink, ThreadStore, default_path, title_from};
+use crate::trust::ProjectTrust;
 use crate::ui::run_output::RunPrinter;
 
 /// Why a run could not start (or its result could not be kept): a message and an exit
@@ -49,8 +50,9 @@ pub async fn run_prompt(
     paths: &ConfigPaths,
     cwd: &Path,
     env: EnvLookup<'_>,
+    trust: &Arc<ProjectTrust>,
 ) -> Exit {
-    match run(args, model, paths, cwd, env).await {
+    match run(args, model, paths, cwd, env, trust).await {
         Ok(exit) => exit,
         Err(stop) => {
             eprintln!("error: {}", stop.message);
@@ -65,17 +67,19 @@ async fn run(
     paths: &ConfigPaths,
     cwd: &Path,
     env: EnvLookup<'_>,
+    trust: &Arc<ProjectTrust>,
 ) -> Result<Exit, Stop> {
     let prompt = read_prompt(args.prompt.as_deref())?;
     // Ctrl-C is caught from here on, so that MCP servers starting below are always shut
     // down (a Ctrl-C during start-up ends the run as interrupted before its first call).
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
-    let mut setup = Setup::load(paths, cwd, env).map_err(|e| Stop::usage(e.to_string()))?;
+    let mut setup =
+        Setup::load(paths, cwd, env, trust).map_err(|e| Stop::usage(e.to_string()))?;
     let provider = provider(args, &setup, model, cwd, env)?;
     let db = default_path(env).map_err(|e| Stop::failure(e.to_string()))?;
     let store = ThreadStore::open(&db).map_err(|e| Stop::failure(e.to_string()))?;
-    let outputs = prepare_outputs(&mut setup, &db)
+    let outputs = prepare_outputs(&db)
         .map_err(|e| Stop::failure(format!("cannot create the outputs folder: {e}")))?;
     let mut thread = open_thread(args, &store, cwd, &prompt, provider.model())?;
 

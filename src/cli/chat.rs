@@ -2,6 +2,7 @@
 //! runs the core; the TUI renders its updates and sends the user's commands.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use tokio::sync::mpsc::unbounded_channel;
 
@@ -10,6 +11,7 @@ use crate::config::{ConfigPaths, EnvLookup};
 use crate::session::Command;
 use crate::session::controller::{Session, SessionOptions};
 use crate::setup::Setup;
+use crate::trust::ProjectTrust;
 use crate::ui::tui::run_tui;
 
 /// Opens the chat; returns when the user quits.
@@ -19,9 +21,10 @@ pub async fn run_chat(
     paths: &ConfigPaths,
     cwd: &Path,
     env: EnvLookup<'_>,
+    trust: &Arc<ProjectTrust>,
 ) -> Exit {
     // Everything that can fail on bad configuration fails here, before the screen is taken.
-    let setup = match Setup::load(paths, cwd, env) {
+    let setup = match Setup::load(paths, cwd, env, trust) {
         Ok(setup) => setup,
         Err(err) => {
             eprintln!("error: {err}");

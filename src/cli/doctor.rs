@@ -1,6 +1,7 @@
 //! `antler doctor`: every part of the agent setup checked once, as a CI smoke test.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::run::{to_json, write_stdout};
@@ -13,6 +14,7 @@ use crate::provider::{ModelRequest, Provider};
 use crate::setup::Setup;
 use crate::store::{ThreadStore, default_path};
 use crate::tools::sandbox::{LandlockStatus, landlock_status};
+use crate::trust::{ProjectTrust, project_files};
 use crate::ui::doctor::{Check, CheckStatus, doctor_table};
 
 /// How long the model endpoint gets to answer the one-token request.
@@ -26,9 +28,11 @@ pub async fn run(
     paths: &ConfigPaths,
     cwd: &Path,
     env: EnvLookup<'_>,
+    trust: &Arc<ProjectTrust>,
 ) -> Exit {
     let mut checks = Vec::new();
-    let exit = match Setup::load(paths, cwd, env) {
+    trust_checks(paths, cwd, env, trust, &mut checks);
+    let exit = match Setup::load(paths, cwd, env, trust) {
         Err(err) => {
             checks.push(Check::new(
                 "config.yaml",
@@ -78,6 +82,38 @@ pub async fn run(
             eprintln!("error: cannot write the output: {err}");
             Exit::Failure
         }
+    }
+}
+
+/// Each project file: trusted, or not used (a failed check: the setup runs without it).
+fn trust_checks(
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+    trust: &ProjectTrust,
+    checks: &mut Vec<Check>,
+) {
+    let Ok(files) = project_files(paths, cwd, env) else {
+        // The same error is reported by the config checks.
+        return;
+    };
+    for file in files {
+        let name = format!("trust: {}", file.path.display());
+        let state = trust.state(&file);
+        checks.push(if state.is_trusted() {
+            Check::new(name, CheckStatus::Ok, "trusted")
+        } else {
+            Check::new(
+                name,
+                CheckStatus::Fail,
+                format!(
+                    "{}; not used (it {}). Run `antler trust` to review and trust it, or pass \
+                     --trust-project",
+                    state.describe(),
+                    file.kind.power()
+                ),
+            )
+        });
     }
 }
 
@@ -160,8 +196,8 @@ async fn deferred_check(
     model: Option<&str>,
     checks: &mut Vec<Check>,
 ) {
-    let toolset = match setup.builtins(model, false) {
-        Ok(builtins) => setup.toolset(mcp, None, builtins.tools).await,
+    let toolset = match setup.builtins(model, false, None) {
+        Ok(builtins) => setup.toolset(mcp, None, builtins.tools, None).await,
         Err(err) => Err(err),
     };
     let deferred = toolset.and_then(|toolset| setup.deferred(&toolset, model));

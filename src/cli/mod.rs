@@ -11,9 +11,12 @@ mod agent;
 mod chat;
 mod doctor;
 mod run;
+mod startup;
 mod threads;
+mod trust;
 
 pub use run::run;
+pub use startup::{Startup, prepare};
 
 /// antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
 #[derive(Debug, Parser)]
@@ -29,6 +32,8 @@ Configuration files:
   config.yaml             --config, $ANTLER_CONFIG, ./config.yaml, $XDG_CONFIG_HOME/antler/config.yaml
   extensions_config.json  --extensions, $ANTLER_EXTENSIONS_CONFIG, ./extensions_config.json, ./mcp_config.json
   A .env file in the working directory is loaded first.
+  Files found in the working directory (./config.yaml, ./extensions_config.json,
+  ./mcp_config.json, ./.env) are used only once you trust their content: `antler trust`.
   Threads are stored in $XDG_DATA_HOME/antler/threads.db ($ANTLER_DATA_DIR overrides the folder).
 
 Exit status: 0 success, 1 the run failed (model error after retries, --max-turns, a stopped
@@ -52,6 +57,11 @@ pub struct Cli {
     /// $ANTLER_MODEL).
     #[arg(short, long, global = true, value_name = "NAME")]
     pub model: Option<String>,
+    /// Use the project files of the working directory (./config.yaml,
+    /// ./extensions_config.json, ./mcp_config.json, ./.env) as they are, for this run only,
+    /// without `antler trust` (for CI).
+    #[arg(long, global = true)]
+    pub trust_project: bool,
     /// Run a prompt.
     #[command(flatten)]
     pub run: RunArgs,
@@ -102,6 +112,70 @@ pub enum Command {
     /// Check the configuration, every MCP server, the model endpoint and the deferred setup;
     /// exits non-zero if anything is wrong (a CI smoke test of the agent setup).
     Doctor(DoctorArgs),
+    /// Show this directory's project files (./config.yaml, ./extensions_config.json,
+    /// ./mcp_config.json, ./.env) and what they would run, then trust their content.
+    Trust(TrustArgs),
+}
+
+/// Options of `antler trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Trust without asking.
+    #[arg(short, long)]
+    pub yes: bool,
+    /// List every trusted file instead.
+    #[arg(long, conflicts_with_all = ["yes", "revoke"])]
+    pub list: bool,
+    /// Forget the trust in this directory's project files.
+    #[arg(long, conflicts_with = "yes")]
+    pub revoke: bool,
+}
+
+/// What a command line asks for, as far as start-up is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invocation {
+    /// The interactive chat (no prompt, a terminal on stdin and stdout).
+    Chat,
+    /// One prompt run.
+    Prompt,
+    /// `tools ...` or `mcp ...`.
+    Inspect,
+    /// `doctor`.
+    Doctor,
+    /// `threads ...`.
+    Threads,
+    /// `trust`.
+    Trust,
+}
+
+impl Cli {
+    /// What this command line asks for.
+    pub fn invocation(&self) -> Invocation {
+        use std::io::IsTerminal;
+        match &self.command {
+            None if self.run.prompt.is_none()
+                && self.run.replay.is_none()
+                && self.run.record.is_none()
+                && std::io::stdin().is_terminal()
+                && std::io::stdout().is_terminal() =>
+            {
+                Invocation::Chat
+            }
+            None => Invocation::Prompt,
+            Some(Command::Tools(_) | Command::Mcp(_)) => Invocation::Inspect,
+            Some(Command::Doctor(_)) => Invocation::Doctor,
+            Some(Command::Threads(_)) => Invocation::Threads,
+            Some(Command::Trust(_)) => Invocation::Trust,
+        }
+    }
+
+    /// The configuration paths given as flags.
+    pub fn config_paths(&self) -> crate::config::ConfigPaths {
+        crate::config::ConfigPaths {
+            config: self.config.clone(),
+            extensions: self.extensions.clone(),
+        }
+    }
 }
 
 impl RunArgs {

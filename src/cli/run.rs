@@ -1,25 +1,27 @@
 //! Dispatch: each subcommand as a function over the shared setup.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
 use super::{
-    Cli, Command, Exit, McpCommand, ToolsCommand, ToolsListArgs, ToolsSearchArgs, ToolsStatsArgs,
+    Cli, Command, Exit, Invocation, McpCommand, ToolsCommand, ToolsListArgs, ToolsSearchArgs,
+    ToolsStatsArgs,
 };
 use crate::config::ConfigPaths;
 use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use crate::deferred::{DeferredCatalog, ToolSearch, token_stats};
 use crate::mcp::McpManager;
 use crate::setup::{Setup, SetupError};
+use crate::trust::ProjectTrust;
 use crate::ui::{listing, search as search_ui};
 
 /// How long MCP servers get to exit when a command is done.
 pub(super) const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs a parsed command line and returns its exit status. Output goes to stdout,
-/// diagnostics to stderr.
-pub async fn run(cli: Cli) -> Exit {
+/// diagnostics to stderr. `startup` is what [`super::prepare`] decided before the runtime
+/// started.
+pub async fn run(cli: Cli, startup: super::Startup) -> Exit {
     let cwd = match std::env::current_dir() {
         Ok(dir) => dir,
         Err(err) => {
@@ -28,10 +30,7 @@ pub async fn run(cli: Cli) -> Exit {
         }
     };
     let env = |name: &str| std::env::var(name).ok();
-    let paths = ConfigPaths {
-        config: cli.config.clone(),
-        extensions: cli.extensions.clone(),
-    };
+    let paths = cli.config_paths();
     if cli.command.is_some() && cli.run.any_given() {
         eprintln!(
             "error: -p, --continue, --resume, --replay and --record run a prompt; they cannot be \
@@ -39,22 +38,19 @@ pub async fn run(cli: Cli) -> Exit {
         );
         return Exit::Config;
     }
-    match cli.command {
-        // A person at a terminal with no prompt: the chat.
-        None if cli.run.prompt.is_none()
-            && cli.run.replay.is_none()
-            && cli.run.record.is_none()
-            && std::io::stdin().is_terminal()
-            && std::io::stdout().is_terminal() =>
-        {
-            super::chat::run_chat(&cli.run, cli.model.as_deref(), &paths, &cwd, &env).await
+    let trust = &startup.trust;
+    let model = cli.model.as_deref();
+    match (cli.invocation(), cli.command) {
+        (Invocation::Chat, _) => {
+            super::chat::run_chat(&cli.run, model, &paths, &cwd, &env, trust).await
         }
-        None => super::agent::run_prompt(&cli.run, cli.model.as_deref(), &paths, &cwd, &env).await,
-        Some(Command::Threads(command)) => super::threads::run(command, &env),
-        Some(Command::Doctor(args)) => {
-            super::doctor::run(&args, cli.model.as_deref(), &paths, &cwd, &env).await
+        (_, None) => super::agent::run_prompt(&cli.run, model, &paths, &cwd, &env, trust).await,
+        (_, Some(Command::Threads(command))) => super::threads::run(command, &env),
+        (_, Some(Command::Trust(args))) => super::trust::run(&args, &paths, &cwd, &env, trust),
+        (_, Some(Command::Doctor(args))) => {
+            super::doctor::run(&args, model, &paths, &cwd, &env, trust).await
         }
-        Some(command) => inspect(command, cli.model.as_deref(), &paths, &cwd, &env).await,
+        (_, Some(command)) => inspect(command, model, &paths, &cwd, &env, trust).await,
     }
 }
 
@@ -65,9 +61,10 @@ async fn inspect(
     paths: &ConfigPaths,
     cwd: &Path,
     env: crate::config::EnvLookup<'_>,
+    trust: &Arc<ProjectTrust>,
 ) -> Exit {
     let result = async {
-        let mut setup = Setup::load(paths, cwd, env)?;
+        let mut setup = Setup::load(paths, cwd, env, trust)?;
         // Commands that read a catalog file start no MCP server.
         let catalog_file = match &command {
             Command::Tools(ToolsCommand::Search(a)) => a.catalog.clone(),
@@ -100,7 +97,7 @@ async fn inspect(
                     listing::servers_table(&statuses)
                 }
             }
-            Command::Threads(_) | Command::Doctor(_) => String::new(),
+            Command::Threads(_) | Command::Doctor(_) | Command::Trust(_) => String::new(),
         };
         let statuses = mcp.statuses().await;
         mcp.shutdown(SHUTDOWN_GRACE).await;
@@ -157,8 +154,8 @@ async fn tools_list(
     model: Option<&str>,
 ) -> Result<String, SetupError> {
     let groups = (!args.groups.is_empty()).then_some(args.groups.as_slice());
-    let builtins = setup.builtins(model, false)?.tools;
-    let toolset = setup.toolset(mcp, groups, builtins).await?;
+    let builtins = setup.builtins(model, false, None)?.tools;
+    let toolset = setup.toolset(mcp, groups, builtins, None).await?;
     let deferred = setup.deferred(&toolset, model)?;
     let rows = listing::tool_rows(&toolset, &deferred);
     Ok(if args.json {
@@ -178,7 +175,7 @@ async fn search_catalog(
     let tools = match file {
         Some(path) => catalog_tools(load_catalog_file(path)?),
         None => {
-            let toolset = setup.toolset(mcp, None, Vec::new()).await?;
+            let toolset = setup.toolset(mcp, None, Vec::new(), None).await?;
             toolset
                 .tools()
                 .iter()

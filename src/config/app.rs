@@ -326,9 +326,26 @@ pub struct SandboxConfig {
     pub allow_host_bash: bool,
     /// How the sandbox tools are confined beyond the workspace path check.
     pub mode: SandboxMode,
+    /// Secret files no file tool reads or writes and listings skip (globs; see
+    /// `tools::sandbox::DEFAULT_DENY_READ` for the default, `[]` for none).
+    #[serde(default)]
+    pub deny_read: Option<Vec<String>>,
+    /// What `web_fetch` may reach.
+    pub web_fetch: WebFetchPolicy,
     /// Any other key (DeerFlow's `use`, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The network `web_fetch` may reach.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct WebFetchPolicy {
+    /// Whether loopback, link-local, private and unique-local addresses may be fetched
+    /// (default false: a prompt-injected fetch must not reach the machine's or the LAN's
+    /// services).
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub allow_private_networks: bool,
 }
 
 /// Limits for the `task` tool's subagents.

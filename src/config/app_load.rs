@@ -352,6 +352,21 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
             ),
         ));
     }
+    for (i, pattern) in config.sandbox.deny_read.iter().flatten().enumerate() {
+        let glob = pattern.trim().trim_start_matches('/').trim_end_matches('/');
+        if glob.is_empty() {
+            return Err(invalid(
+                format!("sandbox.deny_read[{i}]"),
+                "expected a glob such as `*.pem`, got an empty pattern".into(),
+            ));
+        }
+        if let Err(e) = globset::Glob::new(glob) {
+            return Err(invalid(
+                format!("sandbox.deny_read[{i}]"),
+                format!("invalid glob `{pattern}`: {}", e.kind()),
+            ));
+        }
+    }
     if !(1..=10).contains(&config.tool_search.max_results) {
         return Err(invalid(
             "tool_search.max_results".into(),

@@ -13,44 +13,82 @@ pub struct ConfigPaths {
     pub extensions: Option<PathBuf>,
 }
 
-/// Finds `config.yaml`: `--config`, then `ANTLER_CONFIG`, then `./config.yaml`, then
-/// `$XDG_CONFIG_HOME/antler/config.yaml` (default `~/.config`). `Ok(None)` means no file
-/// anywhere, which is fine: defaults apply. A path the user named explicitly must exist.
-pub fn find_app_config(
-    flag: Option<&Path>,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-) -> Result<Option<PathBuf>, ConfigError> {
-    if let Some(found) = explicit(flag, "--config", "ANTLER_CONFIG", cwd, env)? {
-        return Ok(Some(found));
-    }
-    let local = cwd.join("config.yaml");
-    if local.is_file() {
-        return Ok(Some(local));
-    }
-    let config_home = env("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".config")));
-    Ok(config_home
-        .map(|dir| dir.join("antler").join("config.yaml"))
-        .filter(|p| p.is_file()))
+/// Where a configuration file was found. Only [`Origin::Project`] files need the user's
+/// trust: the others were named by the user or live in the user's own folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `--config` / `--extensions`.
+    Flag,
+    /// `ANTLER_CONFIG` / `ANTLER_EXTENSIONS_CONFIG`.
+    Env,
+    /// Found in the working directory.
+    Project,
+    /// In the user's config folder.
+    User,
 }
 
-/// Finds the MCP servers file: `--extensions`, then `ANTLER_EXTENSIONS_CONFIG`, then
-/// `./extensions_config.json`, then `./mcp_config.json`. `Ok(None)` means no MCP servers.
-pub fn find_extensions_config(
+/// A configuration file and how it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The file.
+    pub path: PathBuf,
+    /// How it was found.
+    pub origin: Origin,
+}
+
+impl Found {
+    fn new(path: PathBuf, origin: Origin) -> Self {
+        Self { path, origin }
+    }
+}
+
+/// The `config.yaml` files that may be used, best first: `--config`, else `ANTLER_CONFIG`
+/// (alone: a path the user named must exist), else `./config.yaml`, then
+/// `$XDG_CONFIG_HOME/antler/config.yaml` (default `~/.config`). Empty: defaults apply. The
+/// first usable one is used (a project file the user did not trust is not usable).
+pub fn app_config_candidates(
     flag: Option<&Path>,
     cwd: &Path,
     env: EnvLookup<'_>,
-) -> Result<Option<PathBuf>, ConfigError> {
+) -> Result<Vec<Found>, ConfigError> {
+    if let Some(found) = explicit(flag, "--config", "ANTLER_CONFIG", cwd, env)? {
+        return Ok(vec![found]);
+    }
+    let local = cwd.join("config.yaml");
+    let user = crate::dirs::config_dir(env).map(|dir| dir.join("config.yaml"));
+    Ok([
+        Some(local).filter(|p| p.is_file()).map(|p| Found::new(p, Origin::Project)),
+        user.filter(|p| p.is_file()).map(|p| Found::new(p, Origin::User)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect())
+}
+
+/// The MCP servers files that may be used, best first: `--extensions`, else
+/// `ANTLER_EXTENSIONS_CONFIG`, else `./extensions_config.json`, then `./mcp_config.json`.
+/// Empty: no MCP servers.
+pub fn extensions_candidates(
+    flag: Option<&Path>,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Result<Vec<Found>, ConfigError> {
     if let Some(found) = explicit(flag, "--extensions", "ANTLER_EXTENSIONS_CONFIG", cwd, env)? {
-        return Ok(Some(found));
+        return Ok(vec![found]);
     }
     Ok(["extensions_config.json", "mcp_config.json"]
         .iter()
         .map(|name| cwd.join(name))
-        .find(|p| p.is_file()))
+        .filter(|p| p.is_file())
+        .map(|p| Found::new(p, Origin::Project))
+        .collect())
+}
+
+/// The `.env` of the working directory, if there is one (always a project file).
+pub fn dotenv_candidate(cwd: &Path) -> Option<Found> {
+    Some(cwd.join(".env"))
+        .filter(|p| p.is_file())
+        .map(|p| Found::new(p, Origin::Project))
 }
 
 /// The flag, else the environment variable; either must name an existing file.
@@ -60,15 +98,15 @@ fn explicit(
     var: &str,
     cwd: &Path,
     env: EnvLookup<'_>,
-) -> Result<Option<PathBuf>, ConfigError> {
-    let (path, origin) = match (flag, env(var).filter(|v| !v.is_empty())) {
-        (Some(path), _) => (path.to_path_buf(), flag_name.to_string()),
-        (None, Some(value)) => (PathBuf::from(value), var.to_string()),
+) -> Result<Option<Found>, ConfigError> {
+    let (path, origin, how) = match (flag, env(var).filter(|v| !v.is_empty())) {
+        (Some(path), _) => (path.to_path_buf(), flag_name.to_string(), Origin::Flag),
+        (None, Some(value)) => (PathBuf::from(value), var.to_string(), Origin::Env),
         (None, None) => return Ok(None),
     };
     let path = cwd.join(path);
     if path.exists() {
-        Ok(Some(path))
+        Ok(Some(Found::new(path, how)))
     } else {
         Err(ConfigError::NotFound { path, origin })
     }
@@ -78,6 +116,43 @@ fn explicit(
 mod tests {
     use super::*;
     use crate::config::env::fixed_env as lookup;
+
+    fn find_app_config(
+        flag: Option<&Path>,
+        cwd: &Path,
+        env: EnvLookup<'_>,
+    ) -> Result<Option<PathBuf>, ConfigError> {
+        app_config_candidates(flag, cwd, env).map(|c| c.into_iter().next().map(|f| f.path))
+    }
+
+    fn find_extensions_config(
+        flag: Option<&Path>,
+        cwd: &Path,
+        env: EnvLookup<'_>,
+    ) -> Result<Option<PathBuf>, ConfigError> {
+        extensions_candidates(flag, cwd, env).map(|c| c.into_iter().next().map(|f| f.path))
+    }
+
+    #[test]
+    fn origins_tell_project_files_from_named_and_user_ones() {
+        let root = tempfile::tempdir().unwrap();
+        let xdg = root.path().join("xdg");
+        std::fs::create_dir_all(xdg.join("antler")).unwrap();
+        std::fs::write(xdg.join("antler/config.yaml"), "{}").unwrap();
+        std::fs::write(root.path().join("config.yaml"), "{}").unwrap();
+        std::fs::write(root.path().join(".env"), "A=1").unwrap();
+        let xdg_s = xdg.to_string_lossy().to_string();
+        let env = lookup(&[("XDG_CONFIG_HOME", &xdg_s)]);
+        let found = app_config_candidates(None, root.path(), &env).unwrap();
+        let origins: Vec<_> = found.iter().map(|f| f.origin).collect();
+        assert_eq!(origins, [Origin::Project, Origin::User]);
+        let named = app_config_candidates(Some(Path::new("config.yaml")), root.path(), &env);
+        assert_eq!(named.unwrap()[0].origin, Origin::Flag);
+        assert_eq!(
+            dotenv_candidate(root.path()).unwrap().origin,
+            Origin::Project
+        );
+    }
 
     #[test]
     fn app_config_search_order() {

@@ -58,24 +58,23 @@ pub fn expand_string(value: &str, env: EnvLookup<'_>, missing: &mut Vec<String>)
     changed.then_some(out)
 }
 
-/// Loads `.env` from `dir` into the process environment without overriding variables that
-/// are already set. Must run before any thread is started (it mutates the environment).
-/// Returns the file's path when one was loaded.
-pub fn load_dotenv(dir: &Path) -> Result<Option<std::path::PathBuf>, super::ConfigError> {
-    let path = dir.join(".env");
-    if !path.is_file() {
-        return Ok(None);
-    }
-    match dotenvy::from_path(&path) {
-        Ok(()) => Ok(Some(path)),
+/// Loads the `.env` text `content` (read from `path`) into the process environment without
+/// overriding variables that are already set. Must run before any thread is started (it
+/// mutates the environment).
+pub fn load_dotenv(path: &Path, content: &[u8]) -> Result<(), super::ConfigError> {
+    match dotenvy::from_read(content) {
+        Ok(()) => Ok(()),
         Err(dotenvy::Error::LineParse(line, index)) => Err(super::ConfigError::Invalid {
-            path,
+            path: path.to_path_buf(),
             key: format!("character {}", index + 1),
             message: format!("cannot parse the line {line:?} (expected NAME=value)"),
         }),
-        Err(dotenvy::Error::Io(source)) => Err(super::ConfigError::Read { path, source }),
+        Err(dotenvy::Error::Io(source)) => Err(super::ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
         Err(other) => Err(super::ConfigError::Invalid {
-            path,
+            path: path.to_path_buf(),
             key: String::from("(file)"),
             message: other.to_string(),
         }),
@@ -138,11 +137,11 @@ mod tests {
     }
 
     #[test]
-    fn dotenv_does_not_override_and_reports_bad_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(load_dotenv(dir.path()).unwrap(), None);
-        std::fs::write(dir.path().join(".env"), "this is not an assignment\n").unwrap();
-        let err = load_dotenv(dir.path()).unwrap_err().to_string();
+    fn dotenv_reports_bad_lines() {
+        let path = Path::new("proj/.env");
+        let err = load_dotenv(path, b"this is not an assignment\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(".env"), "{err}");
         assert!(err.contains("expected NAME=value"), "{err}");
     }

@@ -16,16 +16,21 @@ mod signature;
 
 pub use app::{
     AppConfig, ModelConfig, SandboxConfig, SandboxMode, SubagentsConfig, SummarizationConfig,
-    ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode,
+    ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode, WebFetchPolicy,
 };
 pub use app_load::{Loaded, load_app_config, parse_app_config};
-pub use discovery::{ConfigPaths, find_app_config, find_extensions_config};
+pub use discovery::{
+    ConfigPaths, Found, Origin, app_config_candidates, dotenv_candidate, extensions_candidates,
+};
 pub use env::{EnvLookup, expand_env_reference, expand_string, load_dotenv};
 pub use error::ConfigError;
+pub(crate) use error::read_config_file;
 pub use extensions::{
     ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind,
     load_extensions_config, parse_extensions_config,
 };
 pub use signature::FileSignature;
-pub(crate) use locate::{Position, Segment, display_path, locate, locate_json};
+pub(crate) use locate::{Segment, locate};
 pub(crate) use signature::hex;
+#[cfg(test)]
+pub(crate) use env::fixed_env;

@@ -23,6 +23,11 @@ pub struct FileSignature {
 impl FileSignature {
     /// Reads the file's signature; `Ok(None)` if the file does not exist (any more).
     pub fn of(path: &Path) -> std::io::Result<Option<Self>> {
+        Ok(Self::read(path)?.map(|(signature, _)| signature))
+    }
+
+    /// Reads the file once: its signature and the content the signature is of.
+    pub fn read(path: &Path) -> std::io::Result<Option<(Self, Vec<u8>)>> {
         let resolved = match std::fs::canonicalize(path) {
             Ok(p) => p,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -34,12 +39,13 @@ impl FileSignature {
             Err(e) => return Err(e),
         };
         let meta = std::fs::metadata(&resolved)?;
-        Ok(Some(Self {
+        let signature = Self {
             path: resolved,
             modified: meta.modified().ok(),
             size: content.len() as u64,
             sha256: hex(&Sha256::digest(&content)),
-        }))
+        };
+        Ok(Some((signature, content)))
     }
 }
 

@@ -182,7 +182,7 @@ mod tests {
         )
         .unwrap()
         .value;
-        let configured = build_configured_tools(&cfg, Path::new("."), None)
+        let configured = build_configured_tools(&cfg, Path::new("."), &Default::default(), None)
             .unwrap()
             .tools;
         let names: Vec<String> = (0..mcp).map(|i| format!("tool{i}")).collect();

@@ -13,7 +13,7 @@ mod tool;
 
 use std::time::Duration;
 
-pub use cache::McpCache;
+pub use cache::{ExtensionsError, McpCache};
 pub use manager::McpManager;
 pub use server::{McpServer, ServerStatus};
 pub use tool::McpTool;

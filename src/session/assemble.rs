@@ -57,8 +57,12 @@ pub async fn assemble_agent(
     mcp: &McpManager,
     spec: AgentSpec<'_>,
 ) -> Result<Assembled, SetupError> {
-    let builtins = setup.builtins(spec.model, spec.interactive)?;
-    let toolset = setup.toolset(mcp, None, builtins.tools).await?;
+    // The thread's own saved outputs are the only ones its tools may read.
+    std::fs::create_dir_all(&spec.outputs).map_err(SetupError::Workspace)?;
+    let builtins = setup.builtins(spec.model, spec.interactive, Some(&spec.outputs))?;
+    let toolset = setup
+        .toolset(mcp, None, builtins.tools, Some(&spec.outputs))
+        .await?;
     let deferred = Arc::new(setup.deferred(&toolset, spec.model)?);
     let servers: Vec<_> = mcp.servers().iter().map(|s| s.config().clone()).collect();
     let config = &setup.app.value;
@@ -116,16 +120,10 @@ fn summarization(config: &SummarizationConfig, window: u32) -> Option<Summarizat
     })
 }
 
-/// The folder for full tool outputs next to the threads database; it is created and
-/// added to the setup's readable paths so the file tools can read what the budget saved.
-pub fn prepare_outputs(setup: &mut Setup, db: &Path) -> std::io::Result<PathBuf> {
+/// The folder for full tool outputs next to the threads database, created. Each thread
+/// saves into (and its tools read only) its own subfolder.
+pub fn prepare_outputs(db: &Path) -> std::io::Result<PathBuf> {
     let outputs = db.with_file_name("outputs");
     std::fs::create_dir_all(&outputs)?;
-    setup
-        .app
-        .value
-        .sandbox
-        .read_only_paths
-        .push(outputs.clone());
     Ok(outputs)
 }

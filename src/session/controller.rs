@@ -90,7 +90,7 @@ impl Session {
         let provider = provider_for(&setup, options.model.as_deref(), env)?;
         let db = default_path(env)?;
         let store = ThreadStore::open(&db)?;
-        let outputs = prepare_outputs(&mut setup, &db).map_err(SessionError::Outputs)?;
+        let outputs = prepare_outputs(&db).map_err(SessionError::Outputs)?;
         let mcp = setup.mcp(env).await?;
         let mut session = Self {
             setup,
@@ -286,8 +286,12 @@ impl Session {
 
     async fn tools_view(&self) -> Result<ToolsView, SetupError> {
         let model = self.model.as_deref();
-        let builtins = self.setup.builtins(model, true)?;
-        let toolset = self.setup.toolset(&self.mcp, None, builtins.tools).await?;
+        let outputs = self.thread.as_ref().map(|t| self.outputs.join(&t.thread.id));
+        let builtins = self.setup.builtins(model, true, outputs.as_deref())?;
+        let toolset = self
+            .setup
+            .toolset(&self.mcp, None, builtins.tools, outputs.as_deref())
+            .await?;
         let deferred = self.setup.deferred(&toolset, model)?;
         let state = self.thread.as_ref().map(|t| &t.thread.state);
         let hash = deferred.catalog.as_ref().map(|c| c.hash().to_string());

@@ -33,17 +33,9 @@ const TITLE_MAX: usize = 60;
 /// tests and portable setups), else `$XDG_DATA_HOME/antler/threads.db` (an absolute
 /// `XDG_DATA_HOME` only, as the XDG spec asks), else `$HOME/.local/share/antler/threads.db`.
 pub fn default_path(env: EnvLookup<'_>) -> Result<PathBuf, StoreError> {
-    let var = |name: &str| env(name).filter(|value| !value.is_empty());
-    if let Some(dir) = var("ANTLER_DATA_DIR") {
-        return Ok(PathBuf::from(dir).join(DB_FILE));
-    }
-    if let Some(dir) = var("XDG_DATA_HOME").filter(|dir| Path::new(dir).is_absolute()) {
-        return Ok(PathBuf::from(dir).join("antler").join(DB_FILE));
-    }
-    let home = var("HOME").ok_or(StoreError::NoDataDir)?;
-    Ok(PathBuf::from(home)
-        .join(".local/share/antler")
-        .join(DB_FILE))
+    crate::dirs::data_dir(env)
+        .map(|dir| dir.join(DB_FILE))
+        .ok_or(StoreError::NoDataDir)
 }
 
 /// A thread's title from the user's first message: its first non-empty line with

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::sandbox::{self, SharedSandbox};
+use super::sandbox::{self, Protected, SharedSandbox};
 use super::tool::{Tool, ToolSource};
 use crate::config::{AppConfig, ToolConfig};
 
@@ -125,15 +125,16 @@ pub struct ConfiguredTools {
 }
 
 /// Builds the configured tools in `config.yaml` order, keeping only those in `groups` when
-/// it is given.
+/// it is given. The sandbox tools keep out of `protected`.
 pub fn build_configured_tools(
     app: &AppConfig,
     cwd: &Path,
+    protected: &Protected,
     groups: Option<&[String]>,
 ) -> Result<ConfiguredTools, ConfiguredToolError> {
     let mut tools = Vec::new();
     let mut warnings = Vec::new();
-    let shared_sandbox = SharedSandbox::new(&app.sandbox, cwd);
+    let shared_sandbox = SharedSandbox::new(&app.sandbox, cwd, protected);
     // Every entry is validated, also those the group filter leaves out: a broken entry
     // must not hide behind a filter.
     for (index, entry) in app.tools.iter().enumerate() {
@@ -218,7 +219,7 @@ mod tests {
             "tool_groups: [{name: files}]\ntools:\n  - {name: ls, group: files, use: antler.sandbox:ls}\n",
         );
         let ConfiguredTools { tools, warnings } =
-            build_configured_tools(&cfg, Path::new("."), None).unwrap();
+            build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(tools.len(), 1);
         let info = tools[0].info();
@@ -235,7 +236,7 @@ mod tests {
     #[test]
     fn unknown_use_lists_the_known_ids() {
         let cfg = app("tools:\n  - {name: web, use: deerflow.community.tavily:web_search}\n");
-        let err = build_configured_tools(&cfg, Path::new("."), None).unwrap_err();
+        let err = build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap_err();
         let text = err.to_string();
         assert!(
             text.starts_with("tools[0] `web`: unknown `use: deerflow.community.tavily:web_search`")
@@ -250,7 +251,7 @@ mod tests {
     fn name_mismatch_and_undeclared_group_warn() {
         let cfg = app("tools:\n  - {name: list_dir, group: misc, use: antler.sandbox:ls}\n");
         let ConfiguredTools { tools, warnings } =
-            build_configured_tools(&cfg, Path::new("."), None).unwrap();
+            build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap();
         assert_eq!(tools[0].info().name, "ls");
         assert_eq!(warnings.len(), 2);
         assert!(warnings[0].contains("`list_dir` differs from the tool's own name `ls`"));
@@ -274,16 +275,16 @@ mod tests {
         ];
         let only_b = [String::from("b")];
         let ConfiguredTools { tools, .. } =
-            build_configured_tools(&cfg, Path::new("."), Some(&only_b)).unwrap();
+            build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&only_b)).unwrap();
         assert_eq!(tools.len(), 1);
         assert!(
             matches!(&tools[0].info().source, ToolSource::Configured { group: Some(g), .. } if g == "b")
         );
         let ConfiguredTools { tools: all, .. } =
-            build_configured_tools(&cfg, Path::new("."), None).unwrap();
+            build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap();
         assert_eq!(all.len(), 3);
         let nothing = [String::from("nothing")];
-        let built = build_configured_tools(&cfg, Path::new("."), Some(&nothing)).unwrap();
+        let built = build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&nothing)).unwrap();
         assert!(built.tools.is_empty());
         assert_eq!(
             built.warnings,
@@ -294,11 +295,11 @@ mod tests {
     #[test]
     fn bad_settings_are_build_errors() {
         let cfg = app("tools:\n  - {name: ls, use: antler.sandbox:ls, max_results: many}\n");
-        let err = build_configured_tools(&cfg, Path::new("."), None).unwrap_err();
+        let err = build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap_err();
         assert!(err.to_string().contains("max_results"), "{err}");
         let only_a = [String::from("a")];
         let cfg = app("tools:\n  - {name: x, group: b, use: no.such:tool}\n");
-        let err = build_configured_tools(&cfg, Path::new("."), Some(&only_a)).unwrap_err();
+        let err = build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&only_a)).unwrap_err();
         assert!(
             err.to_string().contains("unknown `use: no.such:tool`"),
             "filtered entries are checked too"

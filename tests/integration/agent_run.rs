@@ -531,9 +531,12 @@ fn doctor_checks_everything_and_fails_without_a_model() {
         .iter()
         .map(|c| c["check"].as_str().unwrap())
         .collect();
+    let trust = |name: &str| format!("trust: {}", sandbox.path().join(name).display());
     assert_eq!(
         checks,
         [
+            trust("config.yaml").as_str(),
+            trust("extensions_config.json").as_str(),
             "config.yaml",
             "mcp: fx",
             "tool search",

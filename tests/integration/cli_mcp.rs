@@ -208,7 +208,11 @@ fn invalid_server_entries_are_skipped_with_their_reason_and_exit_2() {
             .contains("unknown type `websocket`"),
         "{ws}"
     );
-    assert!(stderr.contains("mcpServers.ws: skipped"), "{stderr}");
+    assert!(
+        stderr.contains(":4:12: mcpServers.ws.type: unknown type `websocket`")
+            && stderr.contains("(the server is skipped)"),
+        "{stderr}"
+    );
 }
 
 #[test]

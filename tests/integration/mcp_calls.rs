@@ -4,9 +4,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use antler::config::parse_extensions_config;
+use antler::config::{Found, Origin, parse_extensions_config};
 use antler::mcp::{McpCache, McpManager};
 use antler::tools::Tool;
+use antler::trust::{OnUntrusted, ProjectTrust, TrustStore};
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -150,7 +151,11 @@ async fn the_toolset_is_cached_against_the_file_signature() {
     let sb = Sandbox::new();
     let path = write_extensions(&sb, json!({"a": fixture_stdio(&[])}));
     let env = |_: &str| None;
-    let mut cache = McpCache::new(Some(path.clone()));
+    let named = |path: &Path| Found {
+        path: path.to_path_buf(),
+        origin: Origin::Flag,
+    };
+    let mut cache = McpCache::new(Some(named(&path)), ProjectTrust::everything());
     let first = cache.get(&env).await.unwrap();
     let again = cache.get(&env).await.unwrap();
     assert!(Arc::ptr_eq(&first, &again), "unchanged file: same servers");
@@ -178,8 +183,42 @@ async fn the_toolset_is_cached_against_the_file_signature() {
     );
     assert_eq!(deleted.tools().await.len(), 9);
 
-    let mut fresh = McpCache::new(Some(path));
+    let mut fresh = McpCache::new(Some(named(&path)), ProjectTrust::everything());
     assert!(fresh.get(&env).await.unwrap().statuses().await.is_empty());
+}
+
+#[tokio::test]
+async fn a_project_file_changed_while_running_is_used_only_once_trusted() {
+    let sb = Sandbox::new();
+    let path = write_extensions(&sb, json!({"a": fixture_stdio(&[])}));
+    let store = TrustStore::in_dir(&sb.path().join("data"));
+    let trust = Arc::new(ProjectTrust::new(Some(store.clone()), OnUntrusted::Refuse));
+    let project = Found {
+        path: path.clone(),
+        origin: Origin::Project,
+    };
+    let env = |_: &str| None;
+    let mut cache = McpCache::new(Some(project), trust);
+    let Err(err) = cache.get(&env).await else {
+        panic!("an untrusted project file was used");
+    };
+    assert!(err.to_string().contains("has not been told to trust"), "{err}");
+
+    let trusted = antler::trust::ProjectFile::read(antler::trust::ProjectFileKind::Extensions, &path)
+        .unwrap();
+    store.trust(&trusted.canonical, &trusted.sha256).unwrap();
+    let first = cache.get(&env).await.unwrap();
+    assert_eq!(first.statuses().await[0].name, "a");
+
+    // A tool (or anything else) plants a server: it is not started.
+    let marker = sb.path().join("planted-ran");
+    write_extensions(
+        &sb,
+        json!({"planted": {"command": "sh", "args": ["-c", format!("touch {}", marker.display())]}}),
+    );
+    let after = cache.get(&env).await.unwrap();
+    assert!(Arc::ptr_eq(&first, &after), "the last trusted servers stay");
+    assert!(!marker.exists(), "the planted command never ran");
 }
 
 /// Starts the fixture over `transport` (`stdio`, `http`, `sse`) with extra arguments and

@@ -36,7 +36,13 @@ impl Driver {
             _ => None,
         };
         let root = sandbox.path();
-        let setup = Setup::load(&ConfigPaths::default(), root, &env).unwrap();
+        let setup = Setup::load(
+            &ConfigPaths::default(),
+            root,
+            &env,
+            &antler::trust::ProjectTrust::everything(),
+        )
+        .unwrap();
         let options = SessionOptions {
             model: Some(String::from("mock-model")),
             max_turns: 10,

@@ -34,14 +34,22 @@ impl Sandbox {
         self.path().join("antler.log")
     }
 
-    /// `antler` with the working directory and environment pointing into the sandbox.
+    /// `antler` with the working directory and environment pointing into the sandbox. The
+    /// test wrote the project files itself, so they are trusted (`--trust-project`).
     pub fn antler(&self) -> assert_cmd::Command {
         assert_cmd::Command::from_std(self.command())
     }
 
     /// The same as [`Sandbox::antler`] as a plain `Command`, for tests that need the child.
     pub fn command(&self) -> Command {
-        self.command_for(env!("CARGO_BIN_EXE_antler"))
+        let mut cmd = self.command_for(env!("CARGO_BIN_EXE_antler"));
+        cmd.arg("--trust-project");
+        cmd
+    }
+
+    /// `antler` as a user starts it: project files count only once trusted.
+    pub fn antler_untrusted(&self) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.command_for(env!("CARGO_BIN_EXE_antler")))
     }
 
     /// `program` with the sandbox's working directory and environment (e.g. a wrapper that

@@ -22,23 +22,65 @@ impl OutputBudget {
         Self { max_chars, dir }
     }
 
-    /// Saves `text` for `call` and returns where.
+    /// Saves `text` for `call` and returns where: a new file in the thread's folder whose
+    /// name is built only from safe characters of the tool name and the call id (both
+    /// chosen by the model), never overwriting or following an existing file.
     fn save(&self, call: &ToolCall, text: &str) -> std::io::Result<PathBuf> {
+        use std::io::Write;
         std::fs::create_dir_all(&self.dir)?;
-        let safe_id: String = call
-            .id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
+        let stem = format!(
+            "{}-{}",
+            file_name_part(&call.name, "tool"),
+            file_name_part(&call.id, "call")
+        );
+        for attempt in 0..MAX_NAME_ATTEMPTS {
+            let name = match attempt {
+                0 => format!("{stem}.txt"),
+                n => format!("{stem}-{n}.txt"),
+            };
+            let path = self.dir.join(name);
+            // `create_new` fails on any existing entry, a planted symlink included.
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    file.write_all(text.as_bytes())?;
+                    return Ok(path);
                 }
-            })
-            .collect();
-        let path = self.dir.join(format!("{}-{safe_id}.txt", call.name));
-        std::fs::write(&path, text)?;
-        Ok(path)
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::other("every file name for this call is taken"))
+    }
+}
+
+/// How many numbered names a save tries before giving up.
+const MAX_NAME_ATTEMPTS: usize = 100;
+/// The longest part of a saved output's name taken from the model's text.
+const MAX_NAME_PART: usize = 48;
+
+/// `text` as part of a file name: ASCII letters, digits, `-` and `_` kept, everything else
+/// (`/`, `.`, NUL, ...) an `_`, at most [`MAX_NAME_PART`] characters; `fallback` when
+/// nothing is left.
+fn file_name_part(text: &str, fallback: &str) -> String {
+    let part: String = text
+        .chars()
+        .take(MAX_NAME_PART)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if part.chars().all(|c| c == '_') {
+        fallback.to_string()
+    } else {
+        part
     }
 }
 
@@ -108,6 +150,53 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(run(10, dir.path().into(), "0123456789"), "0123456789");
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn hostile_tool_names_never_leave_the_thread_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = dir.path().join("outputs/thread");
+        let victim = dir.path().join("victim");
+        for name in [
+            format!("/./././{}/PWNED", dir.path().display()),
+            String::from("../../victim"),
+            String::from(".."),
+            String::from("a\0b"),
+            "x".repeat(5000),
+        ] {
+            let chain = Chain::new().with(OutputBudget::new(10, outputs.clone()));
+            let call = ToolCall {
+                id: String::from("../../id"),
+                name,
+                arguments: "{}".into(),
+            };
+            let out = chain
+                .end_tool_call(&mut ThreadState::default(), &call, 1, ToolOutput::ok("y".repeat(50)))
+                .content;
+            assert!(out.contains("saved at"), "{out}");
+        }
+        assert!(!victim.exists() && !dir.path().join("PWNED").exists());
+        let saved: Vec<String> = std::fs::read_dir(&outputs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(saved.len(), 5, "{saved:?}");
+        assert!(saved.iter().all(|n| n.len() <= 2 * MAX_NAME_PART + 8), "{saved:?}");
+        assert!(saved.contains(&String::from("tool-______id.txt")), "{saved:?}");
+        assert!(saved.contains(&String::from("______victim-______id.txt")), "{saved:?}");
+    }
+
+    #[test]
+    fn a_planted_symlink_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = dir.path().join("outputs");
+        std::fs::create_dir_all(&outputs).unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, outputs.join("grep-call_1.txt")).unwrap();
+        let out = run(10, outputs.clone(), &"z".repeat(40));
+        assert!(out.contains("grep-call_1-1.txt"), "{out}");
+        assert_eq!(std::fs::read_to_string(victim).unwrap(), "keep");
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod grep;
 mod ls;
 mod read_file;
 mod runtime;
+mod secrets;
 mod str_replace;
 #[cfg(test)]
 mod testing;
@@ -29,5 +30,6 @@ pub use read_file::READ_FILE;
 pub use runtime::{JobError, SandboxError, SandboxRuntime, SharedSandbox};
 pub use str_replace::STR_REPLACE;
 pub use web_fetch::WEB_FETCH;
-pub use workspace::{Workspace, WorkspaceError};
+pub use secrets::{DEFAULT_DENY_READ, SecretFiles};
+pub use workspace::{Hidden, Protected, Workspace, WorkspaceError};
 pub use write_file::WRITE_FILE;

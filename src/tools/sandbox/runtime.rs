@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::Workspace;
+use super::{Protected, Workspace};
 use super::confine::{self, ConfinedWorker, LandlockStatus, Rules};
 use crate::config::{SandboxConfig, SandboxMode};
 
@@ -70,12 +70,17 @@ impl std::fmt::Debug for SandboxRuntime {
 impl SandboxRuntime {
     /// Opens the workspace of `config` (relative to `cwd`) and, with `mode: landlock`,
     /// starts the confined worker; Landlock missing is an error, not a fallback.
-    pub fn new(config: &SandboxConfig, cwd: &Path) -> Result<Arc<Self>, SandboxError> {
-        let workspace =
-            Workspace::from_config(config, cwd).map_err(|source| SandboxError::Workspace {
+    pub fn new(
+        config: &SandboxConfig,
+        cwd: &Path,
+        protected: &Protected,
+    ) -> Result<Arc<Self>, SandboxError> {
+        let workspace = Workspace::from_config(config, cwd)
+            .map_err(|source| SandboxError::Workspace {
                 path: cwd.join(config.workspace.as_deref().unwrap_or(Path::new("."))),
                 source,
-            })?;
+            })?
+            .with_protected(protected);
         let executor = match config.mode {
             SandboxMode::Unconfined => Executor::Blocking,
             SandboxMode::Landlock => {
@@ -88,7 +93,12 @@ impl SandboxRuntime {
                 })?;
                 let rules = Rules {
                     read_write: vec![workspace.root().to_path_buf(), temp_dir.clone()],
-                    read_only: workspace.read_only_roots().to_vec(),
+                    read_only: workspace
+                        .read_only_roots()
+                        .iter()
+                        .chain(workspace.thread_outputs())
+                        .cloned()
+                        .collect(),
                 };
                 match ConfinedWorker::start(rules) {
                     Ok(worker) => Executor::Landlock { worker, temp_dir },
@@ -175,15 +185,17 @@ impl Drop for SandboxRuntime {
 pub struct SharedSandbox<'a> {
     config: &'a SandboxConfig,
     cwd: &'a Path,
+    protected: &'a Protected,
     runtime: OnceCell<Arc<SandboxRuntime>>,
 }
 
 impl<'a> SharedSandbox<'a> {
     /// Nothing is opened until [`SharedSandbox::get`].
-    pub fn new(config: &'a SandboxConfig, cwd: &'a Path) -> Self {
+    pub fn new(config: &'a SandboxConfig, cwd: &'a Path, protected: &'a Protected) -> Self {
         Self {
             config,
             cwd,
+            protected,
             runtime: OnceCell::new(),
         }
     }
@@ -193,7 +205,7 @@ impl<'a> SharedSandbox<'a> {
         if let Some(runtime) = self.runtime.get() {
             return Ok(runtime.clone());
         }
-        let runtime = SandboxRuntime::new(self.config, self.cwd)?;
+        let runtime = SandboxRuntime::new(self.config, self.cwd, self.protected)?;
         Ok(self.runtime.get_or_init(|| runtime).clone())
     }
 }
@@ -214,7 +226,8 @@ mod tests {
     fn one_runtime_per_build_and_clear_setup_errors() {
         let dir = tempfile::tempdir().unwrap();
         let config = SandboxConfig::default();
-        let shared = SharedSandbox::new(&config, dir.path());
+        let protected = Protected::default();
+        let shared = SharedSandbox::new(&config, dir.path(), &protected);
         assert!(Arc::ptr_eq(&shared.get().unwrap(), &shared.get().unwrap()));
         let err = build_error(dir.path(), "ls", "", &["workspace: missing"]);
         assert!(
@@ -241,7 +254,7 @@ mod tests {
     #[tokio::test]
     async fn jobs_run_off_the_runtime_and_panics_are_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let runtime = SandboxRuntime::new(&SandboxConfig::default(), dir.path()).unwrap();
+        let runtime = SandboxRuntime::new(&SandboxConfig::default(), dir.path(), &Protected::default()).unwrap();
         assert_eq!(runtime.mode(), SandboxMode::Unconfined);
         assert_eq!(runtime.temp_dir(), None);
         assert_eq!(runtime.run(|| 1 + 1).await, Ok(2));
@@ -259,7 +272,7 @@ mod tests {
         let ws = outer.path().join("ws");
         std::fs::create_dir(&ws).unwrap();
         std::fs::write(outer.path().join("secret"), "s").unwrap();
-        let runtime = SandboxRuntime::new(&landlock_config(), &ws).unwrap();
+        let runtime = SandboxRuntime::new(&landlock_config(), &ws, &Protected::default()).unwrap();
         assert_eq!(runtime.mode(), SandboxMode::Landlock);
         let temp_dir = runtime.temp_dir().unwrap().to_path_buf();
         let (inside, outside, secret) = (

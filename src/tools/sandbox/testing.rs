@@ -27,7 +27,7 @@ pub(super) fn tool(dir: &Path, name: &str, extra: &str, sandbox: &[&str]) -> Arc
     let cfg = parse_app_config(&yaml(name, extra, sandbox), Path::new("c.yaml"), &|_| None)
         .unwrap()
         .value;
-    build_configured_tools(&cfg, dir, None)
+    build_configured_tools(&cfg, dir, &Default::default(), None)
         .unwrap()
         .tools
         .remove(0)
@@ -38,7 +38,7 @@ pub(super) fn build_error(dir: &Path, name: &str, extra: &str, sandbox: &[&str])
     let cfg = parse_app_config(&yaml(name, extra, sandbox), Path::new("c.yaml"), &|_| None)
         .unwrap()
         .value;
-    build_configured_tools(&cfg, dir, None)
+    build_configured_tools(&cfg, dir, &Default::default(), None)
         .unwrap_err()
         .to_string()
 }

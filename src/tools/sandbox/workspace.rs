@@ -1,7 +1,9 @@
 //! The workspace boundary every file tool resolves its paths through.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::secrets::SecretFiles;
 use crate::config::SandboxConfig;
 
 /// Why a path was refused. The message goes back to the model, so it says what to do.
@@ -26,14 +28,25 @@ pub enum WorkspaceError {
          edit it"
     )]
     StartupFile(String),
+    /// A secret file (`sandbox.deny_read`): keys, credentials, `.env`.
+    #[error(
+        "Error: `{0}` is a secret file (sandbox.deny_read: keys, credentials, .env files); file \
+         tools neither read nor write it. Ask the user for what you need from it"
+    )]
+    Secret(String),
+    /// antler's own data or configuration (threads, other threads' saved outputs, the trust
+    /// store, its config and log folders).
+    #[error("Error: `{0}` belongs to antler itself (its data, config or log folder); tools cannot use it")]
+    Private(String),
     /// Another I/O problem while resolving.
     #[error("Error: cannot access `{0}`: {1}")]
     Io(String, String),
 }
 
-/// Files antler reads at start-up from its working directory (the default workspace):
-/// `.env`, `config.yaml`, `extensions_config.json`, `mcp_config.json`. A prompt-injected
-/// tool call must not be able to plant an MCP server command or an endpoint there.
+/// Files antler reads at start-up from its working directory: `.env`, `config.yaml`,
+/// `extensions_config.json`, `mcp_config.json`. A prompt-injected tool call must not be
+/// able to plant an MCP server command or an endpoint there (in the working directory or
+/// the workspace root; project trust covers every other way of writing them).
 const STARTUP_FILES: &[&str] = &[
     ".env",
     "config.yaml",
@@ -41,11 +54,45 @@ const STARTUP_FILES: &[&str] = &[
     "mcp_config.json",
 ];
 
-/// The root the tools may write in, plus extra read-only roots. All canonical.
+/// antler's own places within reach of the file tools. They come from the session (where
+/// the data folder is, which thread runs), not from config.yaml.
+#[derive(Debug, Clone, Default)]
+pub struct Protected {
+    /// Folders tools may neither read nor write: antler's data folder (threads, saved
+    /// outputs, the trust store), its config folder and its log folder.
+    pub private: Vec<PathBuf>,
+    /// The running thread's saved outputs, which its tools may read (though inside the
+    /// data folder).
+    pub thread_outputs: Option<PathBuf>,
+    /// More folders whose start-up files are never written (the workspace root and the
+    /// working directory always are).
+    pub startup_dirs: Vec<PathBuf>,
+}
+
+/// Why a path is left out of a listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hidden {
+    /// A `sandbox.deny_read` match.
+    Secret,
+    /// antler's own data.
+    Private,
+}
+
+/// The root the tools may write in, plus extra read-only roots, minus secret files and
+/// antler's own places. All paths canonical.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
     read_only: Vec<PathBuf>,
+    secrets: Arc<SecretFiles>,
+    private: Vec<PathBuf>,
+    thread_outputs: Option<PathBuf>,
+    startup_dirs: Vec<PathBuf>,
+}
+
+/// The canonical form of `path`, or `path` itself when it does not exist (yet).
+fn canonical_or_same(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 impl Workspace {
@@ -57,6 +104,11 @@ impl Workspace {
     /// The canonical read-only roots that exist.
     pub fn read_only_roots(&self) -> &[PathBuf] {
         &self.read_only
+    }
+
+    /// The running thread's saved outputs, readable like a read-only root.
+    pub fn thread_outputs(&self) -> Option<&PathBuf> {
+        self.thread_outputs.as_ref()
     }
 
     /// `path` as the model should see it: relative to the root when inside it.
@@ -87,7 +139,58 @@ impl Workspace {
                 }
             })
             .collect();
-        Ok(Self { root, read_only })
+        let secrets = match &sandbox.deny_read {
+            None => SecretFiles::default(),
+            // config.yaml is validated when loaded; a pattern that still fails to compile
+            // falls back to the defaults rather than to nothing.
+            Some(patterns) => SecretFiles::new(patterns).unwrap_or_default(),
+        };
+        let startup_dirs = vec![root.clone(), canonical_or_same(cwd)];
+        Ok(Self {
+            root,
+            read_only,
+            secrets: Arc::new(secrets),
+            private: Vec::new(),
+            thread_outputs: None,
+            startup_dirs,
+        })
+    }
+
+    /// The workspace with antler's own places protected.
+    pub fn with_protected(mut self, protected: &Protected) -> Self {
+        self.private
+            .extend(protected.private.iter().map(|p| canonical_or_same(p)));
+        self.thread_outputs = protected.thread_outputs.as_deref().map(canonical_or_same);
+        self.startup_dirs
+            .extend(protected.startup_dirs.iter().map(|p| canonical_or_same(p)));
+        self
+    }
+
+    /// Why `path` (absolute, symlinks resolved or not followed) is left out of listings.
+    pub fn hidden(&self, path: &Path) -> Option<Hidden> {
+        if self.is_thread_output(path) {
+            return None;
+        }
+        if self.private.iter().any(|p| path.starts_with(p)) {
+            return Some(Hidden::Private);
+        }
+        self.is_secret(path).then_some(Hidden::Secret)
+    }
+
+    fn is_thread_output(&self, path: &Path) -> bool {
+        self.thread_outputs
+            .as_ref()
+            .is_some_and(|out| path.starts_with(out))
+    }
+
+    /// Whether `path` (absolute) is a secret file, judged below the root that holds it.
+    fn is_secret(&self, path: &Path) -> bool {
+        let relative = std::iter::once(&self.root)
+            .chain(&self.read_only)
+            .filter_map(|root| path.strip_prefix(root).ok())
+            .min_by_key(|rel| rel.components().count())
+            .unwrap_or(path);
+        self.secrets.matches(relative)
     }
 
     /// Resolves `path` (relative to the root, or absolute) for reading: it must exist and,
@@ -98,14 +201,24 @@ impl Workspace {
             std::io::ErrorKind::NotFound => WorkspaceError::NotFound(path.to_string()),
             _ => WorkspaceError::Io(path.to_string(), e.to_string()),
         })?;
+        if self.is_thread_output(&resolved) {
+            return Ok(resolved);
+        }
+        if self.private.iter().any(|p| resolved.starts_with(p)) {
+            return Err(WorkspaceError::Private(path.to_string()));
+        }
         let inside = std::iter::once(&self.root)
             .chain(&self.read_only)
             .any(|root| resolved.starts_with(root));
-        if inside {
-            Ok(resolved)
-        } else {
-            Err(self.outside(path))
+        if !inside {
+            return Err(self.outside(path));
         }
+        // Both the name written and the file reached: a link named `notes` to `.env`, or
+        // one named `.env` to anything.
+        if self.is_secret(&resolved) || self.secrets.names_match(Path::new(path)) {
+            return Err(WorkspaceError::Secret(path.to_string()));
+        }
+        Ok(resolved)
     }
 
     /// Resolves `path` for writing: the target may not exist yet, so the nearest existing
@@ -147,13 +260,21 @@ impl Workspace {
             return Err(self.read_only_error(path));
         }
         let target = missing.iter().rev().fold(resolved, |acc, c| acc.join(c));
-        let is_startup_file = target.parent() == Some(self.root.as_path())
+        if self.is_thread_output(&target) || self.private.iter().any(|p| target.starts_with(p)) {
+            return Err(WorkspaceError::Private(path.to_string()));
+        }
+        let is_startup_file = target
+            .parent()
+            .is_some_and(|dir| self.startup_dirs.iter().any(|d| d == dir))
             && target
                 .file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| STARTUP_FILES.contains(&n));
         if is_startup_file {
             return Err(WorkspaceError::StartupFile(path.to_string()));
+        }
+        if self.is_secret(&target) || self.secrets.names_match(Path::new(path)) {
+            return Err(WorkspaceError::Secret(path.to_string()));
         }
         Ok(target)
     }

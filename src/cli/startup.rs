@@ -1,0 +1,171 @@
+//! Before any thread starts: which project files may be used (asking in the chat), and the
+//! project's `.env`, which may be loaded only now (it changes the environment) and only
+//! when trusted.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Cli, Exit, Invocation};
+use crate::config::load_dotenv;
+use crate::trust::summary::describe;
+use crate::trust::{
+    OnUntrusted, ProjectFile, ProjectFileKind, ProjectTrust, TrustStore, UntrustedError,
+    project_files,
+};
+
+/// What start-up decided, for the run.
+#[derive(Debug)]
+pub struct Startup {
+    /// Which project files may be used.
+    pub trust: Arc<ProjectTrust>,
+    /// Things to tell the user once logging is set up.
+    pub notices: Vec<String>,
+}
+
+/// Decides project trust for `cli` and loads a trusted `.env`. Must run before any thread
+/// exists. `Err` is the exit status of a run that must not go on (the reason is printed).
+pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
+    let cwd = std::env::current_dir().map_err(|err| {
+        eprintln!("error: cannot read the working directory: {err}");
+        Exit::Config
+    })?;
+    let env = |name: &str| std::env::var(name).ok();
+    let invocation = cli.invocation();
+    let on_untrusted = match invocation {
+        Invocation::Chat | Invocation::Prompt | Invocation::Inspect => OnUntrusted::Refuse,
+        Invocation::Doctor | Invocation::Threads | Invocation::Trust => OnUntrusted::Skip,
+    };
+    let store = crate::dirs::data_dir(&env).map(|dir| TrustStore::in_dir(&dir));
+    let mut trust = ProjectTrust::new(store, on_untrusted);
+    let mut notices = Vec::new();
+    if invocation == Invocation::Trust {
+        return Ok(Startup {
+            trust: Arc::new(trust),
+            notices,
+        });
+    }
+    let files = project_files(&cli.config_paths(), &cwd, &env).map_err(|err| {
+        eprintln!("error: {err}");
+        Exit::Config
+    })?;
+    let untrusted: Vec<&ProjectFile> = files
+        .iter()
+        .filter(|f| !trust.state(f).is_trusted())
+        .collect();
+    if !untrusted.is_empty() {
+        if cli.trust_project {
+            for file in &untrusted {
+                trust.approve(file);
+            }
+        } else {
+            match invocation {
+                Invocation::Chat => match ask(&untrusted, &trust, &cwd) {
+                    Answer::Yes => {
+                        for file in &untrusted {
+                            remember(&mut trust, file, &mut notices);
+                        }
+                    }
+                    Answer::No => trust.set_on_untrusted(OnUntrusted::Skip),
+                    Answer::Quit => return Err(Exit::Success),
+                },
+                Invocation::Prompt | Invocation::Inspect => {
+                    for file in &untrusted {
+                        eprintln!("error: {}", refusal(file, &trust));
+                        for line in describe(file) {
+                            eprintln!("  {line}");
+                        }
+                    }
+                    return Err(Exit::Config);
+                }
+                Invocation::Doctor | Invocation::Threads | Invocation::Trust => {}
+            }
+        }
+    }
+    if let Some(dotenv) = files.iter().find(|f| f.kind == ProjectFileKind::DotEnv) {
+        if trust.state(dotenv).is_trusted() {
+            load_dotenv(&dotenv.path, &dotenv.content).map_err(|err| {
+                eprintln!("error: {err}");
+                Exit::Config
+            })?;
+        } else {
+            notices.push(format!(
+                "{} is not loaded: antler has not been told to trust it ({}); `antler trust` \
+                 shows it and trusts it",
+                dotenv.path.display(),
+                trust.state(dotenv).describe()
+            ));
+        }
+    }
+    Ok(Startup {
+        trust: Arc::new(trust),
+        notices,
+    })
+}
+
+fn refusal(file: &ProjectFile, trust: &ProjectTrust) -> UntrustedError {
+    UntrustedError {
+        file: file.path.clone(),
+        kind: file.kind,
+        state: trust.state(file).describe(),
+    }
+}
+
+/// Stores trust in `file`'s content; if it cannot be stored, it holds for this run.
+fn remember(trust: &mut ProjectTrust, file: &ProjectFile, notices: &mut Vec<String>) {
+    trust.approve(file);
+    match trust.store() {
+        Some(store) => {
+            if let Err(err) = store.trust(&file.canonical, &file.sha256) {
+                notices.push(format!("trust is kept for this run only: {err}"));
+            }
+        }
+        None => notices.push(String::from(
+            "trust is kept for this run only: there is no data folder (HOME is not set)",
+        )),
+    }
+}
+
+/// The chat's answer to the trust question.
+enum Answer {
+    Yes,
+    No,
+    Quit,
+}
+
+/// Asks on the terminal, before the chat takes the screen, showing what the files would
+/// run. Anything but yes or quit means no: the chat starts without them.
+fn ask(untrusted: &[&ProjectFile], trust: &ProjectTrust, cwd: &Path) -> Answer {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "antler: {} has project files that antler has not been told to trust:\n",
+        cwd.display()
+    );
+    for file in untrusted {
+        let _ = writeln!(
+            err,
+            "  {} ({}; it {}):",
+            file.path.display(),
+            trust.state(file).describe(),
+            file.kind.power()
+        );
+        for line in describe(file) {
+            let _ = writeln!(err, "      {line}");
+        }
+    }
+    let _ = write!(
+        err,
+        "\nTrust them? [y] yes, remember this content  [n] no, start without them  [q] quit: "
+    );
+    let _ = err.flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return Answer::No;
+    }
+    match line.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Answer::Yes,
+        "q" | "quit" => Answer::Quit,
+        _ => Answer::No,
+    }
+}

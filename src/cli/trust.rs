@@ -1,0 +1,143 @@
+//! `antler trust`: shows this directory's project files, what they would run and their
+//! text, then records trust in that exact content (`--list` and `--revoke` manage it).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use super::{Exit, TrustArgs};
+use crate::config::{ConfigPaths, EnvLookup};
+use crate::trust::summary::{describe, printable};
+use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, TrustStore, project_files};
+
+/// Runs `antler trust`.
+pub fn run(
+    args: &TrustArgs,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+    trust: &ProjectTrust,
+) -> Exit {
+    let Some(store) = trust.store() else {
+        eprintln!("error: there is no data folder to keep trust in (set HOME or ANTLER_DATA_DIR)");
+        return Exit::Config;
+    };
+    if args.list {
+        return list(store);
+    }
+    let files = match project_files(paths, cwd, env) {
+        Ok(files) => files,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Exit::Config;
+        }
+    };
+    if files.is_empty() {
+        println!(
+            "{} has no project files (config.yaml, extensions_config.json, mcp_config.json, \
+             .env): nothing to trust",
+            cwd.display()
+        );
+        return Exit::Success;
+    }
+    if args.revoke {
+        return revoke(store, &files);
+    }
+    let mut out = std::io::stdout().lock();
+    for file in &files {
+        let _ = show(&mut out, file, trust);
+    }
+    let untrusted: Vec<&ProjectFile> = files
+        .iter()
+        .filter(|f| !trust.state(f).is_trusted())
+        .collect();
+    if untrusted.is_empty() {
+        let _ = writeln!(out, "All of them are trusted as they are.");
+        return Exit::Success;
+    }
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            eprintln!("error: not trusted; run `antler trust --yes` to trust this content");
+            return Exit::Config;
+        }
+        let _ = write!(out, "Trust the content shown of {} file(s)? [y/N] ", untrusted.len());
+        let _ = out.flush();
+        let mut answer = String::new();
+        let yes = std::io::stdin().lock().read_line(&mut answer).is_ok()
+            && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes");
+        if !yes {
+            let _ = writeln!(out, "Nothing trusted.");
+            return Exit::Success;
+        }
+    }
+    for file in untrusted {
+        if let Err(err) = store.trust(&file.canonical, &file.sha256) {
+            eprintln!("error: {err}");
+            return Exit::Failure;
+        }
+        let _ = writeln!(out, "Trusted {}.", file.path.display());
+    }
+    Exit::Success
+}
+
+/// One file: where, its state, what it would do and its text (a `.env` by names only).
+fn show(out: &mut impl Write, file: &ProjectFile, trust: &ProjectTrust) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} — {}; it {}",
+        file.path.display(),
+        trust.state(file).describe(),
+        file.kind.power()
+    )?;
+    for line in describe(file) {
+        writeln!(out, "  {line}")?;
+    }
+    if file.kind != ProjectFileKind::DotEnv {
+        writeln!(out)?;
+        for (i, line) in file.text().lines().enumerate() {
+            writeln!(out, "  {:>4} │ {}", i + 1, printable(line))?;
+        }
+    }
+    writeln!(out)
+}
+
+fn list(store: &TrustStore) -> Exit {
+    match store.list() {
+        Ok(files) if files.is_empty() => {
+            println!("No file is trusted ({}).", store.path().display());
+            Exit::Success
+        }
+        Ok(files) => {
+            for (path, entry) in files {
+                let now = match ProjectFile::read(ProjectFileKind::AppConfig, &path) {
+                    Ok(file) if file.sha256 == entry.sha256 => "unchanged",
+                    Ok(_) => "changed since (not trusted)",
+                    Err(_) => "missing",
+                };
+                println!(
+                    "{}  trusted {}  {now}",
+                    path.display(),
+                    crate::clock::utc_date(entry.trusted_at)
+                );
+            }
+            Exit::Success
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            Exit::Failure
+        }
+    }
+}
+
+fn revoke(store: &TrustStore, files: &[ProjectFile]) -> Exit {
+    for file in files {
+        match store.revoke(&file.canonical) {
+            Ok(true) => println!("No longer trusted: {}", file.path.display()),
+            Ok(false) => println!("Was not trusted: {}", file.path.display()),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Exit::Failure;
+            }
+        }
+    }
+    Exit::Success
+}

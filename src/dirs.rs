@@ -1,0 +1,63 @@
+//! antler's own folders, from the environment (the XDG base directories).
+
+use std::path::{Path, PathBuf};
+
+use crate::config::EnvLookup;
+
+fn var(env: EnvLookup<'_>, name: &str) -> Option<String> {
+    env(name).filter(|value| !value.is_empty())
+}
+
+/// Threads, saved tool outputs and the trust store: `$ANTLER_DATA_DIR`, else
+/// `$XDG_DATA_HOME/antler` (when absolute), else `~/.local/share/antler`.
+pub fn data_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
+    if let Some(dir) = var(env, "ANTLER_DATA_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = var(env, "XDG_DATA_HOME").filter(|dir| Path::new(dir).is_absolute()) {
+        return Some(PathBuf::from(dir).join("antler"));
+    }
+    var(env, "HOME").map(|home| PathBuf::from(home).join(".local/share/antler"))
+}
+
+/// The user's own configuration: `$XDG_CONFIG_HOME/antler`, else `~/.config/antler`.
+pub fn config_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
+    var(env, "XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var(env, "HOME").map(|home| PathBuf::from(home).join(".config")))
+        .map(|dir| dir.join("antler"))
+}
+
+/// The log: `$XDG_STATE_HOME/antler`, else `~/.local/state/antler`.
+pub fn state_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
+    var(env, "XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var(env, "HOME").map(|home| PathBuf::from(home).join(".local/state")))
+        .map(|dir| dir.join("antler"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::fixed_env;
+
+    #[test]
+    fn folders_follow_the_environment() {
+        let env = fixed_env(&[("HOME", "/h")]);
+        assert_eq!(data_dir(&env), Some(PathBuf::from("/h/.local/share/antler")));
+        assert_eq!(config_dir(&env), Some(PathBuf::from("/h/.config/antler")));
+        assert_eq!(state_dir(&env), Some(PathBuf::from("/h/.local/state/antler")));
+        let env = fixed_env(&[
+            ("HOME", "/h"),
+            ("XDG_DATA_HOME", "relative"),
+            ("XDG_CONFIG_HOME", "/c"),
+            ("XDG_STATE_HOME", "/s"),
+        ]);
+        assert_eq!(data_dir(&env), Some(PathBuf::from("/h/.local/share/antler")));
+        assert_eq!(config_dir(&env), Some(PathBuf::from("/c/antler")));
+        assert_eq!(state_dir(&env), Some(PathBuf::from("/s/antler")));
+        let env = fixed_env(&[("ANTLER_DATA_DIR", "/d"), ("XDG_DATA_HOME", "/x")]);
+        assert_eq!(data_dir(&env), Some(PathBuf::from("/d")));
+        assert_eq!(data_dir(&fixed_env(&[])), None);
+    }
+}

@@ -1,0 +1,197 @@
+//! The trust store: which exact contents of which project files the user has trusted, in
+//! `trust.json` in antler's data folder, keyed by canonical path, holding the SHA-256 of the
+//! trusted content.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The store's file name inside the data folder.
+const FILE: &str = "trust.json";
+/// The format version written.
+const VERSION: u32 = 1;
+
+/// Why the trust store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustStoreError {
+    /// Reading or writing the file failed.
+    #[error("{path}: {source}", path = path.display())]
+    Io {
+        /// The store file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a trust store antler can read; nothing in it is trusted.
+    #[error("{path}: not a trust store antler can read ({message}); nothing in it is trusted", path = path.display())]
+    Invalid {
+        /// The store file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One trusted file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustedFile {
+    /// SHA-256 (hex) of the content that was trusted.
+    pub sha256: String,
+    /// When, in seconds since the Unix epoch.
+    pub trusted_at: i64,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Contents {
+    version: u32,
+    #[serde(default)]
+    files: BTreeMap<PathBuf, TrustedFile>,
+}
+
+/// The trust store at a fixed path. Every operation reads the file again, so that trust
+/// given in another terminal (`antler trust`) counts at once.
+#[derive(Debug, Clone)]
+pub struct TrustStore {
+    path: PathBuf,
+}
+
+impl TrustStore {
+    /// The store in `data_dir`.
+    pub fn in_dir(data_dir: &Path) -> Self {
+        Self {
+            path: data_dir.join(FILE),
+        }
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(&self) -> Result<Contents, TrustStoreError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contents::default()),
+            Err(source) => {
+                return Err(TrustStoreError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        let contents: Contents =
+            serde_json::from_str(&text).map_err(|e| TrustStoreError::Invalid {
+                path: self.path.clone(),
+                message: e.to_string(),
+            })?;
+        if contents.version != VERSION {
+            return Err(TrustStoreError::Invalid {
+                path: self.path.clone(),
+                message: format!("version {} (expected {VERSION})", contents.version),
+            });
+        }
+        Ok(contents)
+    }
+
+    /// The trusted entry for `canonical`, if any (whatever its hash).
+    pub fn entry(&self, canonical: &Path) -> Result<Option<TrustedFile>, TrustStoreError> {
+        Ok(self.read()?.files.remove(canonical))
+    }
+
+    /// Every trusted file, by path.
+    pub fn list(&self) -> Result<BTreeMap<PathBuf, TrustedFile>, TrustStoreError> {
+        Ok(self.read()?.files)
+    }
+
+    /// Records `sha256` as the trusted content of `canonical` (replacing what was trusted
+    /// before).
+    pub fn trust(&self, canonical: &Path, sha256: &str) -> Result<(), TrustStoreError> {
+        let mut contents = self.read().unwrap_or_default();
+        contents.version = VERSION;
+        contents.files.insert(
+            canonical.to_path_buf(),
+            TrustedFile {
+                sha256: sha256.to_string(),
+                trusted_at: crate::clock::now_unix(),
+            },
+        );
+        self.write(&contents)
+    }
+
+    /// Forgets `canonical`; `Ok(false)` when it was not trusted.
+    pub fn revoke(&self, canonical: &Path) -> Result<bool, TrustStoreError> {
+        let mut contents = self.read()?;
+        let removed = contents.files.remove(canonical).is_some();
+        if removed {
+            self.write(&contents)?;
+        }
+        Ok(removed)
+    }
+
+    /// Writes the whole store to a temporary file beside it (owner-only), then renames it
+    /// over the old one, so that a crash never leaves half a store.
+    fn write(&self, contents: &Contents) -> Result<(), TrustStoreError> {
+        let io = |source| TrustStoreError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let text = serde_json::to_string_pretty(contents)
+            .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+        let temp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
+        let written = (|| {
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&temp)?;
+            file.write_all(text.as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&temp, &self.path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written.map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_replace_list_and_revoke() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_dir(&dir.path().join("data"));
+        let file = Path::new("/p/extensions_config.json");
+        assert_eq!(store.entry(file).unwrap(), None);
+        store.trust(file, "aa").unwrap();
+        assert_eq!(store.entry(file).unwrap().unwrap().sha256, "aa");
+        store.trust(file, "bb").unwrap();
+        assert_eq!(store.list().unwrap().len(), 1);
+        assert_eq!(store.entry(file).unwrap().unwrap().sha256, "bb");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(store.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(store.revoke(file).unwrap());
+        assert!(!store.revoke(file).unwrap());
+        assert_eq!(store.entry(file).unwrap(), None);
+    }
+
+    #[test]
+    fn a_broken_store_trusts_nothing_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_dir(dir.path());
+        std::fs::write(store.path(), "{not json").unwrap();
+        let err = store.entry(Path::new("/x")).unwrap_err().to_string();
+        assert!(err.contains("trust.json") && err.contains("nothing in it is trusted"), "{err}");
+        std::fs::write(store.path(), r#"{"version": 9, "files": {}}"#).unwrap();
+        assert!(store.list().unwrap_err().to_string().contains("version 9"));
+    }
+}
