@@ -405,7 +405,13 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
         config: Some(config),
         extensions: None,
     };
-    let setup = Setup::load(&paths, dir, &|_| None, &antler::trust::ProjectTrust::everything()).unwrap();
+    let setup = Setup::load(
+        &paths,
+        dir,
+        &|_| None,
+        &antler::trust::ProjectTrust::everything(),
+    )
+    .unwrap();
     let builtins = setup.builtins(Some(MODEL), false, None).unwrap();
     let (toolset, warnings) = assemble_toolset(
         Vec::new(),

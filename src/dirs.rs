@@ -44,16 +44,25 @@ mod tests {
     #[test]
     fn folders_follow_the_environment() {
         let env = fixed_env(&[("HOME", "/h")]);
-        assert_eq!(data_dir(&env), Some(PathBuf::from("/h/.local/share/antler")));
+        assert_eq!(
+            data_dir(&env),
+            Some(PathBuf::from("/h/.local/share/antler"))
+        );
         assert_eq!(config_dir(&env), Some(PathBuf::from("/h/.config/antler")));
-        assert_eq!(state_dir(&env), Some(PathBuf::from("/h/.local/state/antler")));
+        assert_eq!(
+            state_dir(&env),
+            Some(PathBuf::from("/h/.local/state/antler"))
+        );
         let env = fixed_env(&[
             ("HOME", "/h"),
             ("XDG_DATA_HOME", "relative"),
             ("XDG_CONFIG_HOME", "/c"),
             ("XDG_STATE_HOME", "/s"),
         ]);
-        assert_eq!(data_dir(&env), Some(PathBuf::from("/h/.local/share/antler")));
+        assert_eq!(
+            data_dir(&env),
+            Some(PathBuf::from("/h/.local/share/antler"))
+        );
         assert_eq!(config_dir(&env), Some(PathBuf::from("/c/antler")));
         assert_eq!(state_dir(&env), Some(PathBuf::from("/s/antler")));
         let env = fixed_env(&[("ANTLER_DATA_DIR", "/d"), ("XDG_DATA_HOME", "/x")]);

@@ -255,8 +255,7 @@ fn load_app(
     trust: &ProjectTrust,
 ) -> Result<Loaded<AppConfig>, SetupError> {
     let candidates = app_config_candidates(paths.config.as_deref(), cwd, env)?;
-    let Some((found, file)) = first_admitted(candidates, ProjectFileKind::AppConfig, trust)?
-    else {
+    let Some((found, file)) = first_admitted(candidates, ProjectFileKind::AppConfig, trust)? else {
         return Ok(Loaded::default());
     };
     let text = match file {
@@ -273,7 +272,8 @@ fn load_app(
             Segment::Index(unknown.index),
             Segment::Key(unknown.key.clone()),
         ];
-        let at = locate(&text, &key).map_or_else(String::new, |p| format!(":{}:{}", p.line, p.column));
+        let at =
+            locate(&text, &key).map_or_else(String::new, |p| format!(":{}:{}", p.line, p.column));
         tracing::warn!(
             "{}{at}: tools[{}].{}: `{}` has no such setting; it is ignored (its settings: {})",
             found.path.display(),

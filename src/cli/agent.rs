@@ -74,8 +74,7 @@ async fn run(
     // down (a Ctrl-C during start-up ends the run as interrupted before its first call).
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
-    let mut setup =
-        Setup::load(paths, cwd, env, trust).map_err(|e| Stop::usage(e.to_string()))?;
+    let mut setup = Setup::load(paths, cwd, env, trust).map_err(|e| Stop::usage(e.to_string()))?;
     let provider = provider(args, &setup, model, cwd, env)?;
     let db = default_path(env).map_err(|e| Stop::failure(e.to_string()))?;
     let store = ThreadStore::open(&db).map_err(|e| Stop::failure(e.to_string()))?;

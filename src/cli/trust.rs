@@ -59,7 +59,11 @@ pub fn run(
             eprintln!("error: not trusted; run `antler trust --yes` to trust this content");
             return Exit::Config;
         }
-        let _ = write!(out, "Trust the content shown of {} file(s)? [y/N] ", untrusted.len());
+        let _ = write!(
+            out,
+            "Trust the content shown of {} file(s)? [y/N] ",
+            untrusted.len()
+        );
         let _ = out.flush();
         let mut answer = String::new();
         let yes = std::io::stdin().lock().read_line(&mut answer).is_ok()

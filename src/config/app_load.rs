@@ -187,22 +187,43 @@ fn extra_keys(config: &AppConfig) -> Vec<Vec<Segment>> {
     use super::app::deerflow_keys as deerflow;
     let key = |k: &str| Segment::Key(k.to_string());
     let mut found = Vec::new();
-    let mut check = |at: Vec<Segment>, extra: &serde_json::Map<String, serde_json::Value>, quiet: &[&str]| {
-        for name in extra.keys().filter(|k| !quiet.contains(&k.as_str())) {
-            let mut path = at.clone();
-            path.push(key(name));
-            found.push(path);
-        }
-    };
+    let mut check =
+        |at: Vec<Segment>, extra: &serde_json::Map<String, serde_json::Value>, quiet: &[&str]| {
+            for name in extra.keys().filter(|k| !quiet.contains(&k.as_str())) {
+                let mut path = at.clone();
+                path.push(key(name));
+                found.push(path);
+            }
+        };
     for (i, model) in config.models.iter().enumerate() {
-        check(vec![key("models"), Segment::Index(i)], &model.extra, deerflow::MODEL);
+        check(
+            vec![key("models"), Segment::Index(i)],
+            &model.extra,
+            deerflow::MODEL,
+        );
     }
     for (i, group) in config.tool_groups.iter().enumerate() {
-        check(vec![key("tool_groups"), Segment::Index(i)], &group.extra, deerflow::TOOL_GROUP);
+        check(
+            vec![key("tool_groups"), Segment::Index(i)],
+            &group.extra,
+            deerflow::TOOL_GROUP,
+        );
     }
-    check(vec![key("sandbox")], &config.sandbox.extra, deerflow::SANDBOX);
-    check(vec![key("subagents")], &config.subagents.extra, deerflow::SUBAGENTS);
-    check(vec![key("summarization")], &config.summarization.extra, deerflow::SUMMARIZATION);
+    check(
+        vec![key("sandbox")],
+        &config.sandbox.extra,
+        deerflow::SANDBOX,
+    );
+    check(
+        vec![key("subagents")],
+        &config.subagents.extra,
+        deerflow::SUBAGENTS,
+    );
+    check(
+        vec![key("summarization")],
+        &config.summarization.extra,
+        deerflow::SUMMARIZATION,
+    );
     found
 }
 

@@ -57,8 +57,11 @@ pub fn app_config_candidates(
     let local = cwd.join("config.yaml");
     let user = crate::dirs::config_dir(env).map(|dir| dir.join("config.yaml"));
     Ok([
-        Some(local).filter(|p| p.is_file()).map(|p| Found::new(p, Origin::Project)),
-        user.filter(|p| p.is_file()).map(|p| Found::new(p, Origin::User)),
+        Some(local)
+            .filter(|p| p.is_file())
+            .map(|p| Found::new(p, Origin::Project)),
+        user.filter(|p| p.is_file())
+            .map(|p| Found::new(p, Origin::User)),
     ]
     .into_iter()
     .flatten()

@@ -236,7 +236,10 @@ pub fn parse_extensions_config(
     for (name, mut raw) in servers {
         let key = format!("mcpServers.{name}");
         let at_server = |field: &[Segment]| {
-            let mut full = vec![Segment::Key("mcpServers".into()), Segment::Key(name.clone())];
+            let mut full = vec![
+                Segment::Key("mcpServers".into()),
+                Segment::Key(name.clone()),
+            ];
             full.extend_from_slice(field);
             (position_suffix(text, &full), display_path(&full))
         };
@@ -345,11 +348,11 @@ fn server_from_raw(
         field: error_field(err.path()),
         reason: err.into_inner().to_string(),
     })?;
-    unknown.extend(
-        ignored
-            .into_iter()
-            .map(|key| key.split('.').map(|k| Segment::Key(k.to_string())).collect()),
-    );
+    unknown.extend(ignored.into_iter().map(|key| {
+        key.split('.')
+            .map(|k| Segment::Key(k.to_string()))
+            .collect()
+    }));
     let type_name = raw
         .type_
         .or(raw.transport)
@@ -370,7 +373,9 @@ fn server_from_raw(
             } else {
                 ""
             };
-            return Err(Skip::entry(format!("a stdio server needs a `command`{hint}")));
+            return Err(Skip::entry(format!(
+                "a stdio server needs a `command`{hint}"
+            )));
         }
         TransportKind::Sse | TransportKind::Http => {
             let Some(url) = &url else {
@@ -632,7 +637,9 @@ mod tests {
             reason("b")
         );
         assert!(
-            reason("c").starts_with("ext.json:6:50: mcpServers.c.env.N: invalid type: integer `5`, expected a string"),
+            reason("c").starts_with(
+                "ext.json:6:50: mcpServers.c.env.N: invalid type: integer `5`, expected a string"
+            ),
             "{}",
             reason("c")
         );

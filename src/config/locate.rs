@@ -237,7 +237,10 @@ mod tests {
             Some((3, 5))
         );
         assert_eq!(
-            at(text, &[key("models"), Segment::Index(1), key("max_retires")]),
+            at(
+                text,
+                &[key("models"), Segment::Index(1), key("max_retires")]
+            ),
             Some((4, 15))
         );
         assert_eq!(at(text, &[key("sandbox"), key("mode")]), Some((6, 3)));

@@ -16,12 +16,15 @@ mod signature;
 
 pub use app::{
     AppConfig, ModelConfig, SandboxConfig, SandboxMode, SubagentsConfig, SummarizationConfig,
-    ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode, WebFetchPolicy,
+    ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode,
+    WebFetchPolicy,
 };
 pub use app_load::{Loaded, load_app_config, parse_app_config};
 pub use discovery::{
     ConfigPaths, Found, Origin, app_config_candidates, dotenv_candidate, extensions_candidates,
 };
+#[cfg(test)]
+pub(crate) use env::fixed_env;
 pub use env::{EnvLookup, expand_env_reference, expand_string, load_dotenv};
 pub use error::ConfigError;
 pub(crate) use error::read_config_file;
@@ -29,8 +32,6 @@ pub use extensions::{
     ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind,
     load_extensions_config, parse_extensions_config,
 };
-pub use signature::FileSignature;
 pub(crate) use locate::{Segment, locate};
+pub use signature::FileSignature;
 pub(crate) use signature::hex;
-#[cfg(test)]
-pub(crate) use env::fixed_env;

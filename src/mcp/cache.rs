@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use super::McpManager;
-use crate::config::{ConfigError, EnvLookup, FileSignature, Found, Origin, parse_extensions_config};
+use crate::config::{
+    ConfigError, EnvLookup, FileSignature, Found, Origin, parse_extensions_config,
+};
 use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, UntrustedError};
 
 /// How long old servers get to exit after the file changed.

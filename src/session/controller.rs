@@ -286,7 +286,10 @@ impl Session {
 
     async fn tools_view(&self) -> Result<ToolsView, SetupError> {
         let model = self.model.as_deref();
-        let outputs = self.thread.as_ref().map(|t| self.outputs.join(&t.thread.id));
+        let outputs = self
+            .thread
+            .as_ref()
+            .map(|t| self.outputs.join(&t.thread.id));
         let builtins = self.setup.builtins(model, true, outputs.as_deref())?;
         let toolset = self
             .setup

@@ -236,7 +236,8 @@ mod tests {
     #[test]
     fn unknown_use_lists_the_known_ids() {
         let cfg = app("tools:\n  - {name: web, use: deerflow.community.tavily:web_search}\n");
-        let err = build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap_err();
+        let err =
+            build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap_err();
         let text = err.to_string();
         assert!(
             text.starts_with("tools[0] `web`: unknown `use: deerflow.community.tavily:web_search`")
@@ -275,7 +276,8 @@ mod tests {
         ];
         let only_b = [String::from("b")];
         let ConfiguredTools { tools, .. } =
-            build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&only_b)).unwrap();
+            build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&only_b))
+                .unwrap();
         assert_eq!(tools.len(), 1);
         assert!(
             matches!(&tools[0].info().source, ToolSource::Configured { group: Some(g), .. } if g == "b")
@@ -284,7 +286,9 @@ mod tests {
             build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap();
         assert_eq!(all.len(), 3);
         let nothing = [String::from("nothing")];
-        let built = build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&nothing)).unwrap();
+        let built =
+            build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&nothing))
+                .unwrap();
         assert!(built.tools.is_empty());
         assert_eq!(
             built.warnings,
@@ -295,11 +299,13 @@ mod tests {
     #[test]
     fn bad_settings_are_build_errors() {
         let cfg = app("tools:\n  - {name: ls, use: antler.sandbox:ls, max_results: many}\n");
-        let err = build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap_err();
+        let err =
+            build_configured_tools(&cfg, Path::new("."), &Default::default(), None).unwrap_err();
         assert!(err.to_string().contains("max_results"), "{err}");
         let only_a = [String::from("a")];
         let cfg = app("tools:\n  - {name: x, group: b, use: no.such:tool}\n");
-        let err = build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&only_a)).unwrap_err();
+        let err = build_configured_tools(&cfg, Path::new("."), &Default::default(), Some(&only_a))
+            .unwrap_err();
         assert!(
             err.to_string().contains("unknown `use: no.such:tool`"),
             "filtered entries are checked too"

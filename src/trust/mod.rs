@@ -103,7 +103,11 @@ pub fn project_files(
         ),
         (
             ProjectFileKind::Extensions,
-            first_project(extensions_candidates(paths.extensions.as_deref(), cwd, env)?),
+            first_project(extensions_candidates(
+                paths.extensions.as_deref(),
+                cwd,
+                env,
+            )?),
         ),
     ];
     candidates

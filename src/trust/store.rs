@@ -177,7 +177,10 @@ mod tests {
         assert_eq!(store.list().unwrap().len(), 1);
         assert_eq!(store.entry(file).unwrap().unwrap().sha256, "bb");
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(store.path()).unwrap().permissions().mode();
+        let mode = std::fs::metadata(store.path())
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
         assert!(store.revoke(file).unwrap());
         assert!(!store.revoke(file).unwrap());
@@ -190,7 +193,10 @@ mod tests {
         let store = TrustStore::in_dir(dir.path());
         std::fs::write(store.path(), "{not json").unwrap();
         let err = store.entry(Path::new("/x")).unwrap_err().to_string();
-        assert!(err.contains("trust.json") && err.contains("nothing in it is trusted"), "{err}");
+        assert!(
+            err.contains("trust.json") && err.contains("nothing in it is trusted"),
+            "{err}"
+        );
         std::fs::write(store.path(), r#"{"version": 9, "files": {}}"#).unwrap();
         assert!(store.list().unwrap_err().to_string().contains("version 9"));
     }

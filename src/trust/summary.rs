@@ -34,7 +34,9 @@ pub fn printable(text: &str) -> String {
 
 fn extensions(text: &str) -> Vec<String> {
     let Ok(root) = serde_json::from_str::<Value>(text) else {
-        return vec![String::from("(not valid JSON: antler would refuse to load it)")];
+        return vec![String::from(
+            "(not valid JSON: antler would refuse to load it)",
+        )];
     };
     let Some(servers) = root.get("mcpServers").and_then(Value::as_object) else {
         return vec![String::from("no MCP servers")];
@@ -54,7 +56,14 @@ fn extensions(text: &str) -> Vec<String> {
                         .and_then(Value::as_array)
                         .map(|a| a.iter().map(shell_word).collect())
                         .unwrap_or_default();
-                    let mut line = format!("runs `{}`", [shell_word_str(command)].into_iter().chain(args).collect::<Vec<_>>().join(" "));
+                    let mut line = format!(
+                        "runs `{}`",
+                        [shell_word_str(command)]
+                            .into_iter()
+                            .chain(args)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    );
                     let env = names(entry.get("env"));
                     if !env.is_empty() {
                         line.push_str(&format!(" with {env} set"));
@@ -107,13 +116,20 @@ fn shell_word_str(word: &str) -> String {
 
 fn app_config(text: &str) -> Vec<String> {
     let Ok(root) = yaml_serde::from_str::<Value>(text) else {
-        return vec![String::from("(not valid YAML: antler would refuse to load it)")];
+        return vec![String::from(
+            "(not valid YAML: antler would refuse to load it)",
+        )];
     };
     let Some(map) = root.as_object() else {
         return vec![String::from("(empty)")];
     };
     let mut lines = Vec::new();
-    for model in map.get("models").and_then(Value::as_array).into_iter().flatten() {
+    for model in map
+        .get("models")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let get = |key: &str| model.get(key).and_then(Value::as_str).unwrap_or("-");
         let key = match model.get("api_key").and_then(Value::as_str) {
             Some(k) if k.starts_with('$') => format!(", key from {k}"),

@@ -15,7 +15,8 @@ fn config_example_parses_without_warnings_and_builds_its_tools() {
     let loaded = parse_app_config(&text, &path, &env).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert_eq!(loaded.value.models[0].api_key.as_deref(), Some("sk-test"));
-    let built = build_configured_tools(&loaded.value, Path::new(ROOT), &Default::default(), None).unwrap();
+    let built =
+        build_configured_tools(&loaded.value, Path::new(ROOT), &Default::default(), None).unwrap();
     assert_eq!(built.tools.len(), loaded.value.tools.len());
     assert!(built.warnings.is_empty(), "{:?}", built.warnings);
 }

@@ -202,10 +202,14 @@ async fn a_project_file_changed_while_running_is_used_only_once_trusted() {
     let Err(err) = cache.get(&env).await else {
         panic!("an untrusted project file was used");
     };
-    assert!(err.to_string().contains("has not been told to trust"), "{err}");
+    assert!(
+        err.to_string().contains("has not been told to trust"),
+        "{err}"
+    );
 
-    let trusted = antler::trust::ProjectFile::read(antler::trust::ProjectFileKind::Extensions, &path)
-        .unwrap();
+    let trusted =
+        antler::trust::ProjectFile::read(antler::trust::ProjectFileKind::Extensions, &path)
+            .unwrap();
     store.trust(&trusted.canonical, &trusted.sha256).unwrap();
     let first = cache.get(&env).await.unwrap();
     assert_eq!(first.statuses().await[0].name, "a");

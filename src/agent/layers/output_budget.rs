@@ -53,7 +53,9 @@ impl OutputBudget {
                 Err(e) => return Err(e),
             }
         }
-        Err(std::io::Error::other("every file name for this call is taken"))
+        Err(std::io::Error::other(
+            "every file name for this call is taken",
+        ))
     }
 }
 
@@ -171,7 +173,12 @@ mod tests {
                 arguments: "{}".into(),
             };
             let out = chain
-                .end_tool_call(&mut ThreadState::default(), &call, 1, ToolOutput::ok("y".repeat(50)))
+                .end_tool_call(
+                    &mut ThreadState::default(),
+                    &call,
+                    1,
+                    ToolOutput::ok("y".repeat(50)),
+                )
                 .content;
             assert!(out.contains("saved at"), "{out}");
         }
@@ -181,9 +188,18 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(saved.len(), 5, "{saved:?}");
-        assert!(saved.iter().all(|n| n.len() <= 2 * MAX_NAME_PART + 8), "{saved:?}");
-        assert!(saved.contains(&String::from("tool-______id.txt")), "{saved:?}");
-        assert!(saved.contains(&String::from("______victim-______id.txt")), "{saved:?}");
+        assert!(
+            saved.iter().all(|n| n.len() <= 2 * MAX_NAME_PART + 8),
+            "{saved:?}"
+        );
+        assert!(
+            saved.contains(&String::from("tool-______id.txt")),
+            "{saved:?}"
+        );
+        assert!(
+            saved.contains(&String::from("______victim-______id.txt")),
+            "{saved:?}"
+        );
     }
 
     #[test]

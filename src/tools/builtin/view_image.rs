@@ -3,11 +3,14 @@
 //! and attached to the next model call as an image part (see
 //! [`crate::agent::layers::images`]).
 
+use std::io::Read;
+
 use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::tools::sandbox::Workspace;
+use crate::tools::sandbox::files::open_read;
 use crate::tools::{
     ImagePart, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
 };
@@ -76,7 +79,9 @@ impl ViewImage {
             .workspace
             .resolve_existing(path)
             .map_err(|e| e.to_string())?;
-        let size = std::fs::metadata(&resolved)
+        let file = open_read(&resolved, path).map_err(|e| e.message("read", path))?;
+        let size = file
+            .metadata()
             .map_err(|e| format!("Error: cannot read `{path}`: {e}"))?
             .len();
         if size > MAX_IMAGE_BYTES {
@@ -84,8 +89,10 @@ impl ViewImage {
                 "Error: `{path}` is {size} bytes; images may be at most {MAX_IMAGE_BYTES} bytes."
             ));
         }
-        let bytes =
-            std::fs::read(&resolved).map_err(|e| format!("Error: cannot read `{path}`: {e}"))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_IMAGE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("Error: cannot read `{path}`: {e}"))?;
         let media_type = media_type(&bytes)
             .ok_or_else(|| format!("Error: `{path}` is not a PNG, JPEG, GIF or WebP image."))?;
         Ok(ImagePart {

@@ -10,7 +10,8 @@ use serde_json::{Map, json};
 
 use super::Workspace;
 use super::common::{JobTool, positive_setting};
-use super::walk::walk;
+use super::walk::{Pruned, walk};
+use super::workspace::HiddenCount;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolInfo};
 
@@ -92,7 +93,9 @@ fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, Stri
     }
     let mut found = Vec::new();
     let mut truncated = false;
-    for entry in walk(&base).flatten() {
+    let mut hidden = HiddenCount::default();
+    let pruned = Arc::new(Pruned::default());
+    for entry in walk(&base, workspace, &pruned).flatten() {
         if entry.file_type().is_none_or(|t| t.is_dir()) {
             continue;
         }
@@ -100,6 +103,10 @@ fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, Stri
             continue;
         };
         if matcher.is_match(relative) {
+            if let Some(why) = workspace.hidden(entry.path()) {
+                hidden.add(why);
+                continue;
+            }
             if found.len() == max {
                 truncated = true;
                 break;
@@ -107,15 +114,18 @@ fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, Stri
             found.push(workspace.display(entry.path()));
         }
     }
-    if found.is_empty() {
-        return Ok(format!("No files match `{pattern}` under `{path}`"));
-    }
-    let mut out = found.join("\n");
+    pruned.add_to(&mut hidden);
+    let mut out = if found.is_empty() {
+        format!("No files match `{pattern}` under `{path}`")
+    } else {
+        found.join("\n")
+    };
     if truncated {
         out.push_str(&format!(
             "\n... (results truncated to {max} matches; narrow the pattern or the path)"
         ));
     }
+    out.push_str(&hidden.note());
     Ok(out)
 }
 
@@ -152,6 +162,22 @@ mod tests {
         assert_eq!(out, ToolOutput::ok("src/lib.rs\nsrc/main.rs"));
         let out = glob.call(json!({"pattern": "*.log"})).await;
         assert_eq!(out, ToolOutput::ok("No files match `*.log` under `.`"));
+    }
+
+    #[tokio::test]
+    async fn secret_files_are_left_out_and_counted() {
+        let dir = crate::tools::sandbox::testing::tree(&[
+            (".env", b"K=1"),
+            (".env.local", b"K=1"),
+            ("certs/site.pem", b"-"),
+            ("certs/site.crt", b"-"),
+        ]);
+        let glob = tool(dir.path(), "glob", "", &[]);
+        let out = glob.call(json!({"pattern": "**/*"})).await;
+        assert_eq!(
+            out,
+            ToolOutput::ok("certs/site.crt\n(3 files hidden: secret)")
+        );
     }
 
     #[tokio::test]

@@ -12,8 +12,10 @@ use serde::Deserialize;
 use serde_json::{Map, json};
 
 use super::Workspace;
-use super::common::{JobTool, positive_setting};
-use super::walk::walk;
+use super::common::{JobTool, io_error, positive_setting};
+use super::files::{not_regular, open_read};
+use super::walk::{Pruned, walk};
+use super::workspace::HiddenCount;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolInfo};
 
@@ -133,6 +135,10 @@ fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, Stri
     let base = workspace
         .resolve_existing(path)
         .map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(&base).map_err(|e| io_error("search", path, &e))?;
+    if !meta.is_dir() && !meta.is_file() {
+        return Err(not_regular(path, &meta));
+    }
     let mut searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
@@ -142,12 +148,18 @@ fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, Stri
     let mut lines = Vec::new();
     let mut truncated = false;
     let mut unreadable = 0;
-    for entry in walk(&base).flatten() {
+    let mut hidden = HiddenCount::default();
+    let pruned = Arc::new(Pruned::default());
+    for entry in walk(&base, workspace, &pruned).flatten() {
         if entry.file_type().is_none_or(|t| !t.is_file()) {
             continue;
         }
         let relative = entry.path().strip_prefix(&base).unwrap_or(entry.path());
         if filter.as_ref().is_some_and(|f| !f.selects(relative)) {
+            continue;
+        }
+        if let Some(why) = workspace.hidden(entry.path()) {
+            hidden.add(why);
             continue;
         }
         let shown = workspace.display(entry.path());
@@ -159,7 +171,11 @@ fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, Stri
             lines.push(format!("{shown}:{number}:{}", cut(line)));
             Ok(true)
         });
-        if searcher.search_path(&matcher, entry.path(), sink).is_err() {
+        // Opened by us, not by the searcher: a file swapped for a pipe must not block.
+        let searched = open_read(entry.path(), &shown)
+            .ok()
+            .map(|file| searcher.search_file(&matcher, &file, sink));
+        if !matches!(searched, Some(Ok(()))) {
             unreadable += 1;
         }
         if truncated {
@@ -179,6 +195,8 @@ fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, Stri
     if unreadable > 0 {
         out.push_str(&format!("\n({unreadable} files could not be read)"));
     }
+    pruned.add_to(&mut hidden);
+    out.push_str(&hidden.note());
     Ok(out)
 }
 
@@ -256,6 +274,41 @@ mod tests {
         assert!(
             out.is_error && out.content.contains("invalid glob"),
             "{out:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn secret_files_are_skipped_and_counted_and_pipes_refused() {
+        let dir = crate::tools::sandbox::testing::tree(&[
+            (".env", b"API_KEY=sk-live-1\n"),
+            ("conf/.aws/credentials", b"API_KEY=x\n"),
+            ("src/main.rs", b"let API_KEY = env();\n"),
+        ]);
+        let grep = tool(dir.path(), "grep", "", &[]);
+        let out = grep.call(json!({"pattern": "API_KEY"})).await;
+        assert_eq!(
+            out,
+            ToolOutput::ok("src/main.rs:1:let API_KEY = env();\n(2 files hidden: secret)")
+        );
+        let out = grep.call(json!({"pattern": "KEY", "path": ".env"})).await;
+        assert!(
+            out.is_error && out.content.contains("secret file"),
+            "{out:?}"
+        );
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = grep.call(json!({"pattern": "x", "path": "pipe"})).await;
+        assert!(
+            out.is_error && out.content.contains("not a regular file"),
+            "{out:?}"
+        );
+        let out = grep.call(json!({"pattern": "never"})).await;
+        assert!(
+            out.content.starts_with("No matches"),
+            "the pipe in the walk never blocks"
         );
     }
 

@@ -73,6 +73,9 @@ fn list(workspace: &Workspace, path: &str) -> Result<Vec<String>, String> {
         if entry.file_type().is_ok_and(|t| t.is_dir()) {
             name.push('/');
         }
+        if let Some(hidden) = workspace.hidden(&entry.path()) {
+            name.push_str(&format!("  ({})", hidden.label()));
+        }
         names.push(name);
     }
     names.sort();
@@ -140,6 +143,21 @@ mod tests {
             .call(json!({"path": "empty"}))
             .await;
         assert_eq!(out, ToolOutput::ok("(empty directory)"));
+    }
+
+    #[tokio::test]
+    async fn secret_files_are_marked_and_cannot_be_listed_into() {
+        let dir = crate::tools::sandbox::testing::tree(&[
+            (".env", b"KEY=sk-1"),
+            ("keys/id_rsa", b"k"),
+            ("a.txt", b""),
+        ]);
+        let out = tool(dir.path(), "ls", "", &[]).call(json!({})).await;
+        assert_eq!(out, ToolOutput::ok(".env  (hidden: secret)\na.txt\nkeys/"));
+        let out = tool(dir.path(), "ls", "", &[])
+            .call(json!({"path": "keys"}))
+            .await;
+        assert_eq!(out, ToolOutput::ok("id_rsa  (hidden: secret)"));
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@
 mod bash;
 mod common;
 mod confine;
+pub mod files;
 mod glob;
 mod grep;
 mod ls;
@@ -28,8 +29,8 @@ pub use grep::GREP;
 pub use ls::LS;
 pub use read_file::READ_FILE;
 pub use runtime::{JobError, SandboxError, SandboxRuntime, SharedSandbox};
+pub use secrets::{DEFAULT_DENY_READ, SecretFiles};
 pub use str_replace::STR_REPLACE;
 pub use web_fetch::WEB_FETCH;
-pub use secrets::{DEFAULT_DENY_READ, SecretFiles};
-pub use workspace::{Hidden, Protected, Workspace, WorkspaceError};
+pub use workspace::{Hidden, HiddenCount, Protected, Workspace, WorkspaceError};
 pub use write_file::WRITE_FILE;

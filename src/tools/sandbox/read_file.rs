@@ -9,6 +9,7 @@ use serde_json::{Map, json};
 
 use super::Workspace;
 use super::common::{JobTool, io_error, positive_setting};
+use super::files::open_read;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolInfo};
 
@@ -92,7 +93,7 @@ fn read(workspace: &Workspace, args: &Args, max_bytes: usize) -> Result<String, 
         .resolve_existing(path)
         .map_err(|e| e.to_string())?;
     let io = |e: std::io::Error| io_error("read", path, &e);
-    let mut file = std::fs::File::open(&resolved).map_err(io)?;
+    let mut file = open_read(&resolved, path).map_err(|e| e.message("read", path))?;
     let size = file.metadata().map_err(io)?.len();
     let mut probe = Vec::new();
     (&mut file)

@@ -7,8 +7,8 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Protected, Workspace};
 use super::confine::{self, ConfinedWorker, LandlockStatus, Rules};
+use super::{Protected, Workspace};
 use crate::config::{SandboxConfig, SandboxMode};
 
 /// Why the sandbox cannot be set up: a configuration error that stops antler.
@@ -42,7 +42,18 @@ pub enum JobError {
     /// The job panicked: a bug in antler, reported instead of crashing the run.
     #[error("Error: the operation failed unexpectedly (internal error)")]
     Panicked,
+    /// The job took longer than the limit; its result is dropped.
+    #[error(
+        "Error: the operation took longer than {} s and was abandoned; narrow the path or the \
+         search",
+        .0.as_secs()
+    )]
+    TimedOut(std::time::Duration),
 }
+
+/// The longest one file-tool job may take: nothing a file tool does should block for long,
+/// and a job that does (a slow mount, a huge tree) must not hold the run forever.
+const JOB_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 enum Executor {
     Blocking,
@@ -56,6 +67,7 @@ enum Executor {
 pub struct SandboxRuntime {
     workspace: Workspace,
     executor: Executor,
+    job_timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for SandboxRuntime {
@@ -117,6 +129,7 @@ impl SandboxRuntime {
         Ok(Arc::new(Self {
             workspace,
             executor,
+            job_timeout: JOB_TIMEOUT,
         }))
     }
 
@@ -142,8 +155,19 @@ impl SandboxRuntime {
     }
 
     /// Runs blocking `job` off the async runtime: on the blocking pool, or confined on the
-    /// Landlock worker. A panic in the job is caught and reported.
+    /// Landlock worker. A panic in the job is caught and reported; a job that takes longer
+    /// than the limit is abandoned (its thread finishes on its own, its result is dropped).
     pub async fn run<T, F>(&self, job: F) -> Result<T, JobError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        tokio::time::timeout(self.job_timeout, self.run_unlimited(job))
+            .await
+            .unwrap_or(Err(JobError::TimedOut(self.job_timeout)))
+    }
+
+    async fn run_unlimited<T, F>(&self, job: F) -> Result<T, JobError>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
@@ -254,13 +278,32 @@ mod tests {
     #[tokio::test]
     async fn jobs_run_off_the_runtime_and_panics_are_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let runtime = SandboxRuntime::new(&SandboxConfig::default(), dir.path(), &Protected::default()).unwrap();
+        let runtime =
+            SandboxRuntime::new(&SandboxConfig::default(), dir.path(), &Protected::default())
+                .unwrap();
         assert_eq!(runtime.mode(), SandboxMode::Unconfined);
         assert_eq!(runtime.temp_dir(), None);
         assert_eq!(runtime.run(|| 1 + 1).await, Ok(2));
         #[allow(clippy::panic)]
         let panicked = runtime.run(|| panic!("boom")).await;
         assert_eq!(panicked, Err::<(), _>(JobError::Panicked));
+    }
+
+    #[tokio::test]
+    async fn a_job_that_blocks_is_abandoned_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime =
+            SandboxRuntime::new(&SandboxConfig::default(), dir.path(), &Protected::default())
+                .unwrap();
+        let mut runtime = Arc::into_inner(runtime).unwrap();
+        runtime.job_timeout = std::time::Duration::from_millis(50);
+        let (_never, blocked) = std::sync::mpsc::channel::<()>();
+        let outcome = runtime.run(move || blocked.recv().is_ok()).await;
+        assert_eq!(
+            outcome,
+            Err(JobError::TimedOut(std::time::Duration::from_millis(50)))
+        );
+        assert!(outcome.unwrap_err().to_string().contains("abandoned"));
     }
 
     #[tokio::test]

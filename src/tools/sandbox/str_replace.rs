@@ -1,6 +1,6 @@
 //! `str_replace(path, old_str, new_str, replace_all?)`: an exact-text edit of one file.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -8,6 +8,7 @@ use serde_json::{Map, json};
 
 use super::Workspace;
 use super::common::{JobTool, io_error};
+use super::files::{open_read, open_write};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolInfo};
 
@@ -81,8 +82,10 @@ fn replace(workspace: &Workspace, args: &Args) -> Result<String, String> {
         .resolve_for_write(path)
         .map_err(|e| e.to_string())?;
     let mut bytes = Vec::new();
-    std::fs::File::open(&target)
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+    open_read(&target, path)
+        .map_err(|e| e.message("read", path))?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| io_error("read", path, &e))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(format!(
@@ -113,7 +116,10 @@ fn replace(workspace: &Workspace, args: &Args) -> Result<String, String> {
         ));
     }
     let updated = text.replace(&args.old_str, &args.new_str);
-    std::fs::write(&target, updated).map_err(|e| io_error("write", path, &e))?;
+    open_write(&target, path)
+        .map_err(|e| e.message("write", path))?
+        .write_all(updated.as_bytes())
+        .map_err(|e| io_error("write", path, &e))?;
     let noun = if count == 1 {
         "occurrence"
     } else {

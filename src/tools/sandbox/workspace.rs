@@ -36,7 +36,9 @@ pub enum WorkspaceError {
     Secret(String),
     /// antler's own data or configuration (threads, other threads' saved outputs, the trust
     /// store, its config and log folders).
-    #[error("Error: `{0}` belongs to antler itself (its data, config or log folder); tools cannot use it")]
+    #[error(
+        "Error: `{0}` belongs to antler itself (its data, config or log folder); tools cannot use it"
+    )]
     Private(String),
     /// Another I/O problem while resolving.
     #[error("Error: cannot access `{0}`: {1}")]
@@ -76,6 +78,48 @@ pub enum Hidden {
     Secret,
     /// antler's own data.
     Private,
+}
+
+impl Hidden {
+    /// How a listing marks it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Secret => "hidden: secret",
+            Self::Private => "hidden: antler's own data",
+        }
+    }
+}
+
+/// Counts what a walk left out, for the note at the end of its results.
+#[derive(Debug, Default)]
+pub struct HiddenCount {
+    secret: usize,
+    private: usize,
+}
+
+impl HiddenCount {
+    /// Counts one.
+    pub fn add(&mut self, hidden: Hidden) {
+        match hidden {
+            Hidden::Secret => self.secret += 1,
+            Hidden::Private => self.private += 1,
+        }
+    }
+
+    /// `"\n(2 files hidden: secret)"`, or nothing when nothing was left out.
+    pub fn note(&self) -> String {
+        let mut out = String::new();
+        for (count, hidden) in [
+            (self.secret, Hidden::Secret),
+            (self.private, Hidden::Private),
+        ] {
+            if count > 0 {
+                let files = if count == 1 { "file" } else { "files" };
+                out.push_str(&format!("\n({count} {files} {})", hidden.label()));
+            }
+        }
+        out
+    }
 }
 
 /// The root the tools may write in, plus extra read-only roots, minus secret files and
@@ -387,6 +431,110 @@ mod tests {
             "only at the root"
         );
         assert!(w.resolve_for_write("notes.md").is_ok());
+    }
+
+    #[test]
+    fn secret_files_are_neither_read_nor_written_whatever_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub/.ssh")).unwrap();
+        for f in [".env", "sub/.ssh/id_rsa", "sub/tls.pem", "notes.txt"] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        std::os::unix::fs::symlink(dir.path().join(".env"), dir.path().join("alias")).unwrap();
+        let w = Workspace::from_config(&SandboxConfig::default(), dir.path()).unwrap();
+        for path in [
+            ".env",
+            "./sub/../.env",
+            "sub/.ssh/id_rsa",
+            "sub/tls.pem",
+            "alias",
+        ] {
+            assert_eq!(
+                w.resolve_existing(path),
+                Err(WorkspaceError::Secret(path.into())),
+                "{path}"
+            );
+        }
+        assert!(w.resolve_existing("notes.txt").is_ok());
+        for path in ["sub/.env", "sub/new.key"] {
+            assert_eq!(
+                w.resolve_for_write(path),
+                Err(WorkspaceError::Secret(path.into())),
+                "{path}"
+            );
+        }
+        assert!(w.resolve_for_write("alias").is_err(), "a link to .env");
+        let open = SandboxConfig {
+            deny_read: Some(Vec::new()),
+            ..SandboxConfig::default()
+        };
+        let w = Workspace::from_config(&open, dir.path()).unwrap();
+        assert!(
+            w.resolve_existing("sub/tls.pem").is_ok(),
+            "deny_read: [] turns it off"
+        );
+    }
+
+    #[test]
+    fn antlers_own_folders_are_private_but_the_threads_outputs_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(data.join("outputs/t1")).unwrap();
+        std::fs::create_dir_all(data.join("outputs/t2")).unwrap();
+        std::fs::write(data.join("threads.db"), "db").unwrap();
+        std::fs::write(data.join("outputs/t1/a.txt"), "mine").unwrap();
+        std::fs::write(data.join("outputs/t2/b.txt"), "theirs").unwrap();
+        let protected = Protected {
+            private: vec![data.clone()],
+            thread_outputs: Some(data.join("outputs/t1")),
+            startup_dirs: Vec::new(),
+        };
+        let w = Workspace::from_config(&SandboxConfig::default(), dir.path())
+            .unwrap()
+            .with_protected(&protected);
+        assert!(w.resolve_existing("data/outputs/t1/a.txt").is_ok());
+        let abs = data.join("outputs/t1/a.txt");
+        assert!(w.resolve_existing(&abs.to_string_lossy()).is_ok());
+        for path in ["data/outputs/t2/b.txt", "data/threads.db", "data"] {
+            assert_eq!(
+                w.resolve_existing(path),
+                Err(WorkspaceError::Private(path.into())),
+                "{path}"
+            );
+        }
+        for path in ["data/outputs/t1/a.txt", "data/trust.json"] {
+            assert_eq!(
+                w.resolve_for_write(path),
+                Err(WorkspaceError::Private(path.into())),
+                "{path}"
+            );
+        }
+        assert_eq!(w.hidden(&data), Some(Hidden::Private));
+        assert_eq!(w.hidden(&data.join("outputs/t1/a.txt")), None);
+    }
+
+    #[test]
+    fn startup_files_of_the_working_directory_are_protected_under_a_parent_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir(&project).unwrap();
+        let sandbox = SandboxConfig {
+            workspace: Some(PathBuf::from("..")),
+            ..SandboxConfig::default()
+        };
+        let w = Workspace::from_config(&sandbox, &project).unwrap();
+        for path in [
+            "project/extensions_config.json",
+            "project/config.yaml",
+            "extensions_config.json",
+        ] {
+            assert_eq!(
+                w.resolve_for_write(path),
+                Err(WorkspaceError::StartupFile(path.into())),
+                "{path}"
+            );
+        }
+        assert!(w.resolve_for_write("project/notes.md").is_ok());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `write_file(path, content)`: creates or overwrites a file inside the workspace, creating
 //! its parent directories.
 
+use std::io::Write;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -8,6 +9,7 @@ use serde_json::{Map, json};
 
 use super::Workspace;
 use super::common::{JobTool, io_error};
+use super::files::open_write;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolInfo};
 
@@ -68,7 +70,10 @@ fn write(workspace: &Workspace, args: &Args) -> Result<String, String> {
         std::fs::create_dir_all(parent)
             .map_err(|e| io_error("create the directory of", path, &e))?;
     }
-    std::fs::write(&target, &args.content).map_err(|e| io_error("write", path, &e))?;
+    open_write(&target, path)
+        .map_err(|e| e.message("write", path))?
+        .write_all(args.content.as_bytes())
+        .map_err(|e| io_error("write", path, &e))?;
     let what = if existed { "overwrote" } else { "created" };
     Ok(format!(
         "Wrote {} bytes to `{}` ({what} the file)",

@@ -89,7 +89,12 @@ async fn timeout_kills_the_whole_process_group() {
 #[tokio::test]
 async fn the_environment_is_cleaned() {
     let dir = tempfile::tempdir().unwrap();
-    let runtime = SandboxRuntime::new(&SandboxConfig::default(), dir.path(), &crate::tools::sandbox::Protected::default()).unwrap();
+    let runtime = SandboxRuntime::new(
+        &SandboxConfig::default(),
+        dir.path(),
+        &crate::tools::sandbox::Protected::default(),
+    )
+    .unwrap();
     let parent_env = [
         ("PATH", std::env::var("PATH").unwrap_or_default()),
         ("LC_ALL", String::from("C")),

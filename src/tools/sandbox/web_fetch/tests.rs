@@ -311,7 +311,8 @@ fn invalid_settings_are_build_errors_naming_the_key() {
         (", max_bytes: 1.5", "max_bytes"),
         (", max_chars: lots", "max_chars"),
     ] {
-        let err = build_configured_tools(&config(extra), Path::new("."), &Default::default(), None).unwrap_err();
+        let err = build_configured_tools(&config(extra), Path::new("."), &Default::default(), None)
+            .unwrap_err();
         let text = err.to_string();
         assert!(
             text.starts_with("tools[0] `web_fetch`: ") && text.contains(&format!("`{key}`")),
@@ -319,7 +320,9 @@ fn invalid_settings_are_build_errors_naming_the_key() {
         );
     }
     let fine = ", timeout_seconds: 2.5, max_bytes: 10, max_chars: 10";
-    assert!(build_configured_tools(&config(fine), Path::new("."), &Default::default(), None).is_ok());
+    assert!(
+        build_configured_tools(&config(fine), Path::new("."), &Default::default(), None).is_ok()
+    );
 }
 
 #[test]
