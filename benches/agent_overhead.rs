@@ -437,6 +437,7 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
             dir.join("outputs"),
         )),
         max_subagents_per_run: None,
+        redact: Default::default(),
     };
     Agent {
         provider,

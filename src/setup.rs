@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use crate::agent::layers::redact::Redact;
 use crate::config::{
     AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, ModelConfig, Origin, Segment,
     app_config_candidates, extensions_candidates, locate, parse_app_config,
@@ -67,6 +68,8 @@ pub struct Setup {
     pub cwd: PathBuf,
     /// antler's own folders, kept out of the tools' reach.
     protected: Protected,
+    /// Secret values from the environment that no config names (the fallback API key).
+    env_secrets: Vec<String>,
     mcp: McpCache,
 }
 
@@ -106,6 +109,7 @@ impl Setup {
             app,
             cwd: cwd.to_path_buf(),
             protected,
+            env_secrets: env("OPENAI_API_KEY").into_iter().collect(),
             mcp: McpCache::new(extensions, trust.clone()),
         })
     }
@@ -116,6 +120,19 @@ impl Setup {
             ExtensionsError::Config(err) => SetupError::Config(err),
             ExtensionsError::Untrusted(err) => SetupError::Untrusted(err),
         })
+    }
+
+    /// Every secret value antler loaded (config.yaml, `mcp`'s servers, the environment's
+    /// API key), to be kept out of tool results.
+    pub fn redact(&self, mcp: &McpManager) -> Redact {
+        Redact::new(
+            self.app
+                .secrets
+                .iter()
+                .chain(&self.env_secrets)
+                .chain(mcp.secrets())
+                .cloned(),
+        )
     }
 
     /// What the tools keep out of, with `thread_outputs` (the running thread's saved

@@ -12,7 +12,7 @@ use yaml_serde::Value as Yaml;
 use super::app::{AppConfig, KNOWN_TOP_LEVEL, ModelConfig, ToolGroupConfig};
 use super::error::read_config_file;
 use super::locate::{Segment, display_path, locate};
-use super::{ConfigError, EnvLookup, expand_env_reference};
+use super::{ConfigError, EnvLookup, expand_env_reference, recording_secrets};
 
 /// A loaded configuration together with the non-fatal problems found while loading it.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +23,9 @@ pub struct Loaded<T> {
     pub path: Option<PathBuf>,
     /// Warnings to show the user (unknown keys, skipped entries, ...).
     pub warnings: Vec<String>,
+    /// Values it holds that must never reach the model: API keys, and what secret-named
+    /// variables (`*KEY*`, `*TOKEN*`, ...) expanded to.
+    pub secrets: Vec<String>,
 }
 
 /// Reads and parses `config.yaml` at `path`.
@@ -46,6 +49,7 @@ pub fn parse_app_config(
                 value: AppConfig::default(),
                 path: Some(path.to_path_buf()),
                 warnings,
+                secrets: Vec::new(),
             });
         }
         Yaml::Mapping(map) => map,
@@ -69,7 +73,10 @@ pub fn parse_app_config(
         // Ignored keys are never expanded: an unset `$NAME` there must not fail the load.
         remove_path(&mut tree, key);
     }
-    expand_yaml(&mut tree, &mut String::new(), path, env)?;
+    let (expanded, mut secrets) = recording_secrets(env, |env| {
+        expand_yaml(&mut tree, &mut String::new(), path, env)
+    });
+    expanded?;
     let config: AppConfig = yaml_serde::from_value(tree).map_err(|err| ConfigError::Invalid {
         path: path.to_path_buf(),
         key: String::from("(after $VAR expansion)"),
@@ -81,10 +88,12 @@ pub fn parse_app_config(
             .iter()
             .map(|key| unknown_key_warning(path, text, key)),
     );
+    secrets.extend(config.models.iter().filter_map(|m| m.api_key.clone()));
     Ok(Loaded {
         value: config,
         path: Some(path.to_path_buf()),
         warnings,
+        secrets,
     })
 }
 
@@ -481,6 +490,13 @@ tool_search:
                  `allow_host_bash`?",
             ]
         );
+    }
+
+    #[test]
+    fn keys_and_secret_variables_are_collected_for_redaction() {
+        let text = "models:\n  - {name: a, model: m, api_key: $OPENAI_API_KEY}\n  - {name: b, model: m, api_key: sk-literal-2}\nsandbox:\n  workspace: $WORK_DIR\n";
+        let loaded = parse(text, &[("OPENAI_API_KEY", "sk-env-1"), ("WORK_DIR", ".")]).unwrap();
+        assert_eq!(loaded.secrets, ["sk-env-1", "sk-env-1", "sk-literal-2"]);
     }
 
     #[test]

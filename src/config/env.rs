@@ -58,6 +58,35 @@ pub fn expand_string(value: &str, env: EnvLookup<'_>, missing: &mut Vec<String>)
     changed.then_some(out)
 }
 
+/// Whether a variable's name says it holds a secret (`*KEY*`, `*TOKEN*`, `*SECRET*`,
+/// `*PASSWORD*`, `*CREDENTIAL*`, any case): its value never reaches the model.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+        .iter()
+        .any(|word| upper.contains(word))
+}
+
+/// Runs `f` with `env`, returning also the values of every secret-named variable `f`
+/// looked up (see [`is_secret_name`]): what a config expanded that must be redacted.
+pub(crate) fn recording_secrets<T>(
+    env: EnvLookup<'_>,
+    f: impl FnOnce(EnvLookup<'_>) -> T,
+) -> (T, Vec<String>) {
+    let found = std::cell::RefCell::new(Vec::new());
+    let recording = |name: &str| {
+        let value = env(name);
+        if let Some(value) = &value
+            && is_secret_name(name)
+        {
+            found.borrow_mut().push(value.clone());
+        }
+        value
+    };
+    let out = f(&recording);
+    (out, found.into_inner())
+}
+
 /// Loads the `.env` text `content` (read from `path`) into the process environment without
 /// overriding variables that are already set. Must run before any thread is started (it
 /// mutates the environment).
@@ -134,6 +163,18 @@ mod tests {
             Some("xy")
         );
         assert_eq!(missing, ["NOPE"]);
+    }
+
+    #[test]
+    fn secret_names_and_what_was_expanded_from_them() {
+        assert!(is_secret_name("OPENAI_API_KEY") && is_secret_name("gh_token"));
+        assert!(is_secret_name("DB_PASSWORD") && is_secret_name("CLIENT_SECRET"));
+        assert!(!is_secret_name("HOME") && !is_secret_name("TZ"));
+        let env = fixed_env(&[("API_KEY", "sk-1"), ("TZ", "UTC")]);
+        let (value, secrets) =
+            recording_secrets(&env, |env| (env("API_KEY"), env("TZ"), env("UNSET_TOKEN")));
+        assert_eq!(value.1.as_deref(), Some("UTC"));
+        assert_eq!(secrets, ["sk-1"]);
     }
 
     #[test]

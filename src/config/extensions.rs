@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::error::read_config_file;
 use super::locate::{Segment, display_path, locate_json};
-use super::{ConfigError, EnvLookup, Loaded, expand_string};
+use super::{ConfigError, EnvLookup, Loaded, expand_string, is_secret_name, recording_secrets};
 
 /// Top-level keys we know; DeerFlow's file also carries `skills`, which is not ours to warn about.
 const KNOWN_TOP_LEVEL: &[&str] = &["mcpServers", "skills"];
@@ -106,6 +106,9 @@ pub struct ExtensionsConfig {
     pub servers: Vec<McpServerConfig>,
     /// Entries that were skipped, with their reasons.
     pub skipped: Vec<SkippedServer>,
+    /// Values that must never reach the model: HTTP header values, `env` values under
+    /// secret names, and what secret-named variables expanded to.
+    pub secrets: Vec<String>,
 }
 
 /// The raw shape of one entry, before defaults and validation.
@@ -243,7 +246,9 @@ pub fn parse_extensions_config(
             full.extend_from_slice(field);
             (position_suffix(text, &full), display_path(&full))
         };
-        for (var, at) in expand_json(&mut raw, &key, env) {
+        let (unset, expanded) = recording_secrets(env, |env| expand_json(&mut raw, &key, env));
+        config.secrets.extend(expanded);
+        for (var, at) in unset {
             warnings.push(format!(
                 "{file}: {at}: environment variable ${var} is not set; using \"\""
             ));
@@ -251,6 +256,14 @@ pub fn parse_extensions_config(
         let mut unknown = Vec::new();
         match server_from_raw(&name, raw, &mut unknown) {
             Ok(server) => {
+                config.secrets.extend(server.headers.values().cloned());
+                config.secrets.extend(
+                    server
+                        .env
+                        .iter()
+                        .filter(|(name, _)| is_secret_name(name))
+                        .map(|(_, value)| value.clone()),
+                );
                 for field in unknown {
                     let (at, shown) = at_server(&field);
                     warnings.push(format!("{file}{at}: {shown}: unknown key is ignored"));
@@ -269,6 +282,7 @@ pub fn parse_extensions_config(
         value: config,
         path: Some(path.to_path_buf()),
         warnings,
+        secrets: Vec::new(),
     })
 }
 
@@ -552,6 +566,7 @@ mod tests {
         assert_eq!(s.env["TOKEN"], "t");
         assert_eq!(s.headers["Authorization"], "Bearer t");
         assert_eq!(s.env["UNSET"], "");
+        assert_eq!(loaded.value.secrets, ["t", "t", "Bearer t", "t"]);
         assert_eq!(loaded.warnings.len(), 1);
         assert!(loaded.warnings[0].contains("mcpServers.gh.env.UNSET"));
         assert!(loaded.warnings[0].contains("$NOT_SET_ANYWHERE"));

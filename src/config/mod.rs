@@ -25,7 +25,8 @@ pub use discovery::{
 };
 #[cfg(test)]
 pub(crate) use env::fixed_env;
-pub use env::{EnvLookup, expand_env_reference, expand_string, load_dotenv};
+pub(crate) use env::recording_secrets;
+pub use env::{EnvLookup, expand_env_reference, expand_string, is_secret_name, load_dotenv};
 pub use error::ConfigError;
 pub(crate) use error::read_config_file;
 pub use extensions::{

@@ -13,6 +13,7 @@ use crate::tools::Tool;
 pub struct McpManager {
     servers: Vec<Arc<McpServer>>,
     skipped: Vec<SkippedServer>,
+    secrets: Vec<String>,
 }
 
 impl McpManager {
@@ -24,7 +25,14 @@ impl McpManager {
         Self {
             servers: servers.into_iter().map(Arc::new).collect(),
             skipped: config.skipped,
+            secrets: config.secrets,
         }
+    }
+
+    /// The values of the servers' configuration that must never reach the model (header
+    /// values, secret `env` values and what secret variables expanded to).
+    pub fn secrets(&self) -> &[String] {
+        &self.secrets
     }
 
     /// A manager with no servers.
@@ -32,6 +40,7 @@ impl McpManager {
         Self {
             servers: Vec::new(),
             skipped: Vec::new(),
+            secrets: Vec::new(),
         }
     }
 

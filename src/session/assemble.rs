@@ -70,6 +70,7 @@ pub async fn assemble_agent(
         .context_window(spec.model)
         .unwrap_or(DEFAULT_CONTEXT_WINDOW);
     let section = deferred.prompt_section();
+    let redact = setup.redact(mcp);
     if let Some(env) = &builtins.subagents {
         // Set once per assembly: each assembly has its own cell.
         let _ = env.set(SubagentEnv {
@@ -81,6 +82,7 @@ pub async fn assemble_agent(
             max_turns: spec.max_turns,
             events: spec.subagent_events.clone(),
             output_budget: Some((config.tool_output.max_chars, spec.outputs.clone())),
+            redact: redact.clone(),
         });
     }
     let options = ChainOptions {
@@ -92,6 +94,7 @@ pub async fn assemble_agent(
             .subagents
             .is_some()
             .then_some(config.subagents.max_total_per_run),
+        redact: redact.clone(),
     };
     let agent = Agent {
         provider: spec.provider,

@@ -8,20 +8,23 @@
 //!    the history sent to the model is always valid.
 //! 2. [`output_budget::OutputBudget`] — its `after_tool` runs last: a result over
 //!    `tool_output.max_chars` keeps head and tail, the full text goes to a file.
-//! 3. [`tool_errors::ToolErrors`] — answers calls to unknown tools and calls with
+//! 3. [`redact::Redact`] — replaces every secret value in a tool result; it sits outside
+//!    every layer that can answer a call, so it sees every result, and inside the output
+//!    budget, so a saved output is redacted too.
+//! 4. [`tool_errors::ToolErrors`] — answers calls to unknown tools and calls with
 //!    arguments that are not a JSON object; gives silent failures a message.
-//! 4. [`subagent_limit::SubagentLimit`] — refuses `task` calls beyond
+//! 5. [`subagent_limit::SubagentLimit`] — refuses `task` calls beyond
 //!    `subagents.max_total_per_run` in one run.
-//! 5. [`images::Images`] — attaches images queued by `view_image` to the next call.
-//! 6. [`routing::Routing`] — promotes a server's top tools when the user's message names
+//! 6. [`images::Images`] — attaches images queued by `view_image` to the next call.
+//! 7. [`routing::Routing`] — promotes a server's top tools when the user's message names
 //!    one of its routing keywords (so the filter below binds them in the same call).
-//! 7. [`deferred_filter::DeferredFilter`] — binds non-deferred tools plus promoted ones,
+//! 8. [`deferred_filter::DeferredFilter`] — binds non-deferred tools plus promoted ones,
 //!    blocks calls to deferred tools that are not promoted, keeps the working set small.
-//! 8. [`loop_detection::LoopDetection`] — warns the model at the 3rd identical call, stops
+//! 9. [`loop_detection::LoopDetection`] — warns the model at the 3rd identical call, stops
 //!    the run at the 5th.
-//! 9. [`finish_reason::FinishReasons`] — as the innermost layer its `after_model` runs
-//!    first: `length` tells the user the answer was cut; `content_filter` drops the tool
-//!    calls (so loop detection never counts them).
+//! 10. [`finish_reason::FinishReasons`] — as the innermost layer its `after_model` runs
+//!     first: `length` tells the user the answer was cut; `content_filter` drops the tool
+//!     calls (so loop detection never counts them).
 
 pub mod dangling;
 pub mod deferred_filter;
@@ -29,6 +32,7 @@ pub mod finish_reason;
 pub mod images;
 pub mod loop_detection;
 pub mod output_budget;
+pub mod redact;
 pub mod routing;
 pub mod subagent_limit;
 pub mod summarize;
@@ -45,6 +49,8 @@ pub struct ChainOptions {
     pub output_budget: Option<output_budget::OutputBudget>,
     /// `subagents.max_total_per_run`, when the `task` tool is offered.
     pub max_subagents_per_run: Option<usize>,
+    /// The secrets to keep out of tool results.
+    pub redact: redact::Redact,
 }
 
 /// The full chain in the documented order (summarisation aside) for a deferred setup.
@@ -64,7 +70,9 @@ pub fn agent_chain(
     if let Some(budget) = options.output_budget {
         chain = chain.with(budget);
     }
-    chain = chain.with(tool_errors::ToolErrors::new(known));
+    chain = chain
+        .with(options.redact)
+        .with(tool_errors::ToolErrors::new(known));
     if let Some(max) = options.max_subagents_per_run {
         chain = chain.with(subagent_limit::SubagentLimit::new(max));
     }

@@ -552,6 +552,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         max_turns: 10,
         events: Arc::new(move |e| sink.lock().unwrap().push(e)),
         output_budget: None,
+        redact: Default::default(),
     })
     .ok()
     .unwrap();

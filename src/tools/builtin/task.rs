@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::event::{Event, RunStatus};
 use crate::agent::layers::output_budget::OutputBudget;
+use crate::agent::layers::redact::Redact;
 use crate::agent::layers::{ChainOptions, agent_chain};
 use crate::agent::runner::{Agent, NoSink, Thread};
 use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
@@ -57,6 +58,8 @@ pub struct SubagentEnv {
     /// The parent's output budget (`tool_output.max_chars`) and outputs folder: subagents
     /// cap long results the same way, saving them in a subfolder each.
     pub output_budget: Option<(usize, std::path::PathBuf)>,
+    /// The parent's secrets, kept out of the subagents' tool results too.
+    pub redact: Redact,
 }
 
 /// The `task` tool.
@@ -149,6 +152,7 @@ impl Task {
                         OutputBudget::new(*max, dir.join(format!("subagent-{id}")))
                     }),
                     max_subagents_per_run: None,
+                    redact: env.redact.clone(),
                 },
             ),
             deferred: Arc::new(setup),
@@ -277,6 +281,7 @@ mod tests {
             max_turns: 5,
             events: Arc::new(|_| {}),
             output_budget: None,
+            redact: Redact::default(),
         }
     }
 

@@ -3,17 +3,20 @@
 //! refused. Downloads are capped in time and size, and the text in length.
 
 mod html;
+mod network;
 #[cfg(test)]
 mod tests;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use self::network::{FilteringResolver, HopError, NetworkPolicy};
+use super::common::positive_setting;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
 
@@ -45,6 +48,7 @@ const ACCEPTED: &str = "text/html,application/xhtml+xml,text/markdown;q=0.9,text
 struct WebFetch {
     info: ToolInfo,
     client: reqwest::Client,
+    policy: NetworkPolicy,
     timeout: Duration,
     max_bytes: usize,
     max_chars: usize,
@@ -70,6 +74,14 @@ enum FetchError {
     Connect { host: String, detail: String },
     #[error("more than {MAX_REDIRECTS} redirects when fetching `{url}`")]
     Redirects { url: String },
+    #[error("refused to fetch `{url}`{via}: {reason}")]
+    Blocked {
+        url: String,
+        via: String,
+        reason: String,
+    },
+    #[error("`{url}` redirects to `{location}`, which is not a usable http(s) URL")]
+    BadRedirect { url: String, location: String },
     #[error("the request to `{host}` failed: {detail}")]
     Request { host: String, detail: String },
     #[error("HTTP {status} from {url}{excerpt}")]
@@ -167,11 +179,19 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
                 format!("`timeout_seconds` must be a positive number of seconds, got {v}")
             })?,
     };
-    let max_bytes = positive_integer(extra, "max_bytes", DEFAULT_MAX_BYTES)?;
-    let max_chars = positive_integer(extra, "max_chars", DEFAULT_MAX_CHARS)?;
-    let client = crate::http::http_client_builder()
+    let max_bytes = positive_setting(ctx, "max_bytes", DEFAULT_MAX_BYTES)?;
+    let max_chars = positive_setting(ctx, "max_chars", DEFAULT_MAX_CHARS)?;
+    let policy = NetworkPolicy::new(ctx.app.sandbox.web_fetch.allow_private_networks);
+    // Redirects are followed by hand, so that every hop is checked.
+    let mut builder = crate::http::http_client_builder()
         .timeout(timeout)
-        .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+        .redirect(reqwest::redirect::Policy::none());
+    // Behind a proxy the proxy resolves the names (the hop check still applies); without
+    // one, the connection itself can only reach allowed addresses.
+    if !policy.allows_all() && !proxy_configured() {
+        builder = builder.dns_resolver(FilteringResolver::new(policy.clone()));
+    }
+    let client = builder
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
     let info = ToolInfo {
@@ -200,26 +220,25 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     Ok(Arc::new(WebFetch {
         info,
         client,
+        policy,
         timeout,
         max_bytes,
         max_chars,
     }))
 }
 
-/// Reads a positive integer setting, naming the key when it is not one.
-fn positive_integer(
-    extra: &Map<String, Value>,
-    key: &str,
-    default: usize,
-) -> Result<usize, String> {
-    match extra.get(key) {
-        None => Ok(default),
-        Some(v) => v
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| *n > 0)
-            .ok_or_else(|| format!("`{key}` must be a positive integer, got {v}")),
-    }
+/// Whether reqwest would send requests through a proxy (it reads these variables).
+fn proxy_configured() -> bool {
+    [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .iter()
+    .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
 }
 
 impl Tool for WebFetch {
@@ -245,17 +264,77 @@ impl Tool for WebFetch {
 }
 
 impl WebFetch {
-    /// Fetches `raw` and renders the result with its header.
+    /// Fetches `raw` and renders the result with its header, all within the time limit.
     async fn fetch(&self, raw: &str) -> Result<String, FetchError> {
         let url = parse_url(raw)?;
+        match tokio::time::timeout(self.timeout, self.fetch_url(&url)).await {
+            Ok(result) => result,
+            Err(_) => Err(FetchError::Timeout {
+                host: host_of(&url),
+                seconds: self.timeout.as_secs_f64(),
+            }),
+        }
+    }
+
+    /// Requests `url`, following redirects one hop at a time, each hop checked against
+    /// the network policy before anything is sent to it.
+    async fn follow(&self, url: &Url) -> Result<reqwest::Response, FetchError> {
+        let mut current = url.clone();
+        for hop in 0..=MAX_REDIRECTS {
+            if let Err(err) = self.policy.check_url(&current).await {
+                let via = if hop == 0 {
+                    String::new()
+                } else {
+                    format!(" (a redirect from `{url}`)")
+                };
+                return Err(match err {
+                    HopError::Blocked(blocked) => FetchError::Blocked {
+                        url: current.to_string(),
+                        via,
+                        reason: blocked.to_string(),
+                    },
+                    HopError::Resolve(host, detail) => FetchError::Connect {
+                        host,
+                        detail: format!("the name does not resolve ({detail})"),
+                    },
+                });
+            }
+            let response = self
+                .client
+                .get(current.clone())
+                .header(ACCEPT, ACCEPTED)
+                .send()
+                .await
+                .map_err(|e| self.request_error(&e, &current))?;
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .filter(|_| response.status().is_redirection());
+            let Some(location) = location else {
+                return Ok(response);
+            };
+            let shown = String::from_utf8_lossy(location.as_bytes()).into_owned();
+            let next = location
+                .to_str()
+                .ok()
+                .and_then(|l| current.join(l).ok())
+                .filter(|next| matches!(next.scheme(), "http" | "https"))
+                .ok_or_else(|| FetchError::BadRedirect {
+                    url: current.to_string(),
+                    location: shown,
+                })?;
+            tracing::debug!(from = %current, to = %next, "web_fetch redirect");
+            current = next;
+        }
+        Err(FetchError::Redirects {
+            url: url.to_string(),
+        })
+    }
+
+    async fn fetch_url(&self, url: &Url) -> Result<String, FetchError> {
+        let url = url.clone();
         tracing::debug!(url = %url, "web_fetch");
-        let mut response = self
-            .client
-            .get(url.clone())
-            .header(ACCEPT, ACCEPTED)
-            .send()
-            .await
-            .map_err(|e| self.request_error(&e, &url))?;
+        let mut response = self.follow(&url).await?;
         let final_url = response.url().clone();
         let status = response.status();
         let content_type = response

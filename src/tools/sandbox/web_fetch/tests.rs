@@ -45,6 +45,10 @@ fn router() -> Router {
         .route("/r3", get(|| async { Redirect::to("/plain") }))
         .route("/loop", get(|| async { Redirect::temporary("/loop") }))
         .route(
+            "/to-metadata",
+            get(|| async { Redirect::temporary("http://169.254.169.254/latest/meta-data/") }),
+        )
+        .route(
             "/plain",
             get(|| async { ([(header::CONTENT_TYPE, "text/plain")], "hello\nworld\n") }),
         )
@@ -106,8 +110,12 @@ async fn serve() -> String {
     format!("http://{address}")
 }
 
+/// The tool's config; the test servers are on loopback, so private networks are allowed
+/// (the tests of the network policy below build the tool without that).
 fn config(extra: &str) -> crate::config::AppConfig {
-    let yaml = format!("tools:\n  - {{name: web_fetch, use: antler.sandbox:web_fetch{extra}}}\n");
+    let yaml = format!(
+        "sandbox:\n  web_fetch:\n    allow_private_networks: true\ntools:\n  - {{name: web_fetch, use: antler.sandbox:web_fetch{extra}}}\n"
+    );
     parse_app_config(&yaml, Path::new("c.yaml"), &|_| None)
         .unwrap()
         .value
@@ -156,6 +164,45 @@ async fn redirects_are_followed_up_to_a_limit() {
     assert_eq!(
         out.content,
         format!("Error: more than 5 redirects when fetching `{base}/loop`")
+    );
+}
+
+/// The tool as built by default (private networks refused), except that the test server's
+/// own address may be reached: a stand-in for a public site.
+fn public_only(except: std::net::IpAddr) -> WebFetch {
+    let tool = tool("");
+    let info = tool.info().clone();
+    WebFetch {
+        info,
+        client: crate::http::http_client_builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        policy: NetworkPolicy::new(false).with_exception(except),
+        timeout: DEFAULT_TIMEOUT,
+        max_bytes: DEFAULT_MAX_BYTES,
+        max_chars: DEFAULT_MAX_CHARS,
+    }
+}
+
+#[tokio::test]
+async fn private_addresses_are_refused_on_every_hop() {
+    let base = serve().await;
+    let web_fetch = public_only("127.0.0.1".parse().unwrap());
+    assert!(web_fetch.fetch(&format!("{base}/plain")).await.is_ok());
+    let err = web_fetch
+        .fetch(&format!("{base}/to-metadata"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "refused to fetch `http://169.254.169.254/latest/meta-data/` (a redirect from \
+             `{base}/to-metadata`): 169.254.169.254 is a link-local address; web_fetch reaches \
+             public addresses only (set sandbox.web_fetch.allow_private_networks: true in \
+             config.yaml to allow it)"
+        )
     );
 }
 
