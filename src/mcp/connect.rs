@@ -8,14 +8,16 @@ use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::model::{ClientConfig, Implementation, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use super::McpError;
+use super::incoming::Incoming;
 use super::process::ProcessGroupGuard;
 use super::sse::SseClientTransport;
+use super::stdio::StdioTransport;
 use crate::config::{McpServerConfig, TransportKind};
 
 /// The client side of one connection: it only listens for `tools/list_changed`, which bumps
@@ -55,6 +57,8 @@ pub struct Connection {
     pub listed_generation: u64,
     /// Time from start to the first tool list.
     pub startup: Duration,
+    /// What the transport found wrong with the server's messages, if anything.
+    pub incoming: Incoming,
 }
 
 /// Connects, handshakes and lists tools, all within the server's start-up timeout. The
@@ -71,6 +75,7 @@ pub async fn connect(
             tools,
             listed_generation,
             process_group,
+            incoming,
         })) => {
             let protocol_version = service
                 .peer_info()
@@ -83,6 +88,7 @@ pub async fn connect(
                 protocol_version,
                 listed_generation,
                 startup: started.elapsed(),
+                incoming,
             })
         }
         Ok(Err(err)) => Err(err),
@@ -96,6 +102,7 @@ struct Started {
     tools: Vec<rmcp::model::Tool>,
     listed_generation: u64,
     process_group: Option<ProcessGroupGuard>,
+    incoming: Incoming,
 }
 
 async fn connect_inner(
@@ -106,10 +113,12 @@ async fn connect_inner(
         changes: changes.clone(),
     };
     let mut process_group = None;
+    let mut incoming = Incoming::default();
     let service = match config.transport {
         TransportKind::Stdio => {
             let transport = spawn_stdio(config)?;
             process_group = Some(ProcessGroupGuard::new(transport.id()));
+            incoming = transport.incoming();
             handler
                 .serve(transport)
                 .await
@@ -136,6 +145,7 @@ async fn connect_inner(
             let transport = SseClientTransport::connect(client, &url, headers)
                 .await
                 .map_err(|e| McpError::Connect(error_chain(&e)))?;
+            incoming = transport.incoming();
             tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
             handler.serve(transport).await.map_err(handshake)?
         }
@@ -148,6 +158,7 @@ async fn connect_inner(
         tools,
         listed_generation: generation,
         process_group,
+        incoming,
     })
 }
 
@@ -186,19 +197,24 @@ pub(crate) async fn list_all_tools(
 /// Starts the child, as the leader of its own process group, with the configured
 /// environment on top of ours; its stderr goes to the log (target `antler::mcp::stderr`),
 /// never to the terminal.
-fn spawn_stdio(config: &McpServerConfig) -> Result<TokioChildProcess, McpError> {
+fn spawn_stdio(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
     let program = config.command.clone().unwrap_or_default();
+    let spawn_error = |e: std::io::Error| McpError::Spawn {
+        program: program.clone(),
+        reason: e.to_string(),
+    };
     let mut command = tokio::process::Command::new(&program);
-    command.args(&config.args).envs(&config.env);
+    command
+        .args(&config.args)
+        .envs(&config.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut command = CommandWrap::from(command);
     command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    let (transport, stderr) = TokioChildProcess::builder(command)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| McpError::Spawn {
-            program,
-            reason: e.to_string(),
-        })?;
+    let mut child = command.spawn().map_err(spawn_error)?;
+    let stderr = child.stderr().take();
+    let transport = StdioTransport::new(child, &config.name).map_err(spawn_error)?;
     if let Some(stderr) = stderr {
         let server = config.name.clone();
         tokio::spawn(async move {

@@ -4,11 +4,13 @@
 mod cache;
 mod connect;
 mod content;
+mod incoming;
 mod manager;
 pub mod naming;
 pub(crate) mod process;
 mod server;
 pub mod sse;
+mod stdio;
 mod tool;
 
 use std::time::Duration;

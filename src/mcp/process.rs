@@ -27,9 +27,10 @@ fn kill(pgids: &mut Vec<i32>) {
     }
 }
 
-/// Kills a server's whole process group when dropped, unless disarmed after a clean
-/// shutdown. rmcp's own shutdown signals the group too, but only while a runtime is left
-/// to run it; this guard works in any `Drop`, even at process exit.
+/// Ends a server's whole process group: [`ProcessGroupGuard::end`] when antler is done with
+/// the server, and `Drop` (SIGKILL) in any other case, even at process exit. The group is
+/// ended always, also after the server exited cleanly or by itself: a wrapper such as
+/// `sh -c "helper & exec server"` leaves the helper in the group.
 #[derive(Debug)]
 pub struct ProcessGroupGuard {
     pgid: Option<i32>,
@@ -45,13 +46,36 @@ impl ProcessGroupGuard {
         Self { pgid }
     }
 
-    /// The group has been shut down; nothing to kill any more.
+    /// Lets the group live on (a shell command's deliberate background jobs).
     pub fn disarm(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             groups().retain(|g| *g != pgid);
         }
     }
+
+    /// Ends the group: SIGTERM to every member, a short wait for them to go, then SIGKILL
+    /// to whatever is left (when the guard drops).
+    pub async fn end(self) {
+        let Some(pgid) = self.pgid else {
+            return;
+        };
+        let group = Pid::from_raw(pgid);
+        // ESRCH: every member is gone already.
+        if killpg(group, Signal::SIGTERM).is_ok() {
+            for _ in 0..END_POLLS {
+                if killpg(group, None).is_err() {
+                    break;
+                }
+                tokio::time::sleep(END_POLL_INTERVAL).await;
+            }
+        }
+    }
 }
+
+/// How often, and how long apart, [`ProcessGroupGuard::end`] looks whether the group is
+/// gone before it kills what is left.
+const END_POLLS: usize = 10;
+const END_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(30);
 
 impl Drop for ProcessGroupGuard {
     fn drop(&mut self) {
@@ -76,13 +100,46 @@ mod tests {
             .process_group(0)
             .spawn()
             .unwrap();
-        let mut guard = ProcessGroupGuard::new(Some(child.id()));
+        let guard = ProcessGroupGuard::new(Some(child.id()));
         kill_all_groups();
         assert_eq!(child.wait().unwrap().signal(), Some(9), "killed by SIGKILL");
         assert!(
             !groups().contains(&(child.id() as i32)),
             "forgotten once killed"
         );
-        guard.disarm();
+        drop(guard);
+    }
+
+    #[tokio::test]
+    async fn ending_a_group_ends_every_member_after_the_leader_exited() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("helper.pid");
+        let script = format!("sleep 300 & echo $! > {}; exit 0", pid_file.display());
+        let mut leader = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let guard = ProcessGroupGuard::new(Some(leader.id()));
+        assert!(leader.wait().unwrap().success(), "the leader exits cleanly");
+        let helper: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(nix::sys::signal::kill(Pid::from_raw(helper), None).is_ok());
+        guard.end().await;
+        assert!(!running(helper), "the helper was ended with the group");
+    }
+
+    /// Whether `pid` is a live process (an unreaped zombie is not).
+    pub(crate) fn running(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next().map(String::from))
+            })
+            .is_some_and(|state| state != "Z" && state != "X")
     }
 }

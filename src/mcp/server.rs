@@ -11,6 +11,7 @@ use tokio::sync::{Mutex, watch};
 use super::McpError;
 use super::connect::{Connection, connect, error_chain, list_all_tools};
 use super::content::result_text;
+use super::incoming::{Incoming, UNREADABLE_ANSWER};
 use crate::config::McpServerConfig;
 use crate::tools::ToolOutput;
 
@@ -201,7 +202,7 @@ impl McpServer {
                 ));
             }
         };
-        let (peer, id) = match self.live_peer().await {
+        let (peer, id, incoming) = match self.live_peer().await {
             Ok(live) => live,
             Err(err) => {
                 return ToolOutput::error(format!(
@@ -222,11 +223,24 @@ impl McpServer {
             }
             Ok(Err(err)) if !matches!(err, ServiceError::McpError(_)) => {
                 self.mark_broken(id).await;
+                match incoming.fault() {
+                    Some(fault) => ToolOutput::error(format!(
+                        "Error: MCP server `{}` broke the protocol during the call to `{tool}` \
+                         ({fault}) and was disconnected; it will be restarted at the next call",
+                        self.config.name
+                    )),
+                    None => ToolOutput::error(format!(
+                        "Error: MCP server `{}` stopped or became unreachable during the call \
+                         to `{tool}` ({}); it will be restarted at the next call",
+                        self.config.name,
+                        error_chain(&err)
+                    )),
+                }
+            }
+            Ok(Err(ServiceError::McpError(error))) if error.code == UNREADABLE_ANSWER => {
                 ToolOutput::error(format!(
-                    "Error: MCP server `{}` stopped or became unreachable during the call to \
-                     `{tool}` ({}); it will be restarted at the next call",
-                    self.config.name,
-                    error_chain(&err)
+                    "Error: MCP server `{}` answered the call to `{tool}`, but {}",
+                    self.config.name, error.message
                 ))
             }
             Ok(Err(err)) => ToolOutput::error(format!(
@@ -243,23 +257,23 @@ impl McpServer {
     }
 
     /// Closes the connection: a stdio child gets its stdin closed, then SIGTERM, then
-    /// SIGKILL (rmcp's shutdown sequence). Later calls find the server stopped.
+    /// SIGKILL (rmcp's shutdown sequence); then the rest of its process group is ended,
+    /// whether the server exited cleanly, by itself or not at all. Later calls find the
+    /// server stopped.
     pub async fn shutdown(&self) {
         let mut state = self.state.lock().await;
         if let State::Connected(live) = std::mem::replace(&mut *state, State::Stopped) {
             let Live { connection, .. } = *live;
             let Connection {
                 service,
-                mut process_group,
+                process_group,
                 ..
             } = connection;
-            match service.cancel().await {
-                Ok(_) => {
-                    if let Some(guard) = process_group.as_mut() {
-                        guard.disarm();
-                    }
-                }
-                Err(err) => tracing::debug!(server = %self.config.name, "shutdown: {err}"),
+            if let Err(err) = service.cancel().await {
+                tracing::debug!(server = %self.config.name, "shutdown: {err}");
+            }
+            if let Some(group) = process_group {
+                group.end().await;
             }
         }
     }
@@ -285,12 +299,19 @@ impl McpServer {
 
     /// The peer (and connection id) of a live connection, reconnecting if the previous one
     /// has died (at most once per [`RESTART_BACKOFF`] after a failed restart).
-    async fn live_peer(&self) -> Result<(rmcp::Peer<rmcp::RoleClient>, u64), McpError> {
+    async fn live_peer(
+        &self,
+    ) -> Result<(rmcp::Peer<rmcp::RoleClient>, u64, Incoming), McpError> {
         let mut state = self.state.lock().await;
+        let live_of = |live: &Live| {
+            (
+                live.connection.service.peer().clone(),
+                live.id,
+                live.connection.incoming.clone(),
+            )
+        };
         match &*state {
-            State::Connected(live) if live.usable() => {
-                return Ok((live.connection.service.peer().clone(), live.id));
-            }
+            State::Connected(live) if live.usable() => return Ok(live_of(live)),
             State::Disabled => return Err(McpError::Disabled),
             State::Stopped => return Err(McpError::Stopped),
             State::Failed { reason, at } if at.elapsed() < RESTART_BACKOFF => {
@@ -301,7 +322,7 @@ impl McpServer {
         tracing::info!(server = %self.config.name, "restarting MCP server");
         *state = self.connect_state().await;
         match &*state {
-            State::Connected(live) => Ok((live.connection.service.peer().clone(), live.id)),
+            State::Connected(live) => Ok(live_of(live)),
             State::Failed { reason, .. } => Err(McpError::Unavailable(reason.clone())),
             State::Disabled | State::Stopped => Err(McpError::Stopped),
         }

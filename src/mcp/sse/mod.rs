@@ -24,6 +24,8 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use sse_stream::{Sse, SseStream};
 
+use super::incoming::{Incoming, Verdict};
+
 /// The parsed server-sent events of the `GET` response.
 type EventStream = Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>;
 
@@ -108,6 +110,8 @@ pub struct SseClientTransport {
     events: Option<EventStream>,
     /// Set by [`Transport::close`], so later sends fail instead of posting.
     closed: bool,
+    /// Judges what the server sends.
+    incoming: Incoming,
 }
 
 impl std::fmt::Debug for SseClientTransport {
@@ -179,7 +183,13 @@ impl SseClientTransport {
             post_headers,
             events: Some(events),
             closed: false,
+            incoming: Incoming::default(),
         })
+    }
+
+    /// What the transport knows about the server's messages (why it closed, if it did).
+    pub fn incoming(&self) -> Incoming {
+        self.incoming.clone()
     }
 
     /// The URL client messages are POSTed to, resolved from the `endpoint` event
@@ -222,31 +232,20 @@ fn resolve_endpoint(sse_url: &Url, data: &str) -> Result<Url, SseTransportError>
     Ok(endpoint)
 }
 
-/// Turns one SSE event into a server message, or `None` (logged) for events
-/// that carry none: pings, unknown event names, repeated endpoints, bad JSON.
-fn parse_event(sse: Sse) -> Option<ServerJsonRpcMessage> {
+/// Judges one SSE event: a server message, nothing (logged) for events that carry none
+/// (pings, unknown event names, repeated endpoints, noise), or a protocol break.
+fn parse_event(sse: Sse, incoming: &Incoming) -> Verdict {
     match sse.event.as_deref() {
         None | Some("message") => {}
         Some("endpoint") => {
-            tracing::debug!(data = ?sse.data, "ignoring repeated SSE `endpoint` event");
-            return None;
+            return Verdict::Skip(String::from("a repeated SSE `endpoint` event"));
         }
-        Some(other) => {
-            tracing::debug!(event = other, "ignoring unknown SSE event");
-            return None;
-        }
+        Some(other) => return Verdict::Skip(format!("an unknown SSE event `{other}`")),
     }
     let Some(data) = sse.data else {
-        tracing::debug!("ignoring SSE message without data");
-        return None;
+        return Verdict::Skip(String::from("an SSE message without data"));
     };
-    match serde_json::from_str(&data) {
-        Ok(message) => Some(message),
-        Err(error) => {
-            tracing::warn!(%error, %data, "ignoring SSE message that is not a JSON-RPC message");
-            None
-        }
-    }
+    incoming.judge(data.as_bytes())
 }
 
 impl Transport<RoleClient> for SseClientTransport {
@@ -260,6 +259,7 @@ impl Transport<RoleClient> for SseClientTransport {
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.incoming.sent(&item);
         let request = (!self.closed).then(|| {
             (
                 self.client.clone(),
@@ -301,11 +301,15 @@ impl Transport<RoleClient> for SseClientTransport {
                     self.events = None;
                     return None;
                 }
-                Some(Ok(sse)) => {
-                    if let Some(message) = parse_event(sse) {
-                        return Some(message);
+                Some(Ok(sse)) => match parse_event(sse, &self.incoming) {
+                    Verdict::Deliver(message) => return Some(*message),
+                    Verdict::Skip(what) => tracing::debug!(endpoint = %self.endpoint, "ignoring {what}"),
+                    Verdict::Close(reason) => {
+                        tracing::warn!(endpoint = %self.endpoint, "MCP server disconnected: {reason}");
+                        self.events = None;
+                        return None;
                     }
-                }
+                },
             }
         }
     }

@@ -347,6 +347,13 @@ async fn receive_skips_noise_and_ends_with_stream() {
     let mut transport = connect(&format!("{base}/sse"), HeaderMap::new())
         .await
         .unwrap();
+    // The answer below answers a request antler sent.
+    transport
+        .incoming()
+        .sent(&rmcp::model::ClientJsonRpcMessage::request(
+            rmcp::model::ClientRequest::PingRequest(Default::default()),
+            rmcp::model::NumberOrString::Number(1),
+        ));
     let mut next = async || {
         tokio::time::timeout(GUARD, Transport::<RoleClient>::receive(&mut transport))
             .await
@@ -359,6 +366,26 @@ async fn receive_skips_noise_and_ends_with_stream() {
     assert!(matches!(next().await, Some(JsonRpcMessage::Response(_))));
     assert!(next().await.is_none());
     assert!(next().await.is_none());
+}
+
+#[tokio::test]
+async fn an_answer_to_a_request_never_sent_ends_the_stream() {
+    let base = spawn_scripted(
+        "/sse",
+        "event: endpoint\ndata: /message\n\n\
+         event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}\n\n\
+         event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
+    )
+    .await;
+    let mut transport = connect(&format!("{base}/sse"), HeaderMap::new())
+        .await
+        .unwrap();
+    let received = tokio::time::timeout(GUARD, Transport::<RoleClient>::receive(&mut transport))
+        .await
+        .expect("receive hung");
+    assert!(received.is_none());
+    let fault = transport.incoming().fault().map(str::to_string);
+    assert!(fault.is_some_and(|f| f.contains("request 99")));
 }
 
 #[tokio::test]

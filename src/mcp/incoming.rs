@@ -1,0 +1,225 @@
+//! What a server sends, checked before rmcp sees it. rmcp drops a message it cannot parse
+//! and waits on, so a server that answers with invalid UTF-8, with the wrong id or with
+//! JSON nested past serde_json's limit leaves the call hanging until its tool timeout.
+//! Here such an answer fails its call at once with a message that says what was wrong,
+//! and a server that breaks the protocol beyond that is disconnected (and restarted at the
+//! next call).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rmcp::model::{
+    ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+};
+use serde::Deserialize;
+
+/// The error code of a synthesized answer to a call whose real answer was unreadable.
+pub const UNREADABLE_ANSWER: ErrorCode = ErrorCode(-32_098);
+
+/// What to do with one message from the server.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Hand it to rmcp (possibly an error answer standing in for an unreadable one).
+    Deliver(Box<ServerJsonRpcMessage>),
+    /// Ignore it (text a server printed on stdout, a notification antler does not know).
+    Skip(String),
+    /// The server broke the protocol: close the connection, for this reason.
+    Close(String),
+}
+
+/// The ids of the requests sent and not answered yet, and the reason the connection was
+/// closed, if it was. Shared by a transport and the server that owns it.
+#[derive(Debug, Clone, Default)]
+pub struct Incoming {
+    outstanding: Arc<Mutex<HashSet<RequestId>>>,
+    fault: Arc<OnceLock<String>>,
+}
+
+/// Just enough of a message to know what it answers.
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(default)]
+    id: Option<RequestId>,
+    #[serde(default)]
+    method: Option<String>,
+}
+
+impl Incoming {
+    fn outstanding(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.outstanding
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Notes a message antler sends: a request's id is now expected back.
+    pub fn sent(&self, message: &ClientJsonRpcMessage) {
+        if let JsonRpcMessage::Request(request) = message {
+            self.outstanding().insert(request.id.clone());
+        }
+    }
+
+    /// Why the connection was closed by [`Verdict::Close`], once it was.
+    pub fn fault(&self) -> Option<&str> {
+        self.fault.get().map(String::as_str)
+    }
+
+    /// Records `reason` as the fault and returns the verdict that closes.
+    fn close(&self, reason: String) -> Verdict {
+        let _ = self.fault.set(reason.clone());
+        Verdict::Close(reason)
+    }
+
+    /// Judges one message (a line of stdio, the data of an SSE event).
+    pub fn judge(&self, bytes: &[u8]) -> Verdict {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let parsed = std::str::from_utf8(bytes)
+            .map_err(|e| {
+                format!(
+                    "it is not valid UTF-8 (at byte {})",
+                    e.valid_up_to()
+                )
+            })
+            .and_then(|text| {
+                serde_json::from_str::<ServerJsonRpcMessage>(text).map_err(|e| e.to_string())
+            });
+        match parsed {
+            Ok(message) => self.check_id(message),
+            Err(problem) => self.unreadable(bytes, problem),
+        }
+    }
+
+    /// A parsed message: an answer must answer a request antler sent.
+    fn check_id(&self, message: ServerJsonRpcMessage) -> Verdict {
+        let answered = match &message {
+            JsonRpcMessage::Response(response) => Some(Some(response.id.clone())),
+            JsonRpcMessage::Error(error) => Some(error.id.clone()),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        };
+        match answered {
+            Some(Some(id)) if !self.outstanding().remove(&id) => self.close(format!(
+                "it answered request {id}, which antler never sent or which was answered \
+                 already"
+            )),
+            _ => Verdict::Deliver(Box::new(message)),
+        }
+    }
+
+    /// A message that did not parse: if it says which request it answers, that call fails
+    /// with `problem`; text that is not JSON at all is noise; anything else closes.
+    fn unreadable(&self, bytes: &[u8], problem: String) -> Verdict {
+        let text = String::from_utf8_lossy(bytes);
+        let trimmed = text.trim_start();
+        if !trimmed.starts_with('{') && !trimmed.starts_with('[') {
+            return Verdict::Skip(format!("not a JSON-RPC message: {}", preview(&text)));
+        }
+        match serde_json::from_str::<Probe>(&text) {
+            Ok(Probe {
+                id: Some(id),
+                method: None,
+            }) if self.outstanding().remove(&id) => {
+                let error = ErrorData::new(
+                    UNREADABLE_ANSWER,
+                    format!("its answer cannot be read: {problem}"),
+                    None,
+                );
+                Verdict::Deliver(Box::new(JsonRpcMessage::error(error, Some(id))))
+            }
+            Ok(Probe {
+                id: None,
+                method: Some(method),
+            }) => Verdict::Skip(format!("an unreadable `{method}` notification: {problem}")),
+            _ => self.close(format!("it sent a message antler cannot read: {problem}")),
+        }
+    }
+}
+
+/// The start of `text`, for logs.
+fn preview(text: &str) -> String {
+    let mut out: String = text.chars().take(120).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ClientRequest, NumberOrString, PingRequest};
+
+    use super::*;
+
+    fn incoming_with_request(id: i64) -> Incoming {
+        let incoming = Incoming::default();
+        let request = ClientJsonRpcMessage::request(
+            ClientRequest::PingRequest(PingRequest::default()),
+            NumberOrString::Number(id),
+        );
+        incoming.sent(&request);
+        incoming
+    }
+
+    fn answer_error(verdict: Verdict) -> String {
+        match verdict {
+            Verdict::Deliver(message) => match *message {
+                JsonRpcMessage::Error(error) => error.error.message.to_string(),
+                other => panic!("not an error answer: {other:?}"),
+            },
+            other => panic!("not delivered: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn good_answers_are_delivered_once() {
+        let incoming = incoming_with_request(3);
+        let answer = br#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
+        assert!(matches!(incoming.judge(answer), Verdict::Deliver(_)));
+        assert!(matches!(incoming.judge(answer), Verdict::Close(_)), "twice");
+        assert!(incoming.fault().unwrap().contains("answered request 3"));
+    }
+
+    #[test]
+    fn a_wrong_id_closes_the_connection() {
+        let incoming = incoming_with_request(3);
+        let verdict = incoming.judge(br#"{"jsonrpc":"2.0","id":99,"result":{}}"#);
+        let Verdict::Close(reason) = verdict else {
+            panic!("{verdict:?}");
+        };
+        assert!(reason.contains("request 99, which antler never sent"), "{reason}");
+    }
+
+    #[test]
+    fn an_unreadable_answer_fails_its_own_call() {
+        let incoming = incoming_with_request(4);
+        let mut bad = br#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"#.to_vec();
+        bad.extend_from_slice(b"\"\xff\xfe\"}]}}");
+        let message = answer_error(incoming.judge(&bad));
+        assert!(message.contains("not valid UTF-8"), "{message}");
+
+        let incoming = incoming_with_request(5);
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"result":{{"structuredContent":{}{}}}}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        let verdict = incoming.judge(deep.as_bytes());
+        let reason = match verdict {
+            Verdict::Close(reason) => reason,
+            other => answer_error(other),
+        };
+        assert!(reason.contains("recursion limit"), "{reason}");
+    }
+
+    #[test]
+    fn noise_and_unknown_notifications_are_skipped() {
+        let incoming = Incoming::default();
+        assert!(matches!(
+            incoming.judge(b"Server listening on stdio"),
+            Verdict::Skip(_)
+        ));
+        assert!(matches!(
+            incoming.judge(br#"{"jsonrpc":"2.0","method":"custom/thing","params":{"x":1}}"#),
+            Verdict::Deliver(_) | Verdict::Skip(_)
+        ));
+        assert!(incoming.fault().is_none());
+    }
+}

@@ -1,0 +1,172 @@
+//! The stdio transport: newline-delimited JSON-RPC over a child's stdin and stdout, with
+//! every incoming line judged by [`Incoming`] (rmcp's own stdio transport drops lines it
+//! cannot parse, so a broken answer hangs its call until the tool timeout).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use process_wrap::tokio::ChildWrapper;
+use rmcp::RoleClient;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::Mutex;
+
+use super::incoming::{Incoming, Verdict};
+
+/// The longest message accepted (as rmcp's transport); a longer one breaks the protocol.
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// How long the server gets to exit after its stdin closes, and again after SIGTERM.
+const EXIT_GRACE: Duration = Duration::from_secs(3);
+
+/// A stdio server's connection. Closing it closes the server's stdin, waits for it to exit,
+/// then sends SIGTERM and finally SIGKILL.
+pub struct StdioTransport {
+    child: Option<Box<dyn ChildWrapper>>,
+    stdout: BufReader<ChildStdout>,
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    line: Vec<u8>,
+    incoming: Incoming,
+    server: String,
+}
+
+impl StdioTransport {
+    /// The transport over `child`'s piped stdin and stdout; `server` names it in logs.
+    pub fn new(mut child: Box<dyn ChildWrapper>, server: &str) -> std::io::Result<Self> {
+        let missing = |what| std::io::Error::other(format!("the server's {what} is not piped"));
+        let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
+        let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
+        Ok(Self {
+            child: Some(child),
+            stdout: BufReader::new(stdout),
+            stdin: Arc::new(Mutex::new(Some(stdin))),
+            line: Vec::new(),
+            incoming: Incoming::default(),
+            server: server.to_string(),
+        })
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.id())
+    }
+}
+
+impl StdioTransport {
+    /// What the transport knows about the server's messages (why it closed, if it did).
+    pub fn incoming(&self) -> Incoming {
+        self.incoming.clone()
+    }
+
+    /// Reads the next whole line into `self.line`. Cancel-safe: bytes read before a
+    /// cancellation stay in `self.line` for the next call. `Ok(false)` at the end of the
+    /// stream.
+    async fn read_line(&mut self) -> Result<bool, String> {
+        loop {
+            if self.line.ends_with(b"\n") {
+                return Ok(true);
+            }
+            let room = MAX_LINE_BYTES.saturating_sub(self.line.len());
+            if room == 0 {
+                return Err(format!(
+                    "it sent a message longer than {MAX_LINE_BYTES} bytes"
+                ));
+            }
+            let read = (&mut self.stdout)
+                .take(room as u64)
+                .read_until(b'\n', &mut self.line)
+                .await
+                .map_err(|e| format!("reading its output failed: {e}"))?;
+            if read == 0 {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn name() -> Cow<'static, str> {
+        "StdioTransport".into()
+    }
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.incoming.sent(&item);
+        let stdin = self.stdin.clone();
+        let line = serde_json::to_vec(&item).map(|mut bytes| {
+            bytes.push(b'\n');
+            bytes
+        });
+        async move {
+            let line = line.map_err(std::io::Error::other)?;
+            let mut stdin = stdin.lock().await;
+            let pipe = stdin.as_mut().ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::NotConnected, "the transport is closed")
+            })?;
+            pipe.write_all(&line).await?;
+            pipe.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        loop {
+            match self.read_line().await {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(reason) => {
+                    tracing::warn!(server = %self.server, "MCP server disconnected: {reason}");
+                    self.line.clear();
+                    return None;
+                }
+            }
+            let line = std::mem::take(&mut self.line);
+            let message = line.strip_suffix(b"\n").unwrap_or(&line);
+            let message = message.strip_suffix(b"\r").unwrap_or(message);
+            if message.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match self.incoming.judge(message) {
+                Verdict::Deliver(message) => return Some(*message),
+                Verdict::Skip(what) => {
+                    tracing::debug!(server = %self.server, "ignoring {what}");
+                }
+                Verdict::Close(reason) => {
+                    tracing::warn!(server = %self.server, "MCP server disconnected: {reason}");
+                    return None;
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        drop(self.stdin.lock().await.take());
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        if tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_ok() {
+            return Ok(());
+        }
+        if child.signal(libc::SIGTERM).is_ok()
+            && tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_ok()
+        {
+            return Ok(());
+        }
+        Box::into_pin(child.kill()).await
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        // Not closed: the process group guard of the connection kills the whole group;
+        // this only makes sure the child is not left to run on its own.
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.start_kill();
+        }
+    }
+}
