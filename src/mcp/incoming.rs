@@ -73,12 +73,7 @@ impl Incoming {
     pub fn judge(&self, bytes: &[u8]) -> Verdict {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         let parsed = std::str::from_utf8(bytes)
-            .map_err(|e| {
-                format!(
-                    "it is not valid UTF-8 (at byte {})",
-                    e.valid_up_to()
-                )
-            })
+            .map_err(|e| format!("it is not valid UTF-8 (at byte {})", e.valid_up_to()))
             .and_then(|text| {
                 serde_json::from_str::<ServerJsonRpcMessage>(text).map_err(|e| e.to_string())
             });
@@ -184,13 +179,17 @@ mod tests {
         let Verdict::Close(reason) = verdict else {
             panic!("{verdict:?}");
         };
-        assert!(reason.contains("request 99, which antler never sent"), "{reason}");
+        assert!(
+            reason.contains("request 99, which antler never sent"),
+            "{reason}"
+        );
     }
 
     #[test]
     fn an_unreadable_answer_fails_its_own_call() {
         let incoming = incoming_with_request(4);
-        let mut bad = br#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"#.to_vec();
+        let mut bad =
+            br#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"#.to_vec();
         bad.extend_from_slice(b"\"\xff\xfe\"}]}}");
         let message = answer_error(incoming.judge(&bad));
         assert!(message.contains("not valid UTF-8"), "{message}");

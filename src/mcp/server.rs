@@ -299,9 +299,7 @@ impl McpServer {
 
     /// The peer (and connection id) of a live connection, reconnecting if the previous one
     /// has died (at most once per [`RESTART_BACKOFF`] after a failed restart).
-    async fn live_peer(
-        &self,
-    ) -> Result<(rmcp::Peer<rmcp::RoleClient>, u64, Incoming), McpError> {
+    async fn live_peer(&self) -> Result<(rmcp::Peer<rmcp::RoleClient>, u64, Incoming), McpError> {
         let mut state = self.state.lock().await;
         let live_of = |live: &Live| {
             (

@@ -20,6 +20,9 @@ use super::incoming::{Incoming, Verdict};
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// How long the server gets to exit after its stdin closes, and again after SIGTERM.
 const EXIT_GRACE: Duration = Duration::from_secs(3);
+/// After the server exited, how long a read may wait for what it wrote before exiting
+/// (already in the pipe, so this is only the reactor noticing it).
+const AFTER_EXIT_READ: Duration = Duration::from_millis(200);
 
 /// A stdio server's connection. Closing it closes the server's stdin, waits for it to exit,
 /// then sends SIGTERM and finally SIGKILL.
@@ -30,6 +33,8 @@ pub struct StdioTransport {
     line: Vec<u8>,
     incoming: Incoming,
     server: String,
+    /// The server process has exited.
+    exited: bool,
 }
 
 impl StdioTransport {
@@ -45,6 +50,7 @@ impl StdioTransport {
             line: Vec::new(),
             incoming: Incoming::default(),
             server: server.to_string(),
+            exited: false,
         })
     }
 
@@ -59,29 +65,61 @@ impl StdioTransport {
     pub fn incoming(&self) -> Incoming {
         self.incoming.clone()
     }
+}
 
-    /// Reads the next whole line into `self.line`. Cancel-safe: bytes read before a
-    /// cancellation stay in `self.line` for the next call. `Ok(false)` at the end of the
-    /// stream.
-    async fn read_line(&mut self) -> Result<bool, String> {
-        loop {
-            if self.line.ends_with(b"\n") {
-                return Ok(true);
+/// Reads the next whole line into `line`. Cancel-safe: bytes read before a cancellation
+/// stay in `line` for the next call. `Ok(false)` at the end of the stream.
+async fn read_line(
+    stdout: &mut BufReader<ChildStdout>,
+    line: &mut Vec<u8>,
+) -> Result<bool, String> {
+    loop {
+        if line.ends_with(b"\n") {
+            return Ok(true);
+        }
+        let room = MAX_LINE_BYTES.saturating_sub(line.len());
+        if room == 0 {
+            return Err(format!(
+                "it sent a message longer than {MAX_LINE_BYTES} bytes"
+            ));
+        }
+        let read = (&mut *stdout)
+            .take(room as u64)
+            .read_until(b'\n', line)
+            .await
+            .map_err(|e| format!("reading its output failed: {e}"))?;
+        if read == 0 {
+            return Ok(false);
+        }
+    }
+}
+
+/// Resolves when the child has exited (never, once it has been taken for closing).
+async fn exited(child: &mut Option<Box<dyn ChildWrapper>>) {
+    match child {
+        Some(child) => {
+            let _ = child.wait().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+impl StdioTransport {
+    /// The next line: read until the server's output ends or the server exits. After an
+    /// exit only what it wrote before is read: a helper it left behind may hold the pipe
+    /// open, and must not keep its calls waiting.
+    async fn next_line(&mut self) -> Result<bool, String> {
+        if !self.exited {
+            tokio::select! {
+                read = read_line(&mut self.stdout, &mut self.line) => return read,
+                () = exited(&mut self.child) => self.exited = true,
             }
-            let room = MAX_LINE_BYTES.saturating_sub(self.line.len());
-            if room == 0 {
-                return Err(format!(
-                    "it sent a message longer than {MAX_LINE_BYTES} bytes"
-                ));
-            }
-            let read = (&mut self.stdout)
-                .take(room as u64)
-                .read_until(b'\n', &mut self.line)
-                .await
-                .map_err(|e| format!("reading its output failed: {e}"))?;
-            if read == 0 {
-                return Ok(false);
-            }
+        }
+        match tokio::time::timeout(AFTER_EXIT_READ, read_line(&mut self.stdout, &mut self.line))
+            .await
+        {
+            Ok(read) => read,
+            Err(_) => Ok(false),
         }
     }
 }
@@ -116,7 +154,7 @@ impl Transport<RoleClient> for StdioTransport {
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
-            match self.read_line().await {
+            match self.next_line().await {
                 Ok(true) => {}
                 Ok(false) => return None,
                 Err(reason) => {

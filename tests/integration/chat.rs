@@ -94,6 +94,22 @@ impl Terminal {
         self.keys.write_all(keys.as_bytes()).unwrap();
         self.keys.flush().unwrap();
     }
+
+    /// Types `/quit` and waits until the process has ended; returns its status.
+    fn quit(mut self) -> std::process::ExitStatus {
+        self.type_keys("/quit\r");
+        // The output ends when the process does.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.output.recv_timeout(left) {
+                Ok(bytes) => self.feed(&bytes),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("the chat did not quit"),
+            }
+        }
+        self.child.wait().unwrap()
+    }
 }
 
 #[test]
@@ -111,19 +127,62 @@ fn a_prompt_typed_in_the_chat_is_answered_on_screen() {
         request.messages().last().unwrap()["content"],
         "what is the answer?"
     );
-    term.type_keys("/quit\r");
-    // The output ends when the process does.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match term.output.recv_timeout(left) {
-            Ok(bytes) => term.feed(&bytes),
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("the chat did not quit"),
-        }
-    }
-    let status = term.child.wait().unwrap();
+    let status = term.quit();
     assert!(status.success(), "{status:?}");
     let (list, _, _) = sandbox.json(&["threads", "list", "--json"]);
     assert_eq!(list[0]["message_count"], 2, "the thread was saved");
+}
+
+#[test]
+fn the_chat_asks_before_using_untrusted_project_files() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.path().join("planted-ran");
+    write_extensions(
+        &sandbox,
+        serde_json::json!({
+            "planted": {"command": "sh", "args": ["-c", format!("touch '{}'", marker.display())]}
+        }),
+    );
+    let trust_store = sandbox.path().join("xdg-data/antler/trust.json");
+    let mock = MockOpenAi::start(Vec::new());
+
+    // No: the chat starts without the file, and nothing it names runs.
+    let mut term = Terminal::start(&sandbox, &mock);
+    term.wait_for("Trust them?");
+    assert!(
+        term.contents()
+            .contains("MCP server `planted`: runs `sh -c")
+    );
+    term.type_keys("n\r");
+    term.wait_for("mock-model");
+    assert!(term.quit().success());
+    assert!(!marker.exists(), "the untrusted server was started");
+    assert!(!trust_store.exists());
+
+    // Yes: the content is trusted from now on, and the next start does not ask.
+    let mut term = Terminal::start(&sandbox, &mock);
+    term.wait_for("Trust them?");
+    term.type_keys("y\r");
+    term.wait_for("mock-model");
+    assert!(term.quit().success());
+    let stored = std::fs::read_to_string(&trust_store).unwrap();
+    assert!(stored.contains("extensions_config.json"), "{stored}");
+    let out = sandbox
+        .antler_untrusted()
+        .args(["doctor", "--offline", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trust = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"].as_str().unwrap().starts_with("trust: "))
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (trust["status"].as_str(), trust["detail"].as_str()),
+        (Some("ok"), Some("trusted")),
+        "{report}"
+    );
 }

@@ -17,5 +17,7 @@ mod mcp_calls;
 #[path = "../support/mock_openai/mod.rs"]
 mod mock_openai;
 mod mock_server;
+mod security;
 mod session;
 mod support;
+mod trust;

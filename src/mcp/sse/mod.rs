@@ -303,7 +303,9 @@ impl Transport<RoleClient> for SseClientTransport {
                 }
                 Some(Ok(sse)) => match parse_event(sse, &self.incoming) {
                     Verdict::Deliver(message) => return Some(*message),
-                    Verdict::Skip(what) => tracing::debug!(endpoint = %self.endpoint, "ignoring {what}"),
+                    Verdict::Skip(what) => {
+                        tracing::debug!(endpoint = %self.endpoint, "ignoring {what}")
+                    }
                     Verdict::Close(reason) => {
                         tracing::warn!(endpoint = %self.endpoint, "MCP server disconnected: {reason}");
                         self.events = None;

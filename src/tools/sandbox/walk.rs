@@ -8,11 +8,10 @@ use ignore::{Walk, WalkBuilder};
 
 use super::workspace::{Hidden, HiddenCount, Workspace};
 
-/// Folders a walk did not enter because they are secret or antler's own.
+/// How many secret folders a walk did not enter.
 #[derive(Debug, Default)]
 pub(super) struct Pruned {
     secret: AtomicUsize,
-    private: AtomicUsize,
 }
 
 impl Pruned {
@@ -20,9 +19,6 @@ impl Pruned {
     pub(super) fn add_to(&self, count: &mut HiddenCount) {
         for _ in 0..self.secret.load(Ordering::Relaxed) {
             count.add(Hidden::Secret);
-        }
-        for _ in 0..self.private.load(Ordering::Relaxed) {
-            count.add(Hidden::Private);
         }
     }
 }
@@ -54,10 +50,7 @@ pub(super) fn walk(base: &Path, workspace: &Workspace, pruned: &Arc<Pruned>) -> 
                     pruned.secret.fetch_add(1, Ordering::Relaxed);
                     false
                 }
-                Some(Hidden::Private) => {
-                    pruned.private.fetch_add(1, Ordering::Relaxed);
-                    false
-                }
+                Some(Hidden::Private) => false,
             }
         })
         .sort_by_file_name(|a, b| a.cmp(b))

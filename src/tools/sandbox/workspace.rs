@@ -90,35 +90,28 @@ impl Hidden {
     }
 }
 
-/// Counts what a walk left out, for the note at the end of its results.
+/// Counts the secret files a walk left out, for the note at the end of its results
+/// (antler's own data is left out without a word: it is nothing the model should look for).
 #[derive(Debug, Default)]
 pub struct HiddenCount {
     secret: usize,
-    private: usize,
 }
 
 impl HiddenCount {
     /// Counts one.
     pub fn add(&mut self, hidden: Hidden) {
-        match hidden {
-            Hidden::Secret => self.secret += 1,
-            Hidden::Private => self.private += 1,
+        if hidden == Hidden::Secret {
+            self.secret += 1;
         }
     }
 
     /// `"\n(2 files hidden: secret)"`, or nothing when nothing was left out.
     pub fn note(&self) -> String {
-        let mut out = String::new();
-        for (count, hidden) in [
-            (self.secret, Hidden::Secret),
-            (self.private, Hidden::Private),
-        ] {
-            if count > 0 {
-                let files = if count == 1 { "file" } else { "files" };
-                out.push_str(&format!("\n({count} {files} {})", hidden.label()));
-            }
+        match self.secret {
+            0 => String::new(),
+            1 => format!("\n(1 file {})", Hidden::Secret.label()),
+            n => format!("\n({n} files {})", Hidden::Secret.label()),
         }
-        out
     }
 }
 

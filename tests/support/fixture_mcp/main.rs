@@ -8,6 +8,7 @@
 //! - http / sse: the only stdout line is `LISTENING http://127.0.0.1:PORT`,
 //!   printed once the socket is bound.
 
+mod hostile;
 mod server;
 mod sse;
 
@@ -60,6 +61,9 @@ struct Cli {
     /// `serverInfo.name` to report.
     #[arg(long, default_value = "fixture_mcp")]
     name: String,
+    /// Serve stdio by hand and answer every tool call this broken way.
+    #[arg(long, value_enum)]
+    hostile: Option<hostile::Hostile>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -92,6 +96,9 @@ fn parse_header(text: &str) -> Result<RequiredHeader, String> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(mode) = cli.hostile {
+        return hostile::serve(mode);
+    }
     let behaviour = Behaviour {
         name: cli.name.clone(),
         startup_delay: Duration::from_millis(cli.startup_delay_ms),

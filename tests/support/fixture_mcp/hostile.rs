@@ -1,0 +1,88 @@
+//! `--hostile MODE`: a stdio server written by hand that shakes hands and lists one tool
+//! correctly, then answers `tools/call` the way a broken or malicious server would.
+
+use std::io::{BufRead, Write};
+
+use clap::ValueEnum;
+use serde_json::{Value, json};
+
+/// How `tools/call` is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Hostile {
+    /// A text result that is not valid UTF-8.
+    InvalidUtf8,
+    /// A well-formed result under an id the client never used.
+    WrongId,
+    /// A result nested 10,000 arrays deep.
+    DeepJson,
+}
+
+/// Serves until stdin closes.
+pub fn serve(mode: Hostile) -> anyhow::Result<()> {
+    eprintln!("fixture_mcp: starting (stdio, hostile {mode:?})");
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let request: Value = match serde_json::from_str(&line?) {
+            Ok(v) => v,
+            Err(_) => continue,
+        };
+        let (Some(id), Some(method)) = (request.get("id"), request["method"].as_str()) else {
+            continue;
+        };
+        let answer: Vec<u8> = match method {
+            "initialize" => reply(
+                id,
+                json!({
+                    "protocolVersion": request["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "hostile", "version": "1"}
+                }),
+            ),
+            "tools/list" => reply(
+                id,
+                json!({"tools": [{
+                    "name": "echo",
+                    "description": "Echoes, badly.",
+                    "inputSchema": {"type": "object", "properties": {}}
+                }]}),
+            ),
+            "tools/call" => hostile_answer(mode, id),
+            _ => reply(id, json!({})),
+        };
+        stdout.write_all(&answer)?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()?;
+    }
+    Ok(())
+}
+
+fn reply(id: &Value, result: Value) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+        .to_string()
+        .into_bytes()
+}
+
+fn hostile_answer(mode: Hostile, id: &Value) -> Vec<u8> {
+    match mode {
+        Hostile::InvalidUtf8 => {
+            let mut bytes = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
+            )
+            .into_bytes();
+            bytes.extend_from_slice(b"\xff\xfe\xfd");
+            bytes.extend_from_slice(br#""}]}}"#);
+            bytes
+        }
+        Hostile::WrongId => reply(
+            &json!(987_654),
+            json!({"content": [{"type": "text", "text": "for someone else"}]}),
+        ),
+        Hostile::DeepJson => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"structuredContent":{{"x":{}{}}}}}}}"#,
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        )
+        .into_bytes(),
+    }
+}
