@@ -14,7 +14,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use super::McpError;
-use super::incoming::Incoming;
+use super::incoming::{Checked, Incoming};
 use super::process::ProcessGroupGuard;
 use super::sse::SseClientTransport;
 use super::stdio::StdioTransport;
@@ -113,13 +113,12 @@ async fn connect_inner(
         changes: changes.clone(),
     };
     let mut process_group = None;
-    let mut incoming = Incoming::default();
-    let service = match config.transport {
+    let (service, incoming) = match config.transport {
         TransportKind::Stdio => {
             let transport = spawn_stdio(config)?;
             process_group = Some(ProcessGroupGuard::new(transport.id()));
-            incoming = transport.incoming();
-            handler
+            let incoming = transport.incoming();
+            let service = handler
                 .serve(transport)
                 .await
                 .map_err(|err| match handshake(err) {
@@ -127,15 +126,20 @@ async fn connect_inner(
                         "{reason}; the server's stderr is in the antler log (--log-file)"
                     )),
                     other => other,
-                })?
+                })?;
+            (service, incoming)
         }
         TransportKind::Http => {
             let url = config.url.clone().unwrap_or_default();
             let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
             let transport_config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(header_map(&config.headers)?.into_iter().collect());
-            let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-            handler.serve(transport).await.map_err(handshake)?
+            let transport = Checked::new(StreamableHttpClientTransport::with_client(
+                client,
+                transport_config,
+            ));
+            let incoming = transport.incoming();
+            (handler.serve(transport).await.map_err(handshake)?, incoming)
         }
         TransportKind::Sse => {
             let url = config.url.clone().unwrap_or_default();
@@ -145,9 +149,9 @@ async fn connect_inner(
             let transport = SseClientTransport::connect(client, &url, headers)
                 .await
                 .map_err(|e| McpError::Connect(error_chain(&e)))?;
-            incoming = transport.incoming();
+            let incoming = transport.incoming();
             tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
-            handler.serve(transport).await.map_err(handshake)?
+            (handler.serve(transport).await.map_err(handshake)?, incoming)
         }
     };
     // A list_changed that arrives during the listing below makes it stale at once.

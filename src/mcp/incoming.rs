@@ -8,9 +8,11 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use rmcp::RoleClient;
 use rmcp::model::{
     ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
 };
+use rmcp::transport::Transport;
 use serde::Deserialize;
 
 /// The error code of a synthesized answer to a call whose real answer was unreadable.
@@ -31,8 +33,26 @@ pub enum Verdict {
 /// closed, if it was. Shared by a transport and the server that owns it.
 #[derive(Debug, Clone, Default)]
 pub struct Incoming {
-    outstanding: Arc<Mutex<HashSet<RequestId>>>,
+    ids: Arc<Mutex<Ids>>,
     fault: Arc<OnceLock<String>>,
+}
+
+/// Request ids by what became of them.
+#[derive(Debug, Default)]
+struct Ids {
+    outstanding: HashSet<RequestId>,
+    answered: HashSet<RequestId>,
+}
+
+impl Ids {
+    /// Marks `id` answered; whether it was waiting for its answer.
+    fn answer(&mut self, id: &RequestId) -> bool {
+        let waiting = self.outstanding.remove(id);
+        if waiting {
+            self.answered.insert(id.clone());
+        }
+        waiting
+    }
 }
 
 /// Just enough of a message to know what it answers.
@@ -45,8 +65,8 @@ struct Probe {
 }
 
 impl Incoming {
-    fn outstanding(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
-        self.outstanding
+    fn ids(&self) -> std::sync::MutexGuard<'_, Ids> {
+        self.ids
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -54,7 +74,7 @@ impl Incoming {
     /// Notes a message antler sends: a request's id is now expected back.
     pub fn sent(&self, message: &ClientJsonRpcMessage) {
         if let JsonRpcMessage::Request(request) = message {
-            self.outstanding().insert(request.id.clone());
+            self.ids().outstanding.insert(request.id.clone());
         }
     }
 
@@ -83,19 +103,25 @@ impl Incoming {
         }
     }
 
-    /// A parsed message: an answer must answer a request antler sent.
-    fn check_id(&self, message: ServerJsonRpcMessage) -> Verdict {
+    /// A message a transport parsed itself: an answer must answer a request antler sent.
+    pub fn check_id(&self, message: ServerJsonRpcMessage) -> Verdict {
         let answered = match &message {
             JsonRpcMessage::Response(response) => Some(Some(response.id.clone())),
             JsonRpcMessage::Error(error) => Some(error.id.clone()),
             JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
         };
-        match answered {
-            Some(Some(id)) if !self.outstanding().remove(&id) => self.close(format!(
-                "it answered request {id}, which antler never sent or which was answered \
-                 already"
-            )),
-            _ => Verdict::Deliver(Box::new(message)),
+        let Some(Some(id)) = answered else {
+            return Verdict::Deliver(Box::new(message));
+        };
+        let mut ids = self.ids();
+        if ids.answer(&id) {
+            Verdict::Deliver(Box::new(message))
+        } else if ids.answered.contains(&id) {
+            // A stream replayed after a reconnect may repeat an answer.
+            Verdict::Skip(format!("a repeated answer to request {id}"))
+        } else {
+            drop(ids);
+            self.close(format!("it answered request {id}, which antler never sent"))
         }
     }
 
@@ -111,7 +137,7 @@ impl Incoming {
             Ok(Probe {
                 id: Some(id),
                 method: None,
-            }) if self.outstanding().remove(&id) => {
+            }) if self.ids().answer(&id) => {
                 let error = ErrorData::new(
                     UNREADABLE_ANSWER,
                     format!("its answer cannot be read: {problem}"),
@@ -125,6 +151,62 @@ impl Incoming {
             }) => Verdict::Skip(format!("an unreadable `{method}` notification: {problem}")),
             _ => self.close(format!("it sent a message antler cannot read: {problem}")),
         }
+    }
+}
+
+/// A transport that parses messages itself (streamable HTTP), with every answer's id
+/// checked: an answer to a request antler never sent disconnects, as on stdio.
+pub struct Checked<T> {
+    inner: T,
+    incoming: Incoming,
+}
+
+impl<T> Checked<T> {
+    /// `inner`, checked.
+    pub fn new(inner: T) -> Self {
+        Self {
+            inner,
+            incoming: Incoming::default(),
+        }
+    }
+
+    /// What the transport knows about the server's messages (why it closed, if it did).
+    pub fn incoming(&self) -> Incoming {
+        self.incoming.clone()
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Checked<T> {
+    type Error = T::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.incoming.sent(&item);
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        loop {
+            let message = self.inner.receive().await?;
+            match self.incoming.check_id(message) {
+                Verdict::Deliver(message) => return Some(*message),
+                Verdict::Skip(what) => tracing::debug!("ignoring {what}"),
+                Verdict::Close(reason) => {
+                    tracing::warn!("MCP server disconnected: {reason}");
+                    return None;
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
@@ -168,8 +250,11 @@ mod tests {
         let incoming = incoming_with_request(3);
         let answer = br#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
         assert!(matches!(incoming.judge(answer), Verdict::Deliver(_)));
-        assert!(matches!(incoming.judge(answer), Verdict::Close(_)), "twice");
-        assert!(incoming.fault().unwrap().contains("answered request 3"));
+        assert!(
+            matches!(incoming.judge(answer), Verdict::Skip(_)),
+            "a repeat"
+        );
+        assert!(incoming.fault().is_none());
     }
 
     #[test]
