@@ -91,6 +91,7 @@ impl Setup {
         )?
         .map(|(found, _)| found);
         let log_file = env("ANTLER_LOG_FILE").filter(|v| !v.is_empty());
+        let mut app = app;
         let protected = Protected {
             private: [
                 crate::dirs::data_dir(env),
@@ -104,12 +105,22 @@ impl Setup {
             .collect(),
             thread_outputs: None,
             startup_dirs: Vec::new(),
+            files: app
+                .path
+                .iter()
+                .chain(extensions.as_ref().map(|found| &found.path))
+                .cloned()
+                .collect(),
         };
+        if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
+            tracing::warn!("{warning}");
+            app.warnings.push(warning);
+        }
         Ok(Self {
             app,
             cwd: cwd.to_path_buf(),
             protected,
-            env_secrets: env("OPENAI_API_KEY").into_iter().collect(),
+            env_secrets: environment_secrets(env),
             mcp: McpCache::new(extensions, trust.clone()),
         })
     }
@@ -305,4 +316,42 @@ fn load_app(
         );
     }
     Ok(app)
+}
+
+/// With `bash` on, a workspace that contains antler's own folders lets a shell command do
+/// what the file tools may not (read threads, change the trust store): worth a warning.
+fn shell_reaches_private(
+    sandbox: &crate::config::SandboxConfig,
+    cwd: &Path,
+    protected: &Protected,
+) -> Option<String> {
+    if !sandbox.allow_host_bash {
+        return None;
+    }
+    let root =
+        std::fs::canonicalize(cwd.join(sandbox.workspace.as_deref().unwrap_or(Path::new("."))))
+            .ok()?;
+    let inside = protected.private.iter().find(|dir| {
+        std::fs::canonicalize(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .starts_with(&root)
+    })?;
+    Some(format!(
+        "sandbox.workspace ({}) contains antler's own folder {}: the file tools keep out of \
+         it, but a `bash` command can read and change it (threads, the trust store); use a \
+         workspace that does not contain it",
+        root.display(),
+        inside.display()
+    ))
+}
+
+/// Secret values of the environment: `OPENAI_API_KEY` (the fallback key) and every variable
+/// whose name says it is a secret (`*KEY*`, `*TOKEN*`, ...), whether a config names it or
+/// not: none of them may reach the model.
+fn environment_secrets(env: EnvLookup<'_>) -> Vec<String> {
+    let named = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .filter(|(name, _)| crate::config::is_secret_name(name))
+        .map(|(_, value)| value);
+    env("OPENAI_API_KEY").into_iter().chain(named).collect()
 }

@@ -116,7 +116,7 @@ fn remember(trust: &mut ProjectTrust, file: &ProjectFile, notices: &mut Vec<Stri
     trust.approve(file);
     match trust.store() {
         Some(store) => {
-            if let Err(err) = store.trust(&file.canonical, &file.sha256) {
+            if let Err(err) = store.trust(&file.key, &file.sha256) {
                 notices.push(format!("trust is kept for this run only: {err}"));
             }
         }

@@ -74,7 +74,7 @@ pub fn run(
         }
     }
     for file in untrusted {
-        if let Err(err) = store.trust(&file.canonical, &file.sha256) {
+        if let Err(err) = store.trust(&file.key, &file.sha256) {
             eprintln!("error: {err}");
             return Exit::Failure;
         }
@@ -134,7 +134,7 @@ fn list(store: &TrustStore) -> Exit {
 
 fn revoke(store: &TrustStore, files: &[ProjectFile]) -> Exit {
     for file in files {
-        match store.revoke(&file.canonical) {
+        match store.revoke(&file.key) {
             Ok(true) => println!("No longer trusted: {}", file.path.display()),
             Ok(false) => println!("Was not trusted: {}", file.path.display()),
             Err(err) => {

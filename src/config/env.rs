@@ -87,10 +87,38 @@ pub(crate) fn recording_secrets<T>(
     (out, found.into_inner())
 }
 
+/// Variables a project `.env` may not set: they choose antler's other files and folders
+/// (its configs, the trust store, the log), which must come from the user, not the project.
+const NOT_FROM_DOTENV: &[&str] = &[
+    "ANTLER_CONFIG",
+    "ANTLER_EXTENSIONS_CONFIG",
+    "ANTLER_DATA_DIR",
+    "ANTLER_LOG_FILE",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+];
+
 /// Loads the `.env` text `content` (read from `path`) into the process environment without
 /// overriding variables that are already set. Must run before any thread is started (it
-/// mutates the environment).
+/// mutates the environment). A file that sets one of antler's own location variables is
+/// refused whole.
 pub fn load_dotenv(path: &Path, content: &[u8]) -> Result<(), super::ConfigError> {
+    for item in dotenvy::from_read_iter(content) {
+        if let Ok((name, _)) = item
+            && NOT_FROM_DOTENV.contains(&name.as_str())
+        {
+            return Err(super::ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: name,
+                message: String::from(
+                    "a project .env may not choose antler's own files and folders; set it in \
+                     the environment antler is started in instead",
+                ),
+            });
+        }
+    }
     match dotenvy::from_read(content) {
         Ok(()) => Ok(()),
         Err(dotenvy::Error::LineParse(line, index)) => Err(super::ConfigError::Invalid {
@@ -175,6 +203,17 @@ mod tests {
             recording_secrets(&env, |env| (env("API_KEY"), env("TZ"), env("UNSET_TOKEN")));
         assert_eq!(value.1.as_deref(), Some("UTC"));
         assert_eq!(secrets, ["sk-1"]);
+    }
+
+    #[test]
+    fn dotenv_may_not_move_antlers_own_files() {
+        let err = load_dotenv(Path::new(".env"), b"OK=1\nANTLER_DATA_DIR=/tmp/x\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(".env: ANTLER_DATA_DIR: a project .env may not"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -73,12 +73,13 @@ impl McpCache {
             return Ok(manager.clone());
         }
         if found.origin == Origin::Project {
-            let file = ProjectFile {
-                kind: ProjectFileKind::Extensions,
-                path: path.clone(),
-                canonical: signature.path.clone(),
-                content: content.clone(),
-                sha256: signature.sha256.clone(),
+            let file = match ProjectFile::with_content(
+                ProjectFileKind::Extensions,
+                &path,
+                content.clone(),
+            ) {
+                Ok(file) => file,
+                Err(source) => return self.keep_last(ConfigError::Read { path, source }.into()),
             };
             match self.trust.admit(&file) {
                 Ok(true) => {}

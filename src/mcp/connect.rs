@@ -210,6 +210,8 @@ fn spawn_stdio(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
     let mut command = tokio::process::Command::new(&program);
     command
         .args(&config.args)
+        .env_clear()
+        .envs(inherited_env())
         .envs(&config.env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -229,6 +231,43 @@ fn spawn_stdio(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
         });
     }
     Ok(transport)
+}
+
+/// What a stdio server inherits of antler's environment, as the MCP SDKs do: what a
+/// program needs to run and reach the network (the system's paths, locale, terminal,
+/// temp and cache folders, proxies and CA bundles), never API keys or other secrets. More
+/// goes in the server's `env`.
+fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+    const NAMES: &[&str] = &[
+        "HOME",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "TERM",
+        "USER",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "NODE_EXTRA_CA_CERTS",
+        "REQUESTS_CA_BUNDLE",
+    ];
+    std::env::vars_os().filter(|(name, _)| {
+        name.to_str().is_some_and(|name| {
+            (NAMES.contains(&name) || name.starts_with("LC_") || name.starts_with("XDG_"))
+                && !crate::config::is_secret_name(name)
+        })
+    })
 }
 
 fn header_map(

@@ -13,7 +13,6 @@ use rmcp::model::{
     ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
-use serde::Deserialize;
 
 /// The error code of a synthesized answer to a call whose real answer was unreadable.
 pub const UNREADABLE_ANSWER: ErrorCode = ErrorCode(-32_098);
@@ -55,13 +54,127 @@ impl Ids {
     }
 }
 
-/// Just enough of a message to know what it answers.
-#[derive(Deserialize)]
+/// Just enough of a message to know what it answers: the top-level `id` and `method` of
+/// an object, found by a flat scan that no nesting depth or bad byte further on can stop.
+#[derive(Debug, Default, PartialEq)]
 struct Probe {
-    #[serde(default)]
     id: Option<RequestId>,
-    #[serde(default)]
     method: Option<String>,
+}
+
+impl Probe {
+    fn of(text: &str) -> Self {
+        let mut probe = Self::default();
+        let mut scan = Scan {
+            bytes: text.as_bytes(),
+            at: 0,
+        };
+        scan.skip_ws();
+        if !scan.eat(b'{') {
+            return probe;
+        }
+        loop {
+            scan.skip_ws();
+            let Some(key) = scan.string() else {
+                return probe;
+            };
+            scan.skip_ws();
+            if !scan.eat(b':') {
+                return probe;
+            }
+            scan.skip_ws();
+            let start = scan.at;
+            scan.skip_value();
+            let raw = text.get(start..scan.at.min(text.len())).unwrap_or_default();
+            match key.as_str() {
+                "id" => probe.id = serde_json::from_str(raw).ok(),
+                "method" => probe.method = serde_json::from_str(raw).ok(),
+                _ => {}
+            }
+            scan.skip_ws();
+            if !scan.eat(b',') {
+                return probe;
+            }
+        }
+    }
+}
+
+/// A cursor over JSON text that skips values without recursing.
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Scan<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.peek() == Some(byte);
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            self.at += 1;
+        }
+    }
+
+    /// Skips a string starting here (at its `"`).
+    fn skip_string(&mut self) {
+        self.at += 1;
+        while let Some(byte) = self.peek() {
+            self.at += 1;
+            match byte {
+                b'\\' => self.at += 1,
+                b'"' => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// A string value starting here, decoded.
+    fn string(&mut self) -> Option<String> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let start = self.at;
+        self.skip_string();
+        let raw = self.bytes.get(start..self.at)?;
+        serde_json::from_slice(raw).ok()
+    }
+
+    /// Skips one value of any depth: brackets are counted, not followed.
+    fn skip_value(&mut self) {
+        let mut depth = 0usize;
+        while let Some(byte) = self.peek() {
+            match byte {
+                b'"' => {
+                    self.skip_string();
+                    if depth == 0 {
+                        return;
+                    }
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth == 0 => return,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.at += 1;
+                        return;
+                    }
+                }
+                b',' if depth == 0 => return,
+                _ => {}
+            }
+            self.at += 1;
+        }
+    }
 }
 
 impl Incoming {
@@ -125,19 +238,16 @@ impl Incoming {
         }
     }
 
-    /// A message that did not parse: if it says which request it answers, that call fails
-    /// with `problem`; text that is not JSON at all is noise; anything else closes.
+    /// A message that did not parse: if it answers a request antler is waiting on, that
+    /// call fails with `problem`; anything else is skipped, as rmcp would (servers print
+    /// banners and JSON logs on stdout).
     fn unreadable(&self, bytes: &[u8], problem: String) -> Verdict {
         let text = String::from_utf8_lossy(bytes);
-        let trimmed = text.trim_start();
-        if !trimmed.starts_with('{') && !trimmed.starts_with('[') {
-            return Verdict::Skip(format!("not a JSON-RPC message: {}", preview(&text)));
-        }
-        match serde_json::from_str::<Probe>(&text) {
-            Ok(Probe {
+        match Probe::of(&text) {
+            Probe {
                 id: Some(id),
                 method: None,
-            }) if self.ids().answer(&id) => {
+            } if self.ids().answer(&id) => {
                 let error = ErrorData::new(
                     UNREADABLE_ANSWER,
                     format!("its answer cannot be read: {problem}"),
@@ -145,11 +255,14 @@ impl Incoming {
                 );
                 Verdict::Deliver(Box::new(JsonRpcMessage::error(error, Some(id))))
             }
-            Ok(Probe {
-                id: None,
+            Probe {
                 method: Some(method),
-            }) => Verdict::Skip(format!("an unreadable `{method}` notification: {problem}")),
-            _ => self.close(format!("it sent a message antler cannot read: {problem}")),
+                ..
+            } => Verdict::Skip(format!("an unreadable `{method}` message: {problem}")),
+            _ => Verdict::Skip(format!(
+                "not a JSON-RPC message ({problem}): {}",
+                preview(&text)
+            )),
         }
     }
 }
@@ -285,21 +398,52 @@ mod tests {
             "[".repeat(500),
             "]".repeat(500)
         );
-        let verdict = incoming.judge(deep.as_bytes());
-        let reason = match verdict {
-            Verdict::Close(reason) => reason,
-            other => answer_error(other),
-        };
-        assert!(reason.contains("recursion limit"), "{reason}");
+        let message = answer_error(incoming.judge(deep.as_bytes()));
+        assert!(message.contains("recursion limit"), "{message}");
+
+        let incoming = incoming_with_request(6);
+        let deep_first = format!(
+            r#"{{"jsonrpc":"2.0","result":{}{},"id":6}}"#,
+            "{\"a\":".repeat(300),
+            "}".repeat(300)
+        );
+        let message = answer_error(incoming.judge(deep_first.as_bytes()));
+        assert!(
+            message.contains("recursion limit"),
+            "the id after the depth: {message}"
+        );
+    }
+
+    #[test]
+    fn the_probe_finds_top_level_ids_only() {
+        let probe = Probe::of(r#"{"result":{"id":1,"s":"}\""},"id":"x","method":"m"}"#);
+        assert_eq!(probe.id, Some(RequestId::String("x".into())));
+        assert_eq!(probe.method.as_deref(), Some("m"));
+        assert_eq!(Probe::of("[1, 2]"), Probe::default());
+        assert_eq!(
+            Probe::of("{\"id\": 7"),
+            Probe {
+                id: Some(RequestId::Number(7)),
+                method: None
+            }
+        );
+        assert_eq!(Probe::of(""), Probe::default());
     }
 
     #[test]
     fn noise_and_unknown_notifications_are_skipped() {
         let incoming = Incoming::default();
-        assert!(matches!(
-            incoming.judge(b"Server listening on stdio"),
-            Verdict::Skip(_)
-        ));
+        for noise in [
+            &b"Server listening on stdio"[..],
+            b"[dotenv@17.2.0] injecting env (3) from .env",
+            br#"{"level":30,"time":1,"msg":"started"}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"elicitation/brandNew","params":"#,
+        ] {
+            assert!(
+                matches!(incoming.judge(noise), Verdict::Skip(_)),
+                "{noise:?}"
+            );
+        }
         assert!(matches!(
             incoming.judge(br#"{"jsonrpc":"2.0","method":"custom/thing","params":{"x":1}}"#),
             Verdict::Deliver(_) | Verdict::Skip(_)

@@ -45,7 +45,7 @@ impl ProjectFileKind {
     }
 }
 
-/// A project file as read once: its canonical path, content and hash. The content is what
+/// A project file as read once: where it was found, content and hash. The content is what
 /// gets used, so that a file swapped after the check is never the one loaded.
 #[derive(Debug, Clone)]
 pub struct ProjectFile {
@@ -53,8 +53,10 @@ pub struct ProjectFile {
     pub kind: ProjectFileKind,
     /// The path it was found at.
     pub path: PathBuf,
-    /// Its canonical path: the trust store's key.
-    pub canonical: PathBuf,
+    /// Its absolute path as found (symlinks not resolved): the trust store's key. Trust
+    /// is for a file in its folder: a link from another folder to a trusted file is not
+    /// trusted there, where its relative commands would run elsewhere.
+    pub key: PathBuf,
     /// Its content.
     pub content: Vec<u8>,
     /// SHA-256 of the content, hex.
@@ -64,13 +66,21 @@ pub struct ProjectFile {
 impl ProjectFile {
     /// Reads the file at `path`.
     pub fn read(kind: ProjectFileKind, path: &Path) -> std::io::Result<Self> {
-        let canonical = std::fs::canonicalize(path)?;
-        let content = std::fs::read(&canonical)?;
+        let content = std::fs::read(path)?;
+        Self::with_content(kind, path, content)
+    }
+
+    /// The file at `path` with `content` already read from it.
+    pub fn with_content(
+        kind: ProjectFileKind,
+        path: &Path,
+        content: Vec<u8>,
+    ) -> std::io::Result<Self> {
         Ok(Self {
             kind,
             path: path.to_path_buf(),
+            key: std::path::absolute(path)?,
             sha256: hex(&Sha256::digest(&content)),
-            canonical,
             content,
         })
     }
@@ -235,8 +245,7 @@ impl ProjectTrust {
 
     /// Trusts `file`'s content for this run only.
     pub fn approve(&mut self, file: &ProjectFile) {
-        self.approved
-            .push((file.canonical.clone(), file.sha256.clone()));
+        self.approved.push((file.key.clone(), file.sha256.clone()));
     }
 
     /// The state of `file`'s content now.
@@ -244,14 +253,14 @@ impl ProjectTrust {
         let approved = self
             .approved
             .iter()
-            .any(|(path, sha)| path == &file.canonical && sha == &file.sha256);
+            .any(|(path, sha)| path == &file.key && sha == &file.sha256);
         if self.trust_all || approved {
             return TrustState::Trusted;
         }
         let Some(store) = &self.store else {
             return TrustState::New;
         };
-        match store.entry(&file.canonical) {
+        match store.entry(&file.key) {
             Ok(Some(entry)) if entry.sha256 == file.sha256 => TrustState::Trusted,
             Ok(Some(entry)) => TrustState::Changed {
                 trusted_at: entry.trusted_at,
@@ -309,7 +318,7 @@ mod tests {
             err.contains("e.json is a project file") && err.contains("antler trust"),
             "{err}"
         );
-        store.trust(&first.canonical, &first.sha256).unwrap();
+        store.trust(&first.key, &first.sha256).unwrap();
         assert!(trust.admit(&first).unwrap());
         let changed = file(dir.path(), "e.json", "{\"mcpServers\": {}}");
         assert!(matches!(trust.state(&changed), TrustState::Changed { .. }));

@@ -1,6 +1,6 @@
 //! The trust store: which exact contents of which project files the user has trusted, in
-//! `trust.json` in antler's data folder, keyed by canonical path, holding the SHA-256 of the
-//! trusted content.
+//! `trust.json` in antler's data folder, keyed by the file's absolute path as found,
+//! holding the SHA-256 of the trusted content.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -95,9 +95,9 @@ impl TrustStore {
         Ok(contents)
     }
 
-    /// The trusted entry for `canonical`, if any (whatever its hash).
-    pub fn entry(&self, canonical: &Path) -> Result<Option<TrustedFile>, TrustStoreError> {
-        Ok(self.read()?.files.remove(canonical))
+    /// The trusted entry for `key`, if any (whatever its hash).
+    pub fn entry(&self, key: &Path) -> Result<Option<TrustedFile>, TrustStoreError> {
+        Ok(self.read()?.files.remove(key))
     }
 
     /// Every trusted file, by path.
@@ -105,13 +105,15 @@ impl TrustStore {
         Ok(self.read()?.files)
     }
 
-    /// Records `sha256` as the trusted content of `canonical` (replacing what was trusted
+    /// Records `sha256` as the trusted content of `key` (replacing what was trusted
     /// before).
-    pub fn trust(&self, canonical: &Path, sha256: &str) -> Result<(), TrustStoreError> {
-        let mut contents = self.read().unwrap_or_default();
+    pub fn trust(&self, key: &Path, sha256: &str) -> Result<(), TrustStoreError> {
+        // An unreadable store is reported, never overwritten (it may hold a newer version's
+        // entries).
+        let mut contents = self.read()?;
         contents.version = VERSION;
         contents.files.insert(
-            canonical.to_path_buf(),
+            key.to_path_buf(),
             TrustedFile {
                 sha256: sha256.to_string(),
                 trusted_at: crate::clock::now_unix(),
@@ -120,10 +122,10 @@ impl TrustStore {
         self.write(&contents)
     }
 
-    /// Forgets `canonical`; `Ok(false)` when it was not trusted.
-    pub fn revoke(&self, canonical: &Path) -> Result<bool, TrustStoreError> {
+    /// Forgets `key`; `Ok(false)` when it was not trusted.
+    pub fn revoke(&self, key: &Path) -> Result<bool, TrustStoreError> {
         let mut contents = self.read()?;
-        let removed = contents.files.remove(canonical).is_some();
+        let removed = contents.files.remove(key).is_some();
         if removed {
             self.write(&contents)?;
         }

@@ -23,8 +23,8 @@ pub fn describe(file: &ProjectFile) -> Vec<String> {
 pub fn printable(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
+            if c.is_control() || invisible(c) {
+                c.escape_unicode().to_string()
             } else {
                 c.to_string()
             }
@@ -32,11 +32,32 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// Characters that change how the text around them is shown without being seen: bidi
+/// controls (which can reorder a command on screen), zero-width characters, line and
+/// paragraph separators.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{FEFF}'
+    )
+}
+
+/// A file that cannot be summarised is shown as it is: what it would do is for the reader
+/// to judge, never for antler to guess.
+fn unsummarised(text: &str) -> Vec<String> {
+    std::iter::once(String::from("(cannot be summarised; its text:)"))
+        .chain(text.lines().map(|line| format!("  | {line}")))
+        .collect()
+}
+
 fn extensions(text: &str) -> Vec<String> {
     let Ok(root) = serde_json::from_str::<Value>(text) else {
-        return vec![String::from(
-            "(not valid JSON: antler would refuse to load it)",
-        )];
+        return unsummarised(text);
     };
     let Some(servers) = root.get("mcpServers").and_then(Value::as_object) else {
         return vec![String::from("no MCP servers")];
@@ -114,14 +135,37 @@ fn shell_word_str(word: &str) -> String {
     }
 }
 
+/// YAML as JSON, tags dropped (`!x http://evil` loads as `http://evil`, so it is shown so).
+fn untagged(value: yaml_serde::Value) -> Value {
+    use yaml_serde::Value as Y;
+    match value {
+        Y::Tagged(tagged) => untagged(tagged.value),
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => serde_json::to_value(&n).unwrap_or(Value::Null),
+        Y::String(s) => Value::String(s),
+        Y::Sequence(items) => Value::Array(items.into_iter().map(untagged).collect()),
+        Y::Mapping(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let key = match untagged(k) {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (key, untagged(v))
+                })
+                .collect(),
+        ),
+    }
+}
+
 fn app_config(text: &str) -> Vec<String> {
-    let Ok(root) = yaml_serde::from_str::<Value>(text) else {
-        return vec![String::from(
-            "(not valid YAML: antler would refuse to load it)",
-        )];
+    let root = match yaml_serde::from_str::<yaml_serde::Value>(text) {
+        Ok(root) => untagged(root),
+        Err(_) => return unsummarised(text),
     };
     let Some(map) = root.as_object() else {
-        return vec![String::from("(empty)")];
+        return vec![String::from("(no settings)")];
     };
     let mut lines = Vec::new();
     for model in map
@@ -184,19 +228,28 @@ fn compact(value: &Value) -> String {
     }
 }
 
+/// The variables, with the values of those whose names do not say they are secret (an
+/// endpoint is worth seeing; a key is shown by name only).
 fn dotenv(text: &str) -> Vec<String> {
-    let names: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| l.trim_start_matches("export ").split('=').next())
-        .map(str::trim)
-        .collect();
-    if names.is_empty() {
-        vec![String::from("sets no variables")]
-    } else {
-        vec![format!("sets {}", names.join(", "))]
+    let items: Vec<(String, String)> =
+        match dotenvy::from_read_iter(text.as_bytes()).collect::<Result<Vec<_>, _>>() {
+            Ok(items) => items,
+            Err(_) => return unsummarised(text),
+        };
+    if items.is_empty() {
+        return vec![String::from("sets no variables")];
     }
+    let shown: Vec<String> = items
+        .into_iter()
+        .map(|(name, value)| {
+            if crate::config::is_secret_name(&name) {
+                format!("{name} (a secret)")
+            } else {
+                format!("{name}={value}")
+            }
+        })
+        .collect();
+    vec![format!("sets {}", shown.join(", "))]
 }
 
 #[cfg(test)]
@@ -209,7 +262,7 @@ mod tests {
         ProjectFile {
             kind,
             path: PathBuf::from("p"),
-            canonical: PathBuf::from("/p"),
+            key: PathBuf::from("/p"),
             content: text.as_bytes().to_vec(),
             sha256: String::new(),
         }
@@ -251,17 +304,32 @@ mod tests {
             ProjectFileKind::DotEnv,
             "# c\nOPENAI_API_KEY=sk-x\nexport OPENAI_BASE_URL=http://e\n",
         ));
-        assert_eq!(lines, ["sets OPENAI_API_KEY, OPENAI_BASE_URL"]);
+        assert_eq!(
+            lines,
+            ["sets OPENAI_API_KEY (a secret), OPENAI_BASE_URL=http://e"]
+        );
         assert_eq!(
             describe(&file(
                 ProjectFileKind::Extensions,
-                "{\"mcpServers\": {\"a\\u001b[2J\": {\"command\": \"x\"}}}"
+                "{\"mcpServers\": {\"a\\u001b[2J\\u202e\": {\"command\": \"x\"}}}"
             )),
-            ["MCP server `a\\u{1b}[2J`: runs `x`"]
+            ["MCP server `a\\u{1b}[2J\\u{202e}`: runs `x`"]
         );
         assert_eq!(
             describe(&file(ProjectFileKind::Extensions, "{")),
-            ["(not valid JSON: antler would refuse to load it)"]
+            ["(cannot be summarised; its text:)", "  | {"]
+        );
+    }
+
+    #[test]
+    fn yaml_tags_are_shown_as_what_loads() {
+        let text = "models:\n  - {name: m, model: !x gpt, base_url: !x http://evil/v1}\ntools: !x\n  - {name: bash, use: !x antler.sandbox:bash}\n";
+        assert_eq!(
+            describe(&file(ProjectFileKind::AppConfig, text)),
+            [
+                "model `m`: gpt at http://evil/v1",
+                "tools: antler.sandbox:bash",
+            ]
         );
     }
 }

@@ -210,7 +210,7 @@ async fn a_project_file_changed_while_running_is_used_only_once_trusted() {
     let trusted =
         antler::trust::ProjectFile::read(antler::trust::ProjectFileKind::Extensions, &path)
             .unwrap();
-    store.trust(&trusted.canonical, &trusted.sha256).unwrap();
+    store.trust(&trusted.key, &trusted.sha256).unwrap();
     let first = cache.get(&env).await.unwrap();
     assert_eq!(first.statuses().await[0].name, "a");
 

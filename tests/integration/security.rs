@@ -238,17 +238,26 @@ fn secret_values_are_redacted_from_results_events_and_the_store() {
         Reply::tool_calls(&[
             ("a", "fx_env", json!({"name": "GITHUB_TOKEN"})),
             ("b", "fx_env", json!({"name": "COPY_OF_MODEL_KEY"})),
+            ("c", "fx_env", json!({"name": "UNRELATED_API_KEY"})),
+            ("d", "fx_env", json!({"name": "PATH"})),
         ]),
         Reply::text("done"),
     ]);
     let out = agent(&sandbox, &mock)
         .env("GITHUB_TOKEN", "ghp_live_0123456789")
+        .env("UNRELATED_API_KEY", "sk-unrelated-0123456789")
         .args(["-p", "leak", "--output-format", "stream-json"])
         .timeout(GUARD)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(tool_results(&mock, 1), ["[redacted]", "[redacted]"]);
+    let results = tool_results(&mock, 1);
+    assert_eq!(results[..2], ["[redacted]", "[redacted]"]);
+    assert_eq!(
+        results[2], "",
+        "a server inherits no secrets it was not given"
+    );
+    assert!(!results[3].is_empty(), "it inherits PATH");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("[redacted]"), "{stdout}");
     for secret in ["ghp_live_0123456789", TEST_API_KEY] {

@@ -187,7 +187,10 @@ fn trust_project_is_for_one_run_and_an_untrusted_env_is_not_loaded() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(".env is a project file"), "{stderr}");
-    assert!(stderr.contains("sets OPENAI_BASE_URL"), "{stderr}");
+    assert!(
+        stderr.contains("sets OPENAI_BASE_URL=http://127.0.0.1:9/v1"),
+        "{stderr}"
+    );
 
     // threads still work; they just go without the .env.
     let out = sandbox
@@ -197,6 +200,20 @@ fn trust_project_is_for_one_run_and_an_untrusted_env_is_not_loaded() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains(".env is not loaded"));
+
+    // Trusted or not, a project .env may not move antler's own files.
+    sandbox.write(".env", "ANTLER_EXTENSIONS_CONFIG=/tmp/elsewhere.json\n");
+    let out = user_agent(&sandbox, &mock)
+        .args(["--trust-project", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains("ANTLER_EXTENSIONS_CONFIG: a project .env may not choose antler's own files"),
+        "{stderr}"
+    );
 
     // CI trusts the checkout for one run; nothing is recorded.
     sandbox.write(".env", "ANTLER_TEST_FROM_DOTENV=1\n");

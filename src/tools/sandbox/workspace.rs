@@ -28,6 +28,12 @@ pub enum WorkspaceError {
          edit it"
     )]
     StartupFile(String),
+    /// Inside a `.git` folder: git runs programs named there.
+    #[error(
+        "Error: `{0}` is inside git's own folder (.git), whose config and hooks run programs; \
+         tools do not write there (use git commands to change a repository)"
+    )]
+    GitInternals(String),
     /// A secret file (`sandbox.deny_read`): keys, credentials, `.env`.
     #[error(
         "Error: `{0}` is a secret file (sandbox.deny_read: keys, credentials, .env files); file \
@@ -69,6 +75,9 @@ pub struct Protected {
     /// More folders whose start-up files are never written (the workspace root and the
     /// working directory always are).
     pub startup_dirs: Vec<PathBuf>,
+    /// Files never written wherever they are: the config files in use (named by flag or
+    /// environment, they run at the next start as they are).
+    pub files: Vec<PathBuf>,
 }
 
 /// Why a path is left out of a listing.
@@ -125,6 +134,7 @@ pub struct Workspace {
     private: Vec<PathBuf>,
     thread_outputs: Option<PathBuf>,
     startup_dirs: Vec<PathBuf>,
+    protected_files: Vec<PathBuf>,
 }
 
 /// The canonical form of `path`, or `path` itself when it does not exist (yet).
@@ -190,6 +200,7 @@ impl Workspace {
             private: Vec::new(),
             thread_outputs: None,
             startup_dirs,
+            protected_files: Vec::new(),
         })
     }
 
@@ -200,6 +211,8 @@ impl Workspace {
         self.thread_outputs = protected.thread_outputs.as_deref().map(canonical_or_same);
         self.startup_dirs
             .extend(protected.startup_dirs.iter().map(|p| canonical_or_same(p)));
+        self.protected_files
+            .extend(protected.files.iter().map(|p| canonical_or_same(p)));
         self
     }
 
@@ -307,8 +320,16 @@ impl Workspace {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| STARTUP_FILES.contains(&n));
-        if is_startup_file {
+        if is_startup_file || self.protected_files.contains(&target) {
             return Err(WorkspaceError::StartupFile(path.to_string()));
+        }
+        // Git runs programs from its config (`core.fsmonitor`, hooks) at the next `git`
+        // command: a tool writes the work tree, never the repository's own files.
+        let in_git = target
+            .strip_prefix(&self.root)
+            .is_ok_and(|rel| rel.components().any(|c| c.as_os_str() == ".git"));
+        if in_git {
+            return Err(WorkspaceError::GitInternals(path.to_string()));
         }
         if self.is_secret(&target) || self.secrets.names_match(Path::new(path)) {
             return Err(WorkspaceError::Secret(path.to_string()));
@@ -424,6 +445,23 @@ mod tests {
             "only at the root"
         );
         assert!(w.resolve_for_write("notes.md").is_ok());
+        for git in [".git/config", ".git/hooks/pre-commit", "sub/.git/config"] {
+            assert_eq!(
+                w.resolve_for_write(git),
+                Err(WorkspaceError::GitInternals(git.into()))
+            );
+        }
+        assert!(w.resolve_for_write(".gitignore").is_ok());
+        let named = dir.path().join("sub/antler.yaml");
+        std::fs::write(&named, "{}").unwrap();
+        let w = w.with_protected(&Protected {
+            files: vec![named],
+            ..Protected::default()
+        });
+        assert_eq!(
+            w.resolve_for_write("sub/antler.yaml"),
+            Err(WorkspaceError::StartupFile("sub/antler.yaml".into()))
+        );
     }
 
     #[test]
@@ -480,7 +518,7 @@ mod tests {
         let protected = Protected {
             private: vec![data.clone()],
             thread_outputs: Some(data.join("outputs/t1")),
-            startup_dirs: Vec::new(),
+            ..Protected::default()
         };
         let w = Workspace::from_config(&SandboxConfig::default(), dir.path())
             .unwrap()

@@ -181,14 +181,14 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     };
     let max_bytes = positive_setting(ctx, "max_bytes", DEFAULT_MAX_BYTES)?;
     let max_chars = positive_setting(ctx, "max_chars", DEFAULT_MAX_CHARS)?;
-    let policy = NetworkPolicy::new(ctx.app.sandbox.web_fetch.allow_private_networks);
-    // Redirects are followed by hand, so that every hop is checked.
+    let policy = NetworkPolicy::new(ctx.app.sandbox.web_fetch.allow_private_networks)
+        .with_proxies(&proxy_urls());
+    // Redirects are followed by hand, so that every hop is checked; a connection made
+    // directly can only reach allowed addresses.
     let mut builder = crate::http::http_client_builder()
         .timeout(timeout)
         .redirect(reqwest::redirect::Policy::none());
-    // Behind a proxy the proxy resolves the names (the hop check still applies); without
-    // one, the connection itself can only reach allowed addresses.
-    if !policy.allows_all() && !proxy_configured() {
+    if !policy.allows_all() {
         builder = builder.dns_resolver(FilteringResolver::new(policy.clone()));
     }
     let client = builder
@@ -227,8 +227,8 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     }))
 }
 
-/// Whether reqwest would send requests through a proxy (it reads these variables).
-fn proxy_configured() -> bool {
+/// The proxies reqwest would send requests through (it reads these variables).
+fn proxy_urls() -> Vec<String> {
     [
         "HTTP_PROXY",
         "http_proxy",
@@ -238,7 +238,8 @@ fn proxy_configured() -> bool {
         "all_proxy",
     ]
     .iter()
-    .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
+    .filter_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+    .collect()
 }
 
 impl Tool for WebFetch {

@@ -18,6 +18,9 @@ pub const SETTING: &str = "sandbox.web_fetch.allow_private_networks";
 #[derive(Debug, Clone, Default)]
 pub struct NetworkPolicy {
     allow_private: bool,
+    /// Requests go through a proxy, which resolves names itself: a name is then judged
+    /// only by what it says (`localhost`), and the proxy's own host is reachable.
+    proxy_hosts: Vec<String>,
     /// Addresses allowed although not public: only tests set them, to follow a redirect
     /// from a loopback server to a refused address.
     exceptions: Vec<IpAddr>,
@@ -48,8 +51,28 @@ impl NetworkPolicy {
     pub fn new(allow_private: bool) -> Self {
         Self {
             allow_private,
+            proxy_hosts: Vec::new(),
             exceptions: Vec::new(),
         }
+    }
+
+    /// The policy for a client that sends requests through the proxies of `proxy_urls`
+    /// (`HTTPS_PROXY` and friends).
+    pub fn with_proxies(mut self, proxy_urls: &[String]) -> Self {
+        self.proxy_hosts = proxy_urls
+            .iter()
+            .filter_map(|raw| {
+                let url = if raw.contains("://") {
+                    Url::parse(raw)
+                } else {
+                    Url::parse(&format!("http://{raw}"))
+                };
+                url.ok()?
+                    .host_str()
+                    .map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase())
+            })
+            .collect();
+        self
     }
 
     /// Also allows `addr` (tests only).
@@ -89,9 +112,19 @@ impl NetworkPolicy {
             Some(url::Host::Ipv6(ip)) => {
                 return self.check(IpAddr::V6(ip)).map_err(HopError::Blocked);
             }
-            Some(url::Host::Domain(name)) => name.to_string(),
+            Some(url::Host::Domain(name)) => name.to_ascii_lowercase(),
             None => return Ok(()),
         };
+        if host == "localhost" || host.ends_with(".localhost") {
+            return Err(HopError::Blocked(Blocked {
+                addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                kind: "a loopback address (`localhost`)",
+            }));
+        }
+        if !self.proxy_hosts.is_empty() {
+            // The proxy resolves the name; the filtering resolver covers what goes direct.
+            return Ok(());
+        }
         let port = url.port_or_known_default().unwrap_or(80);
         let addrs = tokio::net::lookup_host((host.as_str(), port))
             .await
@@ -173,7 +206,8 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
 }
 
 /// The client's resolver: the system's, with refused addresses removed, so that even a
-/// connection the hop check did not foresee never reaches one.
+/// connection the hop check did not foresee never reaches one. The proxy's own host is
+/// resolved as is (a proxy on the LAN is the user's choice).
 pub struct FilteringResolver {
     policy: NetworkPolicy,
 }
@@ -189,9 +223,13 @@ impl Resolve for FilteringResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let policy = self.policy.clone();
         let host = name.as_str().to_string();
+        let is_proxy = policy.proxy_hosts.contains(&host.to_ascii_lowercase());
         Box::pin(async move {
             let found: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if is_proxy {
+                return Ok(Box::new(found.into_iter()) as Addrs);
+            }
             let mut refused = None;
             let allowed: Vec<SocketAddr> = found
                 .into_iter()
@@ -270,6 +308,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("link-local") && err.contains(SETTING), "{err}");
+    }
+
+    #[tokio::test]
+    async fn behind_a_proxy_names_are_left_to_it_but_localhost_and_addresses_are_not() {
+        let policy = NetworkPolicy::new(false).with_proxies(&["proxy.corp:3128".into()]);
+        let ok = Url::parse("http://no-such-name.invalid/").unwrap();
+        assert!(policy.check_url(&ok).await.is_ok(), "the proxy resolves it");
+        for refused in [
+            "http://localhost:1/",
+            "http://a.localhost/",
+            "http://10.0.0.1/",
+        ] {
+            let url = Url::parse(refused).unwrap();
+            assert!(
+                matches!(policy.check_url(&url).await, Err(HopError::Blocked(_))),
+                "{refused}"
+            );
+        }
     }
 
     #[tokio::test]
