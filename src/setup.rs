@@ -68,7 +68,7 @@ pub struct Setup {
     pub cwd: PathBuf,
     /// antler's own folders, kept out of the tools' reach.
     protected: Protected,
-    /// Secret values from the environment that no config names (the fallback API key).
+    /// Secret values of the environment (the fallback API key, secret-named variables).
     env_secrets: Vec<String>,
     mcp: McpCache,
 }
@@ -83,35 +83,18 @@ impl Setup {
         env: EnvLookup<'_>,
         trust: &Arc<ProjectTrust>,
     ) -> Result<Self, SetupError> {
-        let app = load_app(paths, cwd, env, trust)?;
+        let mut app = load_app(paths, cwd, env, trust)?;
         let extensions = first_admitted(
             extensions_candidates(paths.extensions.as_deref(), cwd, env)?,
             ProjectFileKind::Extensions,
             trust,
         )?
         .map(|(found, _)| found);
-        let log_file = env("ANTLER_LOG_FILE").filter(|v| !v.is_empty());
-        let mut app = app;
-        let protected = Protected {
-            private: [
-                crate::dirs::data_dir(env),
-                crate::dirs::config_dir(env),
-                crate::dirs::state_dir(env),
-                log_file.map(PathBuf::from),
-            ]
-            .into_iter()
-            .flatten()
-            .map(|p| cwd.join(p))
-            .collect(),
-            thread_outputs: None,
-            startup_dirs: Vec::new(),
-            files: app
-                .path
-                .iter()
-                .chain(extensions.as_ref().map(|found| &found.path))
-                .cloned()
-                .collect(),
-        };
+        let in_use = app
+            .path
+            .iter()
+            .chain(extensions.as_ref().map(|found| &found.path));
+        let protected = antlers_own(env, cwd, in_use.cloned().collect());
         if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
             tracing::warn!("{warning}");
             app.warnings.push(warning);
@@ -316,6 +299,27 @@ fn load_app(
         );
     }
     Ok(app)
+}
+
+/// antler's own places: its data, config and state folders and the log file (private),
+/// and `config_files`, the configuration files in use (never written).
+fn antlers_own(env: EnvLookup<'_>, cwd: &Path, config_files: Vec<PathBuf>) -> Protected {
+    let log_file = env("ANTLER_LOG_FILE").filter(|v| !v.is_empty());
+    Protected {
+        private: [
+            crate::dirs::data_dir(env),
+            crate::dirs::config_dir(env),
+            crate::dirs::state_dir(env),
+            log_file.map(PathBuf::from),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|p| cwd.join(p))
+        .collect(),
+        thread_outputs: None,
+        startup_dirs: Vec::new(),
+        files: config_files,
+    }
 }
 
 /// With `bash` on, a workspace that contains antler's own folders lets a shell command do
