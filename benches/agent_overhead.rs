@@ -31,19 +31,20 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use antler::agent::event::{Event, RunStatus};
 use antler::agent::layers::output_budget::OutputBudget;
 use antler::agent::layers::summarize::Summarization;
 use antler::agent::layers::{ChainOptions, agent_chain};
-use antler::agent::message::ToolCall;
 use antler::agent::prompt::system_prompt;
 use antler::agent::runner::{Agent, Thread};
 use antler::config::ConfigPaths;
 use antler::deferred::DEFAULT_CONTEXT_WINDOW;
 use antler::deferred::catalog_file::{catalog_tools, load_catalog_file};
+use antler::protocol::ToolCall;
+use antler::protocol::{Event, RunStatus};
+use antler::protocol::{FinishReason, Usage};
 use antler::provider::{
-    FinishReason, ModelEvent, ModelReply, ModelRequest, OpenAiProvider, OpenAiSettings, Provider,
-    ProviderError, ReplyFuture, Usage,
+    ModelEvent, ModelReply, ModelRequest, OpenAiProvider, OpenAiSettings, Provider, ProviderError,
+    ReplyFuture,
 };
 use antler::setup::Setup;
 use antler::store::{StoreSink, ThreadStore};

@@ -1,7 +1,7 @@
 //! antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
 //!
 //! Data flows one way: [`config`] → [`tools`] (with [`mcp`] as the third tier) → the agent
-//! → front-ends. See `docs/ARCHITECTURE.md`.
+//! → front-ends, all speaking the vocabulary of [`protocol`]. See `docs/ARCHITECTURE.md`.
 
 pub mod agent;
 pub mod cli;
@@ -11,6 +11,7 @@ pub mod deferred;
 pub mod dirs;
 pub mod http;
 pub mod mcp;
+pub mod protocol;
 pub mod provider;
 pub mod session;
 pub mod setup;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::message::{Message, ToolCall};
 use super::state::ThreadState;
+use crate::protocol::{Message, ToolCall};
 use crate::provider::ModelReply;
 use crate::tools::{Tool, ToolOutput};
 

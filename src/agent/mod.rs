@@ -1,10 +1,8 @@
-//! The agent core: messages, thread state and its reducer, the middleware chain and its
-//! layers, the system prompt, the runner and the events it emits. The core never prints:
-//! front-ends render its events.
+//! The agent core: thread state and its reducer, the middleware chain and its layers, the
+//! system prompt and the runner, which emits the events of [`crate::protocol`]. The core
+//! never prints: front-ends render its events.
 
-pub mod event;
 pub mod layers;
-pub mod message;
 pub mod middleware;
 pub mod prompt;
 pub mod runner;

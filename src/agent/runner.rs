@@ -10,13 +10,17 @@ use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{Event, RunResult, RunStatus};
 use super::layers::summarize::{Summarization, estimate_tokens};
-use super::message::{Message, ToolCall};
 use super::middleware::{Chain, ToolStep, execute};
 use super::state::ThreadState;
 use crate::deferred::DeferredSetup;
-use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ToolSpec, Usage};
+use crate::deferred::TOOL_SEARCH;
+use crate::protocol::Usage;
+use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, STREAM_JSON_VERSION, ToolRole};
+use crate::protocol::{Message, ToolCall};
+use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ToolSpec};
+use crate::tools::ToolSource;
+use crate::tools::builtin::TASK;
 use crate::tools::{Tool, ToolOutput};
 
 /// The result a tool call gets when the user interrupts the run while it runs.
@@ -98,6 +102,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> RunResult {
         emit(Event::RunStarted {
+            version: STREAM_JSON_VERSION,
             thread_id: thread.id.clone(),
             model: self.provider.model().to_string(),
             resumed: thread.resumed,
@@ -127,8 +132,14 @@ impl Agent {
 /// How the loop ended.
 enum Outcome {
     Success,
-    Failed(String),
+    Failed(ErrorKind, String),
     Interrupted,
+}
+
+impl Outcome {
+    fn storage(err: SaveError) -> Self {
+        Self::Failed(ErrorKind::Storage, err.to_string())
+    }
 }
 
 /// The mutable side of one run.
@@ -154,17 +165,20 @@ impl Run<'_> {
     async fn drive(&mut self, input: String) -> Outcome {
         self.thread.messages.push(Message::User { content: input });
         if let Err(err) = self.save() {
-            return Outcome::Failed(err.to_string());
+            return Outcome::storage(err);
         }
         loop {
             if self.cancel.is_cancelled() {
                 return Outcome::Interrupted;
             }
             if self.turn >= self.agent.max_turns {
-                return Outcome::Failed(format!(
-                    "the run reached --max-turns ({}) without a final answer",
-                    self.agent.max_turns
-                ));
+                return Outcome::Failed(
+                    ErrorKind::TurnLimit,
+                    format!(
+                        "the run reached --max-turns ({}) without a final answer",
+                        self.agent.max_turns
+                    ),
+                );
             }
             self.turn += 1;
             (self.emit)(Event::TurnStarted { turn: self.turn });
@@ -241,7 +255,7 @@ impl Run<'_> {
                     tokens_before: tokens,
                 });
                 if let Err(err) = self.rewrite() {
-                    return Some(Outcome::Failed(err.to_string()));
+                    return Some(Outcome::storage(err));
                 }
             }
             Ok(_) => self.notice(String::from(
@@ -264,10 +278,10 @@ impl Run<'_> {
             self.agent.deferred.bound.clone(),
         );
         if rewritten {
-            self.rewrite().map_err(|e| Outcome::Failed(e.to_string()))?;
+            self.rewrite().map_err(Outcome::storage)?;
         } else if self.thread.messages.len() > self.saved {
             // A layer appended (e.g. images): store it before the call can be interrupted.
-            self.save().map_err(|e| Outcome::Failed(e.to_string()))?;
+            self.save().map_err(Outcome::storage)?;
         }
         self.report_promotions(&before);
         let request = ModelRequest {
@@ -303,11 +317,13 @@ impl Run<'_> {
             Ok(reply) => Ok(Some(reply)),
             Err(err) => {
                 let error = format!("model call failed: {err}");
+                let kind = err.kind();
                 (self.emit)(Event::TurnFailed {
                     turn,
+                    kind,
                     error: error.clone(),
                 });
-                Err(Outcome::Failed(error))
+                Err(Outcome::Failed(kind, error))
             }
         }
     }
@@ -341,13 +357,13 @@ impl Run<'_> {
             reasoning: reply.reasoning,
             tool_calls: reply.tool_calls,
         });
-        self.save().map_err(|e| Outcome::Failed(e.to_string()))?;
+        self.save().map_err(Outcome::storage)?;
         (self.emit)(Event::TurnCompleted {
             turn: self.turn,
             finish_reason: reply.finish_reason,
         });
         if let Some(reason) = stop {
-            return Err(Outcome::Failed(reason));
+            return Err(Outcome::Failed(ErrorKind::Loop, reason));
         }
         Ok((!calls.is_empty()).then_some(calls))
     }
@@ -364,6 +380,7 @@ impl Run<'_> {
                 turn: self.turn,
                 call_id: call.id.clone(),
                 name: call.name.clone(),
+                role: self.role_of(&call.name),
                 arguments: serde_json::from_str(&call.arguments)
                     .unwrap_or_else(|_| Value::String(call.arguments.clone())),
             });
@@ -411,6 +428,7 @@ impl Run<'_> {
                 turn: self.turn,
                 call_id: call.id.clone(),
                 name: call.name.clone(),
+                role: self.role_of(&call.name),
                 is_error: output.is_error,
                 content: output.content.clone(),
                 duration_ms: ms,
@@ -423,7 +441,7 @@ impl Run<'_> {
             });
         }
         if let Err(err) = self.save() {
-            return Some(Outcome::Failed(err.to_string()));
+            return Some(Outcome::storage(err));
         }
         self.report_promotions(&before);
         presented.retain(|f| !self.presented.contains(f));
@@ -436,6 +454,20 @@ impl Run<'_> {
             });
         }
         interrupted.then_some(Outcome::Interrupted)
+    }
+
+    /// What the tool called `name` is.
+    fn role_of(&self, name: &str) -> ToolRole {
+        let Some(tool) = self.agent.deferred.tool(name) else {
+            return ToolRole::Unknown;
+        };
+        match &tool.info().source {
+            _ if name == TOOL_SEARCH => ToolRole::Search,
+            _ if name == TASK => ToolRole::Subagent,
+            ToolSource::Mcp { .. } => ToolRole::Mcp,
+            ToolSource::Configured { .. } => ToolRole::Configured,
+            ToolSource::BuiltIn => ToolRole::BuiltIn,
+        }
     }
 
     fn report_promotions(&self, before: &[String]) {
@@ -463,10 +495,14 @@ impl Run<'_> {
     }
 
     fn finish(self, outcome: Outcome) -> RunResult {
-        let (status, errors) = match outcome {
-            Outcome::Success => (RunStatus::Success, Vec::new()),
-            Outcome::Failed(error) => (RunStatus::Failed, vec![error]),
-            Outcome::Interrupted => (RunStatus::Interrupted, vec![String::from("interrupted")]),
+        let (status, errors, error_kind) = match outcome {
+            Outcome::Success => (RunStatus::Success, Vec::new(), None),
+            Outcome::Failed(kind, error) => (RunStatus::Failed, vec![error], Some(kind)),
+            Outcome::Interrupted => (
+                RunStatus::Interrupted,
+                vec![String::from("interrupted")],
+                None,
+            ),
         };
         RunResult {
             status,
@@ -480,6 +516,7 @@ impl Run<'_> {
             files: self.presented,
             notices: self.notices,
             errors,
+            error_kind,
         }
     }
 }

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::{ImagePart, PromotedUpdate, StateUpdate};
+use crate::protocol::ImagePart;
+use crate::tools::{PromotedUpdate, StateUpdate};
 
 /// Deferred tools promoted into this thread, for one catalog.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Exit, RunArgs};
-use crate::agent::event::{Event, RunStatus};
 use crate::agent::runner::Thread;
 use crate::config::{ConfigPaths, EnvLookup};
+use crate::protocol::{Event, RunStatus};
 use crate::provider::Provider;
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
 use crate::provider::resolve::openai_provider;

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use super::run::{to_json, write_stdout};
 use super::{DoctorArgs, Exit};
-use crate::agent::message::Message;
 use crate::config::{ConfigPaths, EnvLookup, SandboxMode};
 use crate::mcp::McpManager;
+use crate::protocol::Message;
+use crate::protocol::ServerState;
 use crate::provider::resolve::openai_provider;
 use crate::provider::{ModelRequest, Provider};
 use crate::setup::Setup;
@@ -169,7 +170,7 @@ async fn server_checks(mcp: &McpManager, checks: &mut Vec<Check>) {
     for s in statuses {
         let name = format!("mcp: {}", s.name);
         let check = match (s.status, s.error) {
-            ("connected", _) => Check::new(
+            (ServerState::Connected, _) => Check::new(
                 name,
                 CheckStatus::Ok,
                 format!(
@@ -179,7 +180,9 @@ async fn server_checks(mcp: &McpManager, checks: &mut Vec<Check>) {
                     s.startup_ms.unwrap_or(0)
                 ),
             ),
-            ("disabled", _) => Check::new(name, CheckStatus::Warn, "disabled in the config"),
+            (ServerState::Disabled, _) => {
+                Check::new(name, CheckStatus::Warn, "disabled in the config")
+            }
             (_, error) => Check::new(
                 name,
                 CheckStatus::Fail,

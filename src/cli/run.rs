@@ -11,6 +11,7 @@ use crate::config::ConfigPaths;
 use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use crate::deferred::{DeferredCatalog, ToolSearch, token_stats};
 use crate::mcp::McpManager;
+use crate::protocol::ServerState;
 use crate::setup::{Setup, SetupError};
 use crate::trust::ProjectTrust;
 use crate::ui::{listing, search as search_ui};
@@ -103,7 +104,7 @@ async fn inspect(
         mcp.shutdown(SHUTDOWN_GRACE).await;
         let exit = if !mcp.skipped().is_empty() {
             Exit::Config
-        } else if statuses.iter().any(|s| s.status == "failed") {
+        } else if statuses.iter().any(|s| s.status == ServerState::Failed) {
             Exit::Failure
         } else {
             Exit::Success

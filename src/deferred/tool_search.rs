@@ -12,7 +12,7 @@ use crate::tools::{
 };
 
 /// The tool's name.
-pub const TOOL_SEARCH: &str = "tool_search";
+pub const TOOL_SEARCH: &str = crate::protocol::SEARCH_TOOL;
 
 /// Queries longer than this are cut: a query can never make the search slow.
 const MAX_QUERY_CHARS: usize = 1000;

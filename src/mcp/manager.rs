@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use super::naming::ToolNamer;
-use super::server::{McpServer, ServerStatus};
+use super::server::McpServer;
 use super::tool::McpTool;
 use crate::config::{ExtensionsConfig, SkippedServer};
+use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::Tool;
 
 /// The MCP servers of one extensions config. Dropping it stops them (child processes are
@@ -53,7 +54,7 @@ impl McpManager {
         statuses.extend(self.skipped.iter().map(|s| ServerStatus {
             name: s.name.clone(),
             transport: String::from("-"),
-            status: "failed",
+            status: ServerState::Failed,
             error: Some(format!("invalid configuration: {}", s.reason)),
             tool_count: 0,
             protocol_version: None,

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 pub use cache::{ExtensionsError, McpCache};
 pub use manager::McpManager;
-pub use server::{McpServer, ServerStatus};
+pub use server::McpServer;
 pub use tool::McpTool;
 
 /// Why a server could not be used.

@@ -13,30 +13,12 @@ use super::connect::{Connection, connect, error_chain, list_all_tools};
 use super::content::result_text;
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
 use crate::config::McpServerConfig;
+use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::ToolOutput;
 
 /// After a failed (re)start, calls wait this long before trying again, so a broken server
 /// does not cost every call a full start-up timeout.
 const RESTART_BACKOFF: Duration = Duration::from_secs(5);
-
-/// What `antler mcp list` shows for a server.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ServerStatus {
-    /// The key in `mcpServers`.
-    pub name: String,
-    /// `stdio`, `sse` or `http`.
-    pub transport: String,
-    /// `connected`, `failed` or `disabled`.
-    pub status: &'static str,
-    /// Why it failed.
-    pub error: Option<String>,
-    /// Tools it lists.
-    pub tool_count: usize,
-    /// The negotiated MCP protocol version.
-    pub protocol_version: Option<String>,
-    /// Time from start to the first tool list, in milliseconds.
-    pub startup_ms: Option<u64>,
-}
 
 enum State {
     Disabled,
@@ -117,11 +99,19 @@ impl McpServer {
     pub async fn status(&self) -> ServerStatus {
         let state = self.state.lock().await;
         let (status, error, tool_count, protocol_version, startup_ms) = match &*state {
-            State::Disabled => ("disabled", None, 0, None, None),
-            State::Stopped => ("failed", Some(McpError::Stopped.to_string()), 0, None, None),
-            State::Failed { reason, .. } => ("failed", Some(reason.clone()), 0, None, None),
+            State::Disabled => (ServerState::Disabled, None, 0, None, None),
+            State::Stopped => (
+                ServerState::Failed,
+                Some(McpError::Stopped.to_string()),
+                0,
+                None,
+                None,
+            ),
+            State::Failed { reason, .. } => {
+                (ServerState::Failed, Some(reason.clone()), 0, None, None)
+            }
             State::Connected(live) if live.connection.service.is_transport_closed() => (
-                "failed",
+                ServerState::Failed,
                 Some(String::from(
                     "the server exited; it is restarted at the next call",
                 )),
@@ -130,7 +120,7 @@ impl McpServer {
                 None,
             ),
             State::Connected(live) => (
-                "connected",
+                ServerState::Connected,
                 None,
                 live.connection.tools.len(),
                 Some(live.connection.protocol_version.clone()),

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::message::{Message, ToolCall};
+use crate::protocol::{ErrorKind, FinishReason, Message, ToolCall, Usage};
 
 pub mod openai;
 pub mod replay;
@@ -62,58 +62,6 @@ pub enum ModelEvent {
         /// Why the previous attempt failed.
         reason: String,
     },
-}
-
-/// Token usage of one call (or a sum of calls).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Prompt tokens, cached ones included.
-    pub input_tokens: u64,
-    /// Prompt tokens served from the provider's cache.
-    pub cached_input_tokens: u64,
-    /// Completion tokens, reasoning included.
-    pub output_tokens: u64,
-}
-
-impl Usage {
-    /// Adds `other` to this total.
-    pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
-        self.output_tokens += other.output_tokens;
-    }
-}
-
-/// Why the model stopped.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FinishReason {
-    /// A natural end (also assumed when the server sends none).
-    #[default]
-    Stop,
-    /// It wants its tool calls run.
-    ToolCalls,
-    /// It hit the token limit: the answer is cut.
-    Length,
-    /// The provider's filter stopped it.
-    ContentFilter,
-    /// Anything else the server said.
-    #[serde(untagged)]
-    Other(String),
-}
-
-impl FinishReason {
-    /// Parses a server's `finish_reason`; empty means none.
-    pub fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "" => return None,
-            "stop" | "end_turn" | "eos" => Self::Stop,
-            "tool_calls" | "function_call" | "tool_use" => Self::ToolCalls,
-            "length" | "max_tokens" => Self::Length,
-            "content_filter" => Self::ContentFilter,
-            other => Self::Other(other.to_string()),
-        })
-    }
 }
 
 /// One complete model answer.
@@ -170,6 +118,37 @@ pub enum ProviderError {
     },
 }
 
+impl ProviderError {
+    /// What kind of failure this is, for scripts and front-ends.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Status { status: 429, .. } => ErrorKind::RateLimit,
+            Self::Status {
+                status: 401 | 403, ..
+            } => ErrorKind::Auth,
+            Self::Status { message, .. } if is_context_length(message) => ErrorKind::ContextLength,
+            Self::Status { .. } => ErrorKind::Endpoint,
+            Self::Transport { .. } => ErrorKind::Transport,
+            Self::Protocol { .. } | Self::Replay { .. } => ErrorKind::Protocol,
+        }
+    }
+}
+
+/// Whether an endpoint's error message says the prompt is too long (OpenAI's
+/// `context_length_exceeded`, llama.cpp's "exceeds the available context size", ...).
+fn is_context_length(message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    [
+        "context_length",
+        "context length",
+        "context size",
+        "context window",
+        "too many tokens",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
+}
+
 /// The future a model call returns.
 pub type ReplyFuture<'a> = BoxFuture<'a, Result<ModelReply, ProviderError>>;
 
@@ -187,4 +166,28 @@ pub trait Provider: Send + Sync {
 
     /// Where the calls go (a base URL or a replay file), for errors and `doctor`.
     fn endpoint(&self) -> &str;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_have_kinds() {
+        let status = |status, message: &str| ProviderError::Status {
+            endpoint: String::from("e"),
+            status,
+            message: message.to_string(),
+        };
+        assert_eq!(status(429, "slow down").kind(), ErrorKind::RateLimit);
+        assert_eq!(status(401, "bad key").kind(), ErrorKind::Auth);
+        let long = "This model's maximum context length is 8192 tokens";
+        assert_eq!(status(400, long).kind(), ErrorKind::ContextLength);
+        assert_eq!(status(500, "boom").kind(), ErrorKind::Endpoint);
+        let transport = ProviderError::Transport {
+            endpoint: String::from("e"),
+            message: String::from("refused"),
+        };
+        assert_eq!(transport.kind(), ErrorKind::Transport);
+    }
 }

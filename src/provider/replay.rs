@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{FinishReason, ModelEvent, ModelReply, ModelRequest, Provider, ProviderError};
-use super::{ReplyFuture, Usage};
-use crate::agent::message::ToolCall;
+use super::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError, ReplyFuture};
+use crate::protocol::ToolCall;
+use crate::protocol::{FinishReason, Usage};
 
 /// One line of a replay file.
 #[derive(Debug, Serialize, Deserialize)]

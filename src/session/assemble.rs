@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::event::Event;
 use crate::agent::layers::output_budget::OutputBudget;
 use crate::agent::layers::summarize::Summarization;
 use crate::agent::layers::{ChainOptions, agent_chain};
@@ -14,6 +13,7 @@ use crate::agent::runner::Agent;
 use crate::config::SummarizationConfig;
 use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredSetup};
 use crate::mcp::McpManager;
+use crate::protocol::Event;
 use crate::provider::Provider;
 use crate::setup::{Setup, SetupError};
 use crate::tools::builtin::{Clarification, SubagentEnv};

@@ -11,11 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::assemble::{AgentSpec, assemble_agent, prepare_outputs};
 use super::{Command, SessionInfo, ToolsView, Update};
-use crate::agent::event::{Event, RunStatus};
 use crate::agent::runner::Thread;
 use crate::config::EnvLookup;
 use crate::deferred::TOOL_SEARCH;
 use crate::mcp::McpManager;
+use crate::protocol::{Event, RunStatus, ServerState};
 use crate::provider::Provider;
 use crate::provider::resolve::{ModelError, openai_provider};
 use crate::setup::{Setup, SetupError};
@@ -122,7 +122,10 @@ impl Session {
     /// The status line's facts now.
     pub async fn info(&self, running: bool) -> SessionInfo {
         let statuses = self.mcp.statuses().await;
-        let up = statuses.iter().filter(|s| s.status == "connected").count();
+        let up = statuses
+            .iter()
+            .filter(|s| s.status == ServerState::Connected)
+            .count();
         SessionInfo {
             model: self.provider.model().to_string(),
             models: self

@@ -7,10 +7,10 @@ pub mod controller;
 
 use serde::Serialize;
 
-use crate::agent::event::Event;
-use crate::agent::message::Message;
-use crate::mcp::ServerStatus;
-use crate::provider::Usage;
+use crate::protocol::Event;
+use crate::protocol::Message;
+use crate::protocol::ServerStatus;
+use crate::protocol::Usage;
 use crate::store::ThreadMeta;
 use crate::tools::builtin::Clarification;
 

@@ -16,12 +16,12 @@ use serde::Serialize;
 
 pub use error::StoreError;
 
-use crate::agent::message::Message;
 use crate::agent::runner::{SaveError, Thread, ThreadSink};
 use crate::agent::state::ThreadState;
 use crate::clock::now_unix;
 use crate::config::EnvLookup;
-use crate::provider::Usage;
+use crate::protocol::Message;
+use crate::protocol::Usage;
 
 /// The database's file name inside the data directory.
 const DB_FILE: &str = "threads.db";

@@ -1,5 +1,5 @@
 use super::*;
-use crate::agent::message::ToolCall;
+use crate::protocol::ToolCall;
 use crate::tools::{PromotedUpdate, StateUpdate};
 
 fn store() -> (tempfile::TempDir, ThreadStore) {

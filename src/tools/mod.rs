@@ -17,6 +17,5 @@ pub use registry::{
 pub const RESERVED_NAMES: &[&str] = &["tool_search"];
 
 pub use tool::{
-    ImagePart, PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
-    parse_args,
+    PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
 };

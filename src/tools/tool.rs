@@ -4,6 +4,8 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::protocol::ImagePart;
+
 /// Where a tool comes from. Assembly order and deferral depend on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "tier", rename_all = "lowercase")]
@@ -74,17 +76,6 @@ pub struct PromotedUpdate {
     pub catalog_hash: String,
     /// The promoted tool names, in order.
     pub names: Vec<String>,
-}
-
-/// An image a tool asks to show the model (`view_image`), sent with the next model call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct ImagePart {
-    /// Where it came from, for people reading the thread.
-    pub path: String,
-    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
-    pub media_type: String,
-    /// The bytes, base64-encoded.
-    pub data: String,
 }
 
 /// A change to the thread state that a tool result carries, merged by the agent's reducers.

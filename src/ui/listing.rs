@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::deferred::{DeferredSetup, TOOL_SEARCH};
-use crate::mcp::ServerStatus;
+use crate::protocol::ServerStatus;
 use crate::tools::{ToolSource, Toolset};
 
 /// One row of `antler tools list --json`.
@@ -100,7 +100,7 @@ pub fn servers_table(statuses: &[ServerStatus]) -> String {
             vec![
                 s.name.clone(),
                 s.transport.clone(),
-                s.status.to_string(),
+                s.status.as_str().to_string(),
                 s.tool_count.to_string(),
                 s.protocol_version.clone().unwrap_or_else(|| "-".into()),
                 s.startup_ms

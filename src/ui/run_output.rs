@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use crate::agent::event::{Event, RunResult, RunStatus};
+use crate::protocol::{Event, RunResult, RunStatus};
 
 /// The `--output-format` choices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -208,7 +208,7 @@ fn clip_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::Usage;
+    use crate::protocol::Usage;
 
     #[test]
     fn events_serialise_with_their_type_tag() {
@@ -236,6 +236,7 @@ mod tests {
             files: vec![],
             notices: vec![],
             errors: vec![],
+            error_kind: None,
         };
         let value: serde_json::Value =
             serde_json::from_str(&json_line(&Event::RunFinished(result))).unwrap();

@@ -1,8 +1,8 @@
 //! Plain text for stored threads: the `threads list` table and a readable transcript.
 
 use super::listing::table;
-use crate::agent::message::{Message, ToolCall};
 use crate::clock::utc_datetime;
+use crate::protocol::{Message, ToolCall};
 use crate::store::{StoredThread, ThreadMeta};
 
 /// How many lines of a tool result or of reasoning a transcript shows.
@@ -169,7 +169,7 @@ mod tests {
 
     use super::*;
     use crate::agent::state::ThreadState;
-    use crate::provider::Usage;
+    use crate::protocol::Usage;
     use crate::tools::{PromotedUpdate, StateUpdate};
 
     fn meta(id: &str, title: &str) -> ThreadMeta {

@@ -280,6 +280,13 @@ fn max_turns_and_loops_end_the_run_with_status_1() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("--max-turns (2)"));
+    let mock = MockOpenAi::start(vec![search(), search()]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "go", "--max-turns", "2", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["error_kind"], "turn_limit", "{result}");
 
     let mock = MockOpenAi::start((0..5).map(|_| search()).collect());
     let out = agent(&sandbox, &mock)
@@ -289,6 +296,7 @@ fn max_turns_and_loops_end_the_run_with_status_1() {
     assert_eq!(out.status.code(), Some(1));
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["status"], "failed");
+    assert_eq!(result["error_kind"], "loop");
     assert!(
         result["errors"][0]
             .as_str()

@@ -4,12 +4,12 @@
 use std::path::Path;
 
 use antler::agent::layers::deferred_chain;
-use antler::agent::message::{Message, ToolCall};
 use antler::agent::middleware::Chain;
 use antler::agent::state::ThreadState;
 use antler::config::{ToolSearchConfig, ToolSearchMode, parse_extensions_config};
 use antler::deferred::{DeferredSetup, setup_deferred};
 use antler::mcp::McpManager;
+use antler::protocol::{Message, ToolCall};
 use antler::tools::{ToolOutput, assemble_toolset};
 use serde_json::{Value, json};
 

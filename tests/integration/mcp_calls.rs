@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use antler::config::{Found, Origin, parse_extensions_config};
 use antler::mcp::{McpCache, McpManager};
+use antler::protocol::ServerState;
 use antler::tools::Tool;
 use antler::trust::{OnUntrusted, ProjectTrust, TrustStore};
 use serde_json::{Value, json};
@@ -103,7 +104,7 @@ async fn a_crashed_stdio_server_is_restarted_at_its_next_call() {
     let second = pid.call(json!({})).await;
     assert!(!second.is_error, "{}", second.content);
     assert_ne!(first.content, second.content, "a new process answers");
-    assert_eq!(m.statuses().await[0].status, "connected");
+    assert_eq!(m.statuses().await[0].status, ServerState::Connected);
 }
 
 async fn list_changes_are_seen(servers: Value, name: &str) {
@@ -248,7 +249,7 @@ async fn a_hung_server_fails_at_its_startup_timeout_on_every_transport() {
         let (_p, hung) = entry(transport, &["--hang"], json!({"startup_timeout_secs": 0.5}));
         let m = manager(json!({"hung": hung})).await;
         let status = &m.statuses().await[0];
-        assert_eq!(status.status, "failed", "{transport}");
+        assert_eq!(status.status, ServerState::Failed, "{transport}");
         assert!(
             status
                 .error

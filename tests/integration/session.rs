@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use antler::agent::event::{Event, RunStatus};
-use antler::agent::message::Message;
 use antler::config::ConfigPaths;
+use antler::protocol::Message;
+use antler::protocol::{Event, RunStatus};
 use antler::session::controller::{Session, SessionOptions};
 use antler::session::{Command, Update};
 use antler::setup::Setup;
@@ -78,7 +78,7 @@ impl Driver {
             .expect("no such update within 10 s")
     }
 
-    async fn finished(&mut self) -> antler::agent::event::RunResult {
+    async fn finished(&mut self) -> antler::protocol::RunResult {
         self.next(|u| match u {
             Update::Event(Event::RunFinished(result)) => Some(result),
             _ => None,
@@ -239,6 +239,6 @@ async fn the_tools_view_shows_deferred_promoted_and_bound_tools() {
             _ => None,
         })
         .await;
-    assert_eq!(servers[0].status, "connected");
+    assert_eq!(servers[0].status, antler::protocol::ServerState::Connected);
     driver.quit().await;
 }

@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 
-use crate::agent::message::Message;
 use crate::agent::middleware::{Layer, ModelCall};
 use crate::agent::state::ThreadState;
+use crate::protocol::Message;
 
 /// The result a dangling call gets.
 pub const PLACEHOLDER: &str = "Error: this tool call was interrupted before it returned a result; it may or may not \
@@ -67,7 +67,7 @@ pub fn patch_dangling(messages: &mut Vec<Message>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::ToolCall;
+    use crate::protocol::ToolCall;
 
     fn assistant(ids: &[&str]) -> Message {
         Message::Assistant {

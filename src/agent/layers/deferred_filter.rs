@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use crate::agent::message::ToolCall;
 use crate::agent::middleware::{Layer, ModelCall};
 use crate::agent::state::ThreadState;
 use crate::deferred::DeferredCatalog;
+use crate::protocol::ToolCall;
 use crate::tools::ToolOutput;
 
 /// Binds the non-deferred tools (in their fixed order) plus the promoted deferred tools

@@ -2,7 +2,7 @@
 
 use crate::agent::middleware::{Layer, ModelTurn};
 use crate::agent::state::ThreadState;
-use crate::provider::FinishReason;
+use crate::protocol::FinishReason;
 
 /// The notice when an answer hit the output limit.
 pub const CUT_NOTICE: &str = "The model's answer was cut at its output token limit \
@@ -40,8 +40,8 @@ impl Layer for FinishReasons {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::ToolCall;
     use crate::agent::middleware::Chain;
+    use crate::protocol::ToolCall;
     use crate::provider::ModelReply;
 
     fn finish(reason: FinishReason) -> (ModelReply, Vec<String>) {

@@ -1,9 +1,9 @@
 //! Images: what `view_image` queued in the thread state is attached to the next model call
 //! as a message with image parts (tool results carry text only), stored with the history.
 
-use crate::agent::message::Message;
 use crate::agent::middleware::{Layer, ModelCall};
 use crate::agent::state::ThreadState;
+use crate::protocol::Message;
 
 /// Before a model call, moves queued images into the history.
 pub struct Images;
@@ -28,7 +28,7 @@ impl Layer for Images {
 mod tests {
     use super::*;
     use crate::agent::middleware::Chain;
-    use crate::tools::ImagePart;
+    use crate::protocol::ImagePart;
 
     #[test]
     fn queued_images_become_one_message_once() {

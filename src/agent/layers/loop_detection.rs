@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::agent::message::{Message, ToolCall};
 use crate::agent::middleware::{Layer, ModelTurn};
 use crate::agent::state::ThreadState;
+use crate::protocol::{Message, ToolCall};
 use crate::tools::ToolOutput;
 
 /// Counts identical calls (same name, same arguments up to key order and whitespace) since

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::agent::message::ToolCall;
 use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
+use crate::protocol::ToolCall;
 use crate::tools::ToolOutput;
 
 /// Cuts results longer than `max_chars` characters to their head and tail, saving the full

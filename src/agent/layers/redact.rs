@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use crate::agent::message::ToolCall;
 use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
+use crate::protocol::ToolCall;
 use crate::tools::ToolOutput;
 
 /// What a secret becomes.

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use crate::agent::message::Message;
 use crate::agent::middleware::{Layer, ModelCall};
 use crate::agent::state::ThreadState;
 use crate::config::McpServerConfig;
 use crate::deferred::DeferredCatalog;
+use crate::protocol::Message;
 use crate::tools::{PromotedUpdate, StateUpdate, ToolSource};
 
 /// One server's routing hint (`routing: {mode: prefer, keywords, priority}`).
@@ -126,9 +126,9 @@ impl Layer for Routing {
 mod tests {
     use super::*;
     use crate::agent::layers::deferred_filter::DeferredFilter;
-    use crate::agent::message::Message;
     use crate::agent::middleware::Chain;
     use crate::deferred::testing::sample_catalog;
+    use crate::protocol::Message;
 
     #[test]
     fn a_keyword_promotes_the_servers_top_tools_before_the_model_call() {

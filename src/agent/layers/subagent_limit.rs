@@ -2,9 +2,9 @@
 //! `task` calls beyond it get an error result instead of a subagent. A call the `task` tool
 //! refused itself (bad arguments, all slots busy) gives its place back.
 
-use crate::agent::message::ToolCall;
 use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
+use crate::protocol::ToolCall;
 use crate::tools::ToolOutput;
 use crate::tools::builtin::task::{NOT_STARTED, TASK};
 

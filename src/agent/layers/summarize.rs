@@ -4,8 +4,9 @@
 //!
 //! Promoted tools live in the thread state, not in the messages, so they survive.
 
-use crate::agent::message::Message;
-use crate::provider::{ModelRequest, Provider, ProviderError, Usage};
+use crate::protocol::Message;
+use crate::protocol::Usage;
+use crate::provider::{ModelRequest, Provider, ProviderError};
 
 /// The instructions for the summarising call.
 const SUMMARY_PROMPT: &str = "You compress conversations between a user and an AI agent. \
@@ -145,7 +146,7 @@ fn clip(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::ToolCall;
+    use crate::protocol::ToolCall;
 
     fn history() -> Vec<Message> {
         vec![

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::agent::message::ToolCall;
 use crate::agent::middleware::{Layer, parse_arguments};
 use crate::agent::state::ThreadState;
+use crate::protocol::ToolCall;
 use crate::tools::ToolOutput;
 
 /// How many similar names an unknown-tool error suggests.

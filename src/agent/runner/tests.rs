@@ -9,7 +9,8 @@ use crate::agent::layers::{agent_chain, dangling};
 use crate::config::{ToolSearchConfig, ToolSearchMode};
 use crate::deferred::setup_deferred;
 use crate::deferred::testing::mcp_tools;
-use crate::provider::{FinishReason, ProviderError, ReplyFuture};
+use crate::protocol::FinishReason;
+use crate::provider::{ProviderError, ReplyFuture};
 use crate::tools::{ToolFuture, ToolInfo, ToolSource, assemble_toolset};
 
 /// Plays scripted replies and records every request.

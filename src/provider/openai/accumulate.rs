@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::chunk::{Chunk, ChunkUsage, ToolCallDelta};
-use crate::agent::message::ToolCall;
-use crate::provider::{FinishReason, ModelEvent, ModelReply, Usage};
+use crate::protocol::ToolCall;
+use crate::protocol::{FinishReason, Usage};
+use crate::provider::{ModelEvent, ModelReply};
 
 /// A tool call still arriving.
 #[derive(Debug, Default)]

@@ -13,7 +13,7 @@ use async_openai::types::chat::{
 };
 
 use super::OpenAiSettings;
-use crate::agent::message::Message;
+use crate::protocol::Message;
 use crate::provider::{ModelRequest, ToolSpec};
 
 /// How a summary message starts, so the model reads it as context rather than a question.
@@ -150,7 +150,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::message::ToolCall;
+    use crate::protocol::ToolCall;
 
     #[test]
     fn the_request_has_exactly_this_json() {

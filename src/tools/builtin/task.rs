@@ -16,18 +16,18 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::event::{Event, RunStatus};
 use crate::agent::layers::output_budget::OutputBudget;
 use crate::agent::layers::redact::Redact;
 use crate::agent::layers::{ChainOptions, agent_chain};
 use crate::agent::runner::{Agent, NoSink, Thread};
 use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
 use crate::deferred::{DeferredSetup, TOOL_SEARCH};
+use crate::protocol::{Event, RunStatus};
 use crate::provider::Provider;
 use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
-pub const TASK: &str = "task";
+pub const TASK: &str = crate::protocol::SUBAGENT_TOOL;
 
 /// How every refusal that started no subagent begins, so the per-run limit does not count
 /// it (see [`crate::agent::layers::subagent_limit`]).

@@ -9,11 +9,10 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::protocol::ImagePart;
 use crate::tools::sandbox::Workspace;
 use crate::tools::sandbox::files::open_read;
-use crate::tools::{
-    ImagePart, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
-};
+use crate::tools::{StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
 pub const VIEW_IMAGE: &str = "view_image";

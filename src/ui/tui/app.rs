@@ -11,9 +11,9 @@ use super::dialogs::{ClarifyDialog, Dialog, PickItem};
 use super::input::{History, Input};
 use super::theme::Theme;
 use super::transcript::{Entry, Transcript};
-use crate::agent::event::{Event, RunStatus};
 use crate::clock::utc_datetime;
-use crate::mcp::ServerStatus;
+use crate::protocol::ServerStatus;
+use crate::protocol::{Event, RunStatus};
 use crate::session::{Command, SessionInfo, ToolsView, Update};
 use crate::tools::builtin::Clarification;
 

@@ -6,9 +6,7 @@ use serde_json::Value;
 use super::transcript::{
     Answer, Entry, Item, Promotion, Reasoning, ToolCard, ToolStatus, Transcript, format_duration,
 };
-use crate::agent::event::{Event, RunStatus};
-use crate::agent::message::Message;
-use crate::tools::builtin::TASK;
+use crate::protocol::{Event, Message, RunStatus, SUBAGENT_TOOL, ToolRole};
 
 impl Transcript {
     /// Applies one event of the core.
@@ -52,6 +50,7 @@ impl Transcript {
             Event::ToolCallStarted {
                 call_id,
                 name,
+                role,
                 arguments,
                 ..
             } => {
@@ -59,6 +58,7 @@ impl Transcript {
                 self.push(Entry::Tool(ToolCard::new(
                     call_id,
                     name,
+                    role,
                     arguments,
                     ToolStatus::Running,
                 )));
@@ -69,6 +69,7 @@ impl Transcript {
                 content,
                 duration_ms,
                 name,
+                role,
                 ..
             } => {
                 let index = self.card_index(&call_id);
@@ -78,6 +79,7 @@ impl Transcript {
                         self.push(Entry::Tool(ToolCard::new(
                             call_id,
                             name,
+                            role,
                             Value::Null,
                             ToolStatus::Running,
                         )));
@@ -110,7 +112,7 @@ impl Transcript {
                     catalog_hash,
                 };
                 let search = (self.turn_start..self.items.len()).rev().find(|&i| {
-                    matches!(&self.items[i].entry, Entry::Tool(c) if c.name == crate::deferred::TOOL_SEARCH && c.promotion.is_none())
+                    matches!(&self.items[i].entry, Entry::Tool(c) if c.role == ToolRole::Search && c.promotion.is_none())
                 });
                 match search.and_then(|i| self.entry_mut(i)) {
                     Some(Entry::Tool(card)) => card.promotion = Some(promotion),
@@ -208,7 +210,7 @@ impl Transcript {
     fn subagent(&mut self, number: u64, description: &str, event: Event) {
         let running_task = |i: &Item, same_description: bool| match &i.entry {
             Entry::Tool(c) => {
-                c.name == TASK
+                c.role == ToolRole::Subagent
                     && c.subagent.is_none()
                     && c.status == ToolStatus::Running
                     && (!same_description
@@ -229,7 +231,8 @@ impl Transcript {
                 let arguments = serde_json::json!({ "description": description });
                 self.push(Entry::Tool(ToolCard::new(
                     format!("subagent-{number}"),
-                    TASK.to_string(),
+                    SUBAGENT_TOOL.to_string(),
+                    ToolRole::Subagent,
                     arguments,
                     ToolStatus::Running,
                 )));
@@ -273,6 +276,7 @@ impl Transcript {
                         t.push(Entry::Tool(ToolCard::new(
                             call.id.clone(),
                             call.name.clone(),
+                            ToolRole::of_stored_call(&call.name),
                             arguments,
                             ToolStatus::Unknown,
                         )));
@@ -290,6 +294,7 @@ impl Transcript {
                             t.push(Entry::Tool(ToolCard::new(
                                 call_id.clone(),
                                 name.clone(),
+                                ToolRole::of_stored_call(name),
                                 Value::Null,
                                 ToolStatus::Unknown,
                             )));

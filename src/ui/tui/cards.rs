@@ -10,7 +10,7 @@ use super::entries::{more_line, preview, render_entry};
 use super::theme::Theme;
 use super::transcript::{Entry, Promotion, ToolCard, ToolStatus, format_duration};
 use super::wrap::{self, wrap_text};
-use crate::deferred::TOOL_SEARCH;
+use crate::protocol::ToolRole;
 
 /// Spinner frames (one per tick).
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -140,7 +140,7 @@ fn header(card: &ToolCard, width: usize, theme: &Theme, frame: usize) -> Line<'s
         ToolStatus::Failed => ("✗", theme.error),
         ToolStatus::Unknown => ("·", theme.dim),
     };
-    let name = if card.name == crate::tools::builtin::TASK {
+    let name = if card.role == ToolRole::Subagent {
         match &card.subagent {
             Some((n, _)) => format!("task #{n}"),
             None => "task".to_string(),
@@ -152,7 +152,7 @@ fn header(card: &ToolCard, width: usize, theme: &Theme, frame: usize) -> Line<'s
         .duration_ms
         .map(|ms| format!(" · {}", format_duration(ms)))
         .unwrap_or_default();
-    let mut summary = summarize_arguments(&card.name, &card.arguments);
+    let mut summary = summarize_arguments(card.role, &card.arguments);
     let fixed = 2 + wrap::width(&name) + wrap::width(&duration);
     let room = width.saturating_sub(fixed + 2);
     if !summary.is_empty() {
@@ -236,7 +236,7 @@ pub fn short_hash(hash: &str) -> String {
 }
 
 /// The arguments in one line: the telling argument's value, or `key: value` pairs.
-pub fn summarize_arguments(tool: &str, arguments: &Value) -> String {
+pub fn summarize_arguments(role: ToolRole, arguments: &Value) -> String {
     let scalar = |v: &Value| match v {
         Value::String(s) => s.clone(),
         Value::Array(items) => items
@@ -247,7 +247,7 @@ pub fn summarize_arguments(tool: &str, arguments: &Value) -> String {
         other => other.to_string(),
     };
     let text = match arguments {
-        Value::Object(map) if tool == TOOL_SEARCH => map
+        Value::Object(map) if role == ToolRole::Search => map
             .get("query")
             .map(|q| format!("“{}”", scalar(q)))
             .unwrap_or_default(),
@@ -283,23 +283,23 @@ mod tests {
     #[test]
     fn arguments_are_summarised_by_their_telling_key() {
         assert_eq!(
-            summarize_arguments("bash", &json!({"command": "ls  -la\n/tmp"})),
+            summarize_arguments(ToolRole::Configured, &json!({"command": "ls  -la\n/tmp"})),
             "ls -la /tmp"
         );
         assert_eq!(
-            summarize_arguments("tool_search", &json!({"query": "github issues"})),
+            summarize_arguments(ToolRole::Search, &json!({"query": "github issues"})),
             "“github issues”"
         );
         assert_eq!(
-            summarize_arguments("x_y", &json!({"owner": "me", "n": 3})),
+            summarize_arguments(ToolRole::Mcp, &json!({"owner": "me", "n": 3})),
             "owner: me, n: 3"
         );
         assert_eq!(
-            summarize_arguments("present_files", &json!({"filepaths": ["a", "b"]})),
+            summarize_arguments(ToolRole::BuiltIn, &json!({"filepaths": ["a", "b"]})),
             "a, b"
         );
         assert_eq!(
-            summarize_arguments("broken", &json!("{not json")),
+            summarize_arguments(ToolRole::Unknown, &json!("{not json")),
             "{not json"
         );
     }

@@ -8,7 +8,7 @@ use super::dialog_view::View;
 use super::slash::COMMANDS;
 use super::theme::Theme;
 use super::wrap::{self, wrap_text};
-use crate::mcp::ServerStatus;
+use crate::protocol::{ServerState, ServerStatus};
 use crate::session::ToolsView;
 
 fn heading(text: String) -> Line<'static> {
@@ -162,13 +162,13 @@ pub(super) fn mcp(
             focus = Some(body.len());
         }
         let (icon, style) = match s.status {
-            "connected" => ("●", theme.ok),
-            "failed" => ("✗", theme.error),
-            _ => ("○", theme.dim),
+            ServerState::Connected => ("●", theme.ok),
+            ServerState::Failed => ("✗", theme.error),
+            ServerState::Disabled => ("○", theme.dim),
         };
         let name = format!("{:<name_width$}", wrap::truncate(&s.name, name_width));
-        let mut facts = format!("{:<5} {:<9}", s.transport, s.status);
-        if s.status == "connected" {
+        let mut facts = format!("{:<5} {:<9}", s.transport, s.status.as_str());
+        if s.status == ServerState::Connected {
             facts.push_str(&format!(" {} tools", s.tool_count));
             if let Some(ms) = s.startup_ms {
                 facts.push_str(&format!(" · {ms} ms"));

@@ -6,8 +6,8 @@ use insta::assert_snapshot;
 use tokio::sync::oneshot;
 
 use super::test_support::*;
-use crate::agent::event::Event;
-use crate::mcp::ServerStatus;
+use crate::protocol::Event;
+use crate::protocol::{ServerState, ServerStatus};
 use crate::session::{ToolsView, Update};
 use crate::store::ThreadMeta;
 use crate::tools::builtin::Clarification;
@@ -79,24 +79,28 @@ fn mcp_view() {
     let mut app = app();
     asked(&mut app, "/mcp");
     let server =
-        |name: &str, transport: &str, status: &'static str, error: Option<&str>| ServerStatus {
+        |name: &str, transport: &str, status: ServerState, error: Option<&str>| ServerStatus {
             name: name.into(),
             transport: transport.into(),
             status,
             error: error.map(String::from),
-            tool_count: if status == "connected" { 12 } else { 0 },
+            tool_count: if status == ServerState::Connected {
+                12
+            } else {
+                0
+            },
             protocol_version: Some("2025-06-18".into()),
-            startup_ms: (status == "connected").then_some(340),
+            startup_ms: (status == ServerState::Connected).then_some(340),
         };
     app.update(Update::Mcp(vec![
-        server("github", "stdio", "connected", None),
+        server("github", "stdio", ServerState::Connected, None),
         server(
             "slack",
             "http",
-            "failed",
+            ServerState::Failed,
             Some("connection refused (os error 111)"),
         ),
-        server("time", "stdio", "disabled", None),
+        server("time", "stdio", ServerState::Disabled, None),
     ]));
     app.key(key(KeyCode::Down));
     assert_snapshot!(render(&mut app, 80, 16));

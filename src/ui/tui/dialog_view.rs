@@ -11,7 +11,7 @@ use super::dialog_pages::{help, mcp, tools};
 use super::dialogs::{ClarifyDialog, Dialog, Picker};
 use super::theme::Theme;
 use super::wrap::{self, wrap_text};
-use crate::mcp::ServerStatus;
+use crate::protocol::ServerStatus;
 use crate::session::ToolsView;
 
 /// The widest a dialog gets.

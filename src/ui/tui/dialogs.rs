@@ -4,7 +4,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::input::Input;
-use crate::mcp::ServerStatus;
+use crate::protocol::ServerStatus;
 use crate::session::Command;
 use crate::tools::builtin::Clarification;
 

@@ -4,8 +4,8 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use tokio::sync::oneshot;
 
 use super::test_support::*;
-use crate::agent::event::RunStatus;
-use crate::mcp::ServerStatus;
+use crate::protocol::RunStatus;
+use crate::protocol::{ServerState, ServerStatus};
 use crate::session::{Command, Update};
 use crate::store::ThreadMeta;
 use crate::tools::builtin::Clarification;
@@ -201,7 +201,7 @@ fn tools_and_mcp_views_ask_the_core_and_mcp_reconnects() {
     app.key(key(KeyCode::Esc));
     type_text(&mut app, "/mcp");
     assert_eq!(app.key(enter()), [Command::ShowMcp]);
-    let server = |name: &str, status: &'static str| ServerStatus {
+    let server = |name: &str, status: ServerState| ServerStatus {
         name: name.into(),
         transport: "stdio".into(),
         status,
@@ -211,8 +211,8 @@ fn tools_and_mcp_views_ask_the_core_and_mcp_reconnects() {
         startup_ms: Some(120),
     };
     app.update(Update::Mcp(vec![
-        server("github", "connected"),
-        server("slack", "failed"),
+        server("github", ServerState::Connected),
+        server("slack", ServerState::Failed),
     ]));
     app.key(key(KeyCode::Down));
     assert_eq!(

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::app::App;
 use super::theme::{Palette, Theme};
-use crate::agent::event::{Event, RunResult, RunStatus};
-use crate::provider::{FinishReason, Usage};
+use crate::protocol::{Event, RunResult, RunStatus};
+use crate::protocol::{FinishReason, Usage};
 use crate::session::{Command, SessionInfo, Update};
 
 /// An app for a session on `gpt-4.1` with two configured models, colours off.
@@ -67,6 +67,7 @@ pub fn render(app: &mut App, width: u16, height: u16) -> String {
 /// `run_started` for the demo thread.
 pub fn run_started() -> Event {
     Event::RunStarted {
+        version: crate::protocol::STREAM_JSON_VERSION,
         thread_id: "3f9a12c0ab12".into(),
         model: "gpt-4.1".into(),
         resumed: true,
@@ -91,6 +92,7 @@ pub fn run_finished(status: RunStatus, errors: Vec<String>) -> Event {
         files: Vec::new(),
         notices: Vec::new(),
         errors,
+        error_kind: None,
     })
 }
 
@@ -110,12 +112,23 @@ pub fn turn_completed(turn: u32, finish_reason: FinishReason) -> Event {
     }
 }
 
+/// The role the demo tools have: the reserved names, `*_*` MCP tools, else configured.
+fn role_of(name: &str) -> crate::protocol::ToolRole {
+    use crate::protocol::ToolRole;
+    match ToolRole::of_stored_call(name) {
+        ToolRole::Unknown if name.contains('_') => ToolRole::Mcp,
+        ToolRole::Unknown => ToolRole::Configured,
+        known => known,
+    }
+}
+
 /// `tool_call_started`.
 pub fn tool_started(id: &str, name: &str, arguments: Value) -> Event {
     Event::ToolCallStarted {
         turn: 1,
         call_id: id.into(),
         name: name.into(),
+        role: role_of(name),
         arguments,
     }
 }
@@ -132,6 +145,7 @@ pub fn tool_finished(
         turn: 1,
         call_id: id.into(),
         name: name.into(),
+        role: role_of(name),
         is_error,
         content: content.into(),
         duration_ms,

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::entries::render_entry;
 use super::theme::Theme;
+use crate::protocol::ToolRole;
 
 /// One thing in the transcript.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +79,8 @@ pub struct ToolCard {
     pub call_id: String,
     /// The tool.
     pub name: String,
+    /// What the tool is.
+    pub role: ToolRole,
     /// Its arguments.
     pub arguments: Value,
     /// Where it stands.
@@ -198,10 +201,17 @@ impl Transcript {
 
 impl ToolCard {
     /// A card for a call.
-    pub fn new(call_id: String, name: String, arguments: Value, status: ToolStatus) -> Self {
+    pub fn new(
+        call_id: String,
+        name: String,
+        role: ToolRole,
+        arguments: Value,
+        status: ToolStatus,
+    ) -> Self {
         Self {
             call_id,
             name,
+            role,
             arguments,
             status,
             duration_ms: None,

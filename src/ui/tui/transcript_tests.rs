@@ -4,8 +4,8 @@ use serde_json::json;
 
 use super::test_support::{run_finished, text, tool_finished, tool_started};
 use super::transcript::{Entry, ToolStatus, Transcript};
-use crate::agent::event::{Event, RunStatus};
-use crate::agent::message::{Message, ToolCall};
+use crate::protocol::{Event, RunStatus};
+use crate::protocol::{Message, ToolCall};
 
 fn apply(events: Vec<Event>) -> Transcript {
     let mut t = Transcript::default();

@@ -15,7 +15,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::{OpenAiProvider, OpenAiSettings};
-use crate::agent::message::Message;
+use crate::protocol::Message;
 use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError};
 
 /// A piece of a scripted response body.

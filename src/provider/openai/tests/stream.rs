@@ -3,8 +3,9 @@
 use serde_json::json;
 
 use super::*;
-use crate::agent::message::ToolCall;
-use crate::provider::{FinishReason, ToolSpec, Usage};
+use crate::protocol::ToolCall;
+use crate::protocol::{FinishReason, Usage};
+use crate::provider::ToolSpec;
 
 /// Each case: the chunks (with or without `[DONE]`), and the content, reasoning and finish
 /// reason the reply must have.

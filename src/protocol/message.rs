@@ -1,8 +1,17 @@
-//! The conversation as the core sees it.
+//! The conversation: what the user, the model and the tools said.
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::ImagePart;
+/// An image a tool asks to show the model (`view_image`), sent with the next model call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImagePart {
+    /// Where it came from, for people reading the thread.
+    pub path: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The bytes, base64-encoded.
+    pub data: String,
+}
 
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

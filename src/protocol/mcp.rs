@@ -1,0 +1,45 @@
+//! An MCP server's state as listings and front-ends show it.
+
+use serde::Serialize;
+
+/// Whether a server can be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerState {
+    /// Connected, its tools listed.
+    Connected,
+    /// It could not start, stopped, or its entry is invalid.
+    Failed,
+    /// `enabled: false` in the config.
+    Disabled,
+}
+
+impl ServerState {
+    /// The state as listings print it (and JSON spells it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Connected => "connected",
+            Self::Failed => "failed",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+/// What `antler mcp list` shows for a server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerStatus {
+    /// The key in `mcpServers`.
+    pub name: String,
+    /// `stdio`, `sse` or `http` (`-` for an invalid entry).
+    pub transport: String,
+    /// Its state.
+    pub status: ServerState,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Tools it lists.
+    pub tool_count: usize,
+    /// The negotiated MCP protocol version.
+    pub protocol_version: Option<String>,
+    /// Time from start to the first tool list, in milliseconds.
+    pub startup_ms: Option<u64>,
+}

@@ -1,0 +1,17 @@
+//! The vocabulary the core and its front-ends share: messages, model usage and finish
+//! reasons, the events of a run and its result, MCP server states. It depends on serde
+//! only, so that the provider, the agent, the tools and every front-end can use it without
+//! depending on each other.
+
+mod event;
+mod mcp;
+mod message;
+mod model;
+
+pub use event::{
+    ErrorKind, Event, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION, SUBAGENT_TOOL,
+    ToolRole,
+};
+pub use mcp::{ServerState, ServerStatus};
+pub use message::{ImagePart, Message, ToolCall};
+pub use model::{FinishReason, Usage};
