@@ -437,7 +437,6 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
             app.tool_output.max_chars,
             dir.join("outputs"),
         )),
-        max_subagents_per_run: None,
         redact: Default::default(),
     };
     Agent {

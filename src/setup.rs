@@ -4,13 +4,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use crate::agent::layers::redact::Redact;
+use crate::agent::subagent::{SubagentEnv, Task};
 use crate::config::{
     AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, ModelConfig, Origin, Segment,
     app_config_candidates, extensions_candidates, locate, parse_app_config,
 };
 use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};
 use crate::mcp::{ExtensionsError, McpCache, McpManager};
-use crate::tools::builtin::{self, Clarification, SubagentEnv};
+use crate::tools::builtin::{self, Clarification};
 use crate::tools::sandbox::{Protected, Workspace};
 use crate::tools::{
     ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools,
@@ -161,7 +162,7 @@ impl Setup {
             && app.subagents.max_concurrent > 0)
             .then(|| Arc::new(OnceLock::new()));
         if let Some(env) = &subagents {
-            tools.push(Arc::new(builtin::Task::new(&app.subagents, env.clone())));
+            tools.push(Arc::new(Task::new(&app.subagents, env.clone())));
         }
         let clarifications = interactive.then(|| {
             let (tool, questions) = builtin::AskClarification::new();

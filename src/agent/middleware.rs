@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::state::ThreadState;
 use crate::protocol::{Message, ToolCall};
 use crate::provider::ModelReply;
+use crate::tools::ToolContext;
 use crate::tools::{Tool, ToolOutput};
 
 /// What a model call will be given; layers edit it before the call.
@@ -188,7 +189,8 @@ impl Chain {
         match self.begin_tool_call(state, call) {
             ToolStep::Answered { output, ran } => self.end_tool_call(state, call, ran, output),
             ToolStep::Run => {
-                let output = execute(call, lookup(&call.name)).await;
+                let output =
+                    execute(ToolContext::standalone(&call.id), call, lookup(&call.name)).await;
                 self.end_tool_call(state, call, self.layers.len(), output)
             }
         }
@@ -198,7 +200,11 @@ impl Chain {
 /// Runs `tool` with the call's arguments. A missing tool, arguments that are not a JSON
 /// object, and a panic inside the tool all become error results: a tool call never takes
 /// the agent down.
-pub async fn execute(call: &ToolCall, tool: Option<Arc<dyn Tool>>) -> ToolOutput {
+pub async fn execute(
+    ctx: ToolContext<'_>,
+    call: &ToolCall,
+    tool: Option<Arc<dyn Tool>>,
+) -> ToolOutput {
     use futures::FutureExt;
 
     let Some(tool) = tool else {
@@ -208,7 +214,7 @@ pub async fn execute(call: &ToolCall, tool: Option<Arc<dyn Tool>>) -> ToolOutput
         Ok(value) => value,
         Err(message) => return ToolOutput::error(format!("Error: {}: {message}", call.name)),
     };
-    match std::panic::AssertUnwindSafe(tool.call(arguments))
+    match std::panic::AssertUnwindSafe(tool.call(ctx, arguments))
         .catch_unwind()
         .await
     {
@@ -310,7 +316,7 @@ mod tests {
         fn info(&self) -> &ToolInfo {
             &self.0
         }
-        fn call(&self, arguments: Value) -> ToolFuture<'_> {
+        fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
             Box::pin(async move { ToolOutput::ok(arguments.to_string()) })
         }
     }
@@ -335,6 +341,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
                 source: ToolSource::BuiltIn,
                 metadata: Map::new(),
+                parallel: false,
             })) as Arc<dyn Tool>
         })
     }
@@ -434,7 +441,7 @@ mod tests {
         fn info(&self) -> &ToolInfo {
             &self.0
         }
-        fn call(&self, _: Value) -> ToolFuture<'_> {
+        fn call<'a>(&'a self, _ctx: ToolContext<'a>, _: Value) -> ToolFuture<'a> {
             Box::pin(async move { panic!("boom") })
         }
     }
@@ -447,8 +454,9 @@ mod tests {
             parameters: json!({"type": "object"}),
             source: ToolSource::BuiltIn,
             metadata: Map::new(),
+            parallel: false,
         }));
-        let out = execute(&call("bad", "{}"), Some(tool)).await;
+        let out = execute(ToolContext::standalone("c"), &call("bad", "{}"), Some(tool)).await;
         assert!(out.is_error);
         assert!(out.content.contains("crashed (boom)"), "{}", out.content);
     }

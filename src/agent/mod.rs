@@ -7,3 +7,4 @@ pub mod middleware;
 pub mod prompt;
 pub mod runner;
 pub mod state;
+pub mod subagent;

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::layers::summarize::{Summarization, estimate_tokens};
 use super::middleware::{Chain, ToolStep, execute};
 use super::state::ThreadState;
+use super::subagent::TASK;
 use crate::deferred::DeferredSetup;
 use crate::deferred::TOOL_SEARCH;
 use crate::protocol::Usage;
@@ -20,8 +21,7 @@ use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, STREAM_JSON_VERSIO
 use crate::protocol::{Message, ToolCall};
 use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ToolSpec};
 use crate::tools::ToolSource;
-use crate::tools::builtin::TASK;
-use crate::tools::{Tool, ToolOutput};
+use crate::tools::{RunScope, Tool, ToolContext, ToolOutput};
 
 /// The result a tool call gets when the user interrupts the run while it runs.
 pub const INTERRUPTED: &str = "Error: interrupted by the user before the tool returned.";
@@ -107,7 +107,6 @@ impl Agent {
             model: self.provider.model().to_string(),
             resumed: thread.resumed,
         });
-        thread.state.run_counters.clear();
         let mut run = Run {
             agent: self,
             presented: Vec::new(),
@@ -121,6 +120,7 @@ impl Agent {
             notices: Vec::new(),
             answer: String::new(),
             last_input: None,
+            scope: RunScope::default(),
         };
         let outcome = run.drive(input).await;
         let result = run.finish(outcome);
@@ -159,6 +159,8 @@ struct Run<'a> {
     answer: String,
     /// The provider's exact input count and how many messages it covered.
     last_input: Option<(u64, usize)>,
+    /// What the run's tool calls share (budgets, their model usage).
+    scope: RunScope,
 }
 
 impl Run<'_> {
@@ -368,13 +370,14 @@ impl Run<'_> {
         Ok((!calls.is_empty()).then_some(calls))
     }
 
-    /// Runs the calls concurrently through the layers, appends the results in call order
-    /// and stores them. `Some`: the run ends here.
+    /// Runs the calls through the layers, appends the results in call order and stores
+    /// them. The calls run concurrently when every tool that runs may run in parallel,
+    /// else one after the other in call order. `Some`: the run ends here.
     async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Option<Outcome> {
         let before = self.thread.state.promoted.names.clone();
         let mut presented: Vec<String> = Vec::new();
         let mut outputs: Vec<Option<(ToolOutput, usize, u64)>> = vec![None; calls.len()];
-        let mut pending = FuturesUnordered::new();
+        let mut to_run = Vec::new();
         for (i, call) in calls.iter().enumerate() {
             (self.emit)(Event::ToolCallStarted {
                 turn: self.turn,
@@ -390,30 +393,52 @@ impl Run<'_> {
                 .begin_tool_call(&mut self.thread.state, call)
             {
                 ToolStep::Answered { output, ran } => outputs[i] = Some((output, ran, 0)),
-                ToolStep::Run => {
-                    let tool = self.agent.deferred.tool(&call.name);
-                    pending.push(async move {
-                        let started = Instant::now();
-                        let output = execute(call, tool).await;
-                        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                        (i, output, ms)
-                    });
-                }
+                ToolStep::Run => to_run.push((i, call, self.agent.deferred.tool(&call.name))),
             }
         }
+        let parallel = to_run
+            .iter()
+            .all(|(_, _, tool)| tool.as_ref().is_some_and(|t| t.info().parallel));
+        let (emit, cancel) = (self.emit, self.cancel);
+        let context = |call: &ToolCall| ToolContext {
+            call_id: call.id.clone(),
+            cancel: cancel.child_token(),
+            events: emit,
+            scope: self.scope.clone(),
+        };
         let layers = self.agent.chain.len();
         let mut interrupted = false;
-        while !pending.is_empty() {
-            tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => {
-                    interrupted = true;
-                    break;
+        if parallel {
+            let mut pending: FuturesUnordered<_> = to_run
+                .into_iter()
+                .map(|(i, call, tool)| timed(i, context(call), call, tool))
+                .collect();
+            while !pending.is_empty() {
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => {
+                        interrupted = true;
+                        break;
+                    }
+                    Some((i, output, ms)) = pending.next() => outputs[i] = Some((output, layers, ms)),
                 }
-                Some((i, output, ms)) = pending.next() => outputs[i] = Some((output, layers, ms)),
+            }
+        } else {
+            for (i, call, tool) in to_run {
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => {
+                        interrupted = true;
+                        break;
+                    }
+                    (i, output, ms) = timed(i, context(call), call, tool) => outputs[i] = Some((output, layers, ms)),
+                }
             }
         }
-        drop(pending);
+        // A subagent's model calls count for this run.
+        let spent = self.scope.take_usage();
+        self.usage.add(&spent);
+        self.thread.usage.add(&spent);
         for (call, slot) in calls.iter().zip(outputs) {
             let (output, ran, ms) =
                 slot.unwrap_or_else(|| (ToolOutput::error(INTERRUPTED), layers, 0));
@@ -519,6 +544,19 @@ impl Run<'_> {
             error_kind,
         }
     }
+}
+
+/// Runs call `i` and measures it: `(i, output, milliseconds)`.
+async fn timed(
+    i: usize,
+    ctx: ToolContext<'_>,
+    call: &ToolCall,
+    tool: Option<Arc<dyn Tool>>,
+) -> (usize, ToolOutput, u64) {
+    let started = Instant::now();
+    let output = execute(ctx, call, tool).await;
+    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    (i, output, ms)
 }
 
 /// The schema of a tool as bound to a model call.

@@ -35,10 +35,6 @@ pub struct ThreadState {
     /// Images waiting to be attached to the next model call (`view_image`).
     #[serde(default)]
     pub pending_images: Vec<ImagePart>,
-    /// Per-run counters for layers that limit something per run (e.g. subagents started);
-    /// reset when a run starts. Never stored.
-    #[serde(skip)]
-    pub run_counters: BTreeMap<String, usize>,
 }
 
 /// The promotion reducer: a different or missing hash on either side replaces the set;

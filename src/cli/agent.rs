@@ -103,7 +103,6 @@ async fn run(
             std::io::stdout().is_terminal(),
             std::io::stderr().is_terminal(),
         ));
-        let events = printer.clone();
         let date = crate::clock::utc_date(thread.created_at);
         let spec = AgentSpec {
             provider,
@@ -113,7 +112,6 @@ async fn run(
             outputs: outputs.join(&thread.thread.id),
             max_turns: args.max_turns,
             interactive: false,
-            subagent_events: Arc::new(move |event| events.event(&event)),
         };
         let agent = assemble_agent(&setup, &mcp, spec)
             .await

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::mcp::naming::ToolNamer;
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 
 /// Why a catalog file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +93,7 @@ pub fn parse_catalog(text: &str) -> Result<Vec<ToolInfo>, serde_json::Error> {
                     original_name: raw.name,
                 },
                 metadata,
+                parallel: false,
             });
         }
     }
@@ -107,7 +108,7 @@ impl Tool for CatalogEntry {
         &self.0
     }
 
-    fn call(&self, _arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, _arguments: Value) -> ToolFuture<'a> {
         let message = format!(
             "Error: `{}` comes from a catalog file; no server is connected to run it.",
             self.0.name

@@ -122,6 +122,7 @@ mod tests {
                 original_name: name.into(),
             },
             metadata: Map::new(),
+            parallel: false,
         }
     }
 

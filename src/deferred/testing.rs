@@ -21,6 +21,7 @@ pub(crate) fn mcp_tools(spec: &[(&str, &str, &str)]) -> Vec<Arc<dyn Tool>> {
                     original_name: tool.to_string(),
                 },
                 metadata: Map::new(),
+                parallel: false,
             })
             .collect(),
     )

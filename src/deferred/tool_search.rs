@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::catalog::Found;
 use super::{DeferredCatalog, function_schema};
+use crate::tools::ToolContext;
 use crate::tools::{
     PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
 };
@@ -55,6 +56,7 @@ impl ToolSearch {
             }),
             source: ToolSource::BuiltIn,
             metadata: Map::new(),
+            parallel: true,
         };
         Self {
             info,
@@ -109,7 +111,7 @@ impl Tool for ToolSearch {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let query = match serde_json::from_value::<Args>(arguments) {
                 Ok(args) => args.query,
@@ -241,7 +243,10 @@ mod tests {
         let catalog = sample_catalog();
         let search = ToolSearch::new(catalog.clone(), 5);
         let out = search
-            .call(json!({"query": "select:time_get_current_time"}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"query": "select:time_get_current_time"}),
+            )
             .await;
         assert!(!out.is_error);
         let schemas: Value = serde_json::from_str(&out.content).unwrap();
@@ -251,13 +256,28 @@ mod tests {
         assert_eq!(promoted.catalog_hash, catalog.hash());
         assert_eq!(promoted.names, ["time_get_current_time"]);
 
-        let out = search.call(json!({"query": "select:nothing_here"})).await;
+        let out = search
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"query": "select:nothing_here"}),
+            )
+            .await;
         assert_eq!(out.content, "No tools found matching: select:nothing_here");
         assert!(out.state_update.is_none());
-        let out = search.call(json!({"q": 1})).await;
+        let out = search
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"q": 1}),
+            )
+            .await;
         assert!(out.is_error);
         let long = format!("  {}  ", "zq".repeat(5000));
-        let out = search.call(json!({ "query": long })).await;
+        let out = search
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({ "query": long }),
+            )
+            .await;
         assert_eq!(
             out.content.len(),
             "No tools found matching: ".len() + MAX_QUERY_CHARS

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::server::McpServer;
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolSource};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolSource};
 
 /// One tool of one MCP server, under its model-facing name.
 pub struct McpTool {
@@ -43,6 +43,12 @@ impl McpTool {
                     original_name: original_name.clone(),
                 },
                 metadata,
+                // The server's word only: it can at worst race its own calls.
+                parallel: tool
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.read_only_hint)
+                    .unwrap_or(false),
             },
             server,
             original_name,
@@ -55,7 +61,7 @@ impl Tool for McpTool {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(self.server.call(&self.original_name, arguments))
     }
 }

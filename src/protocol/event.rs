@@ -213,6 +213,8 @@ pub enum Event {
     },
     /// An event of a subagent started by the `task` tool, wrapped.
     Subagent {
+        /// The `task` call that started it.
+        parent_call_id: String,
         /// Numbers the subagents of this process, from 1.
         subagent: u64,
         /// The task's short label.
@@ -313,7 +315,10 @@ mod tests {
             &["turn", "added", "removed", "promoted", "catalog_hash"],
         ),
         ("files_presented", &["turn", "files"]),
-        ("subagent", &["subagent", "description", "event"]),
+        (
+            "subagent",
+            &["parent_call_id", "subagent", "description", "event"],
+        ),
         (
             "run_finished",
             &[
@@ -408,6 +413,7 @@ mod tests {
                 files: Vec::new(),
             },
             Event::Subagent {
+                parent_call_id: text.clone(),
                 subagent: 1,
                 description: text.clone(),
                 event: Box::new(Event::TurnStarted { turn }),

@@ -10,13 +10,13 @@ use crate::agent::layers::summarize::Summarization;
 use crate::agent::layers::{ChainOptions, agent_chain};
 use crate::agent::prompt::{subagent_prompt, system_prompt};
 use crate::agent::runner::Agent;
+use crate::agent::subagent::SubagentEnv;
 use crate::config::SummarizationConfig;
 use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredSetup};
 use crate::mcp::McpManager;
-use crate::protocol::Event;
 use crate::provider::Provider;
 use crate::setup::{Setup, SetupError};
-use crate::tools::builtin::{Clarification, SubagentEnv};
+use crate::tools::builtin::Clarification;
 
 /// How many recent messages summarisation keeps when config.yaml does not say.
 const DEFAULT_KEEP_MESSAGES: usize = 10;
@@ -37,8 +37,6 @@ pub struct AgentSpec<'a> {
     pub max_turns: u32,
     /// Whether a person can answer `ask_clarification`.
     pub interactive: bool,
-    /// Where the subagents' (wrapped) events go.
-    pub subagent_events: Arc<dyn Fn(Event) + Send + Sync>,
 }
 
 /// An assembled agent and the handles its front-end needs.
@@ -80,7 +78,6 @@ pub async fn assemble_agent(
             servers: servers.clone(),
             system_prompt: subagent_prompt(spec.date, spec.cwd, &section),
             max_turns: spec.max_turns,
-            events: spec.subagent_events.clone(),
             output_budget: Some((config.tool_output.max_chars, spec.outputs.clone())),
             redact: redact.clone(),
         });
@@ -90,10 +87,6 @@ pub async fn assemble_agent(
             config.tool_output.max_chars,
             spec.outputs,
         )),
-        max_subagents_per_run: builtins
-            .subagents
-            .is_some()
-            .then_some(config.subagents.max_total_per_run),
         redact: redact.clone(),
     };
     let agent = Agent {

@@ -367,7 +367,6 @@ impl Session {
             return false;
         };
         let updates = self.updates.clone();
-        let forward = updates.clone();
         let date = crate::clock::utc_date(open.created_at);
         let spec = AgentSpec {
             provider: self.provider.clone(),
@@ -377,9 +376,6 @@ impl Session {
             outputs: self.outputs.join(&open.thread.id),
             max_turns: self.max_turns,
             interactive: true,
-            subagent_events: Arc::new(move |event| {
-                let _ = forward.send(Update::Event(event));
-            }),
         };
         let assembled = match assemble_agent(&self.setup, &self.mcp, spec).await {
             Ok(assembled) => assembled,

@@ -54,14 +54,14 @@ mod tests {
     use serde_json::{Map, Value, json};
 
     use super::*;
-    use crate::tools::{ToolFuture, ToolInfo, ToolOutput};
+    use crate::tools::{ToolContext, ToolFuture, ToolInfo, ToolOutput};
 
     struct Named(ToolInfo);
     impl Tool for Named {
         fn info(&self) -> &ToolInfo {
             &self.0
         }
-        fn call(&self, _: Value) -> ToolFuture<'_> {
+        fn call<'a>(&'a self, _ctx: ToolContext<'a>, _: Value) -> ToolFuture<'a> {
             Box::pin(async { ToolOutput::ok("") })
         }
     }
@@ -73,6 +73,7 @@ mod tests {
             parameters: json!({"type": "object"}),
             source,
             metadata: Map::new(),
+            parallel: false,
         }))
     }
 

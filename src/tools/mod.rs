@@ -3,11 +3,13 @@
 
 mod assemble;
 pub mod builtin;
+mod context;
 mod registry;
 pub mod sandbox;
 mod tool;
 
 pub use assemble::{Toolset, assemble_toolset};
+pub use context::{EventEmitter, RunScope, ToolContext};
 pub use registry::{
     ConfiguredToolError, ConfiguredTools, ToolBuildContext, ToolFactory, UnknownSetting,
     build_configured_tools, known_tool_ids, unknown_tool_settings,

@@ -4,6 +4,7 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::ToolContext;
 use crate::protocol::ImagePart;
 
 /// Where a tool comes from. Assembly order and deferral depend on it.
@@ -52,6 +53,10 @@ pub struct ToolInfo {
     pub source: ToolSource,
     /// Free-form tags; MCP tools carry `{"mcp": true, "server": ...}`.
     pub metadata: Map<String, Value>,
+    /// Whether the tool may run at the same time as other calls of the same reply (it
+    /// only reads, or keeps to itself). A reply whose calls are not all parallel runs them
+    /// in order, so that a script is written before it is run.
+    pub parallel: bool,
 }
 
 impl ToolInfo {
@@ -135,8 +140,8 @@ pub type ToolFuture<'a> = BoxFuture<'a, ToolOutput>;
 pub trait Tool: Send + Sync {
     /// Name, description, schema and source.
     fn info(&self) -> &ToolInfo;
-    /// Runs the tool with JSON arguments.
-    fn call(&self, arguments: Value) -> ToolFuture<'_>;
+    /// Runs the tool with JSON arguments, in the context of one call.
+    fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a>;
 }
 
 impl std::fmt::Debug for dyn Tool {

@@ -100,6 +100,7 @@ impl RunPrinter {
                 subagent,
                 description,
                 event,
+                ..
             } if self.progress => match event.as_ref() {
                 Event::RunStarted { .. } => eprintln!("⏺ subagent {subagent}: {description}"),
                 Event::ToolCallStarted {

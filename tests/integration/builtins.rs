@@ -194,3 +194,39 @@ fn a_long_tool_result_is_cut_and_saved_for_the_model_to_read() {
     assert!(seen.contains(&path.display().to_string()), "{seen}");
     assert_eq!(std::fs::read_to_string(path).unwrap(), long);
 }
+
+#[test]
+fn a_script_written_and_run_in_one_reply_runs_after_it_is_written() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "config.yaml",
+        "sandbox:\n  allow_host_bash: true\ntools:\n  - {name: write_file, use: antler.sandbox:write_file}\n  - {name: bash, use: antler.sandbox:bash}\n",
+    );
+    // Both calls in one reply: `bash` may not start before `write_file` has finished.
+    let script = format!(
+        "#!/bin/sh\necho written-then-run\n{}",
+        "# padding\n".repeat(2000)
+    );
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[
+            (
+                "w",
+                "write_file",
+                json!({"path": "job.sh", "content": script}),
+            ),
+            ("b", "bash", json!({"command": "sh job.sh"})),
+        ]),
+        Reply::text("done"),
+    ]);
+    agent(&sandbox, &mock)
+        .args(["-p", "write and run"])
+        .assert()
+        .success();
+    let results: Vec<String> = mock.requests()[1]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert!(results[1].contains("written-then-run"), "{}", results[1]);
+}

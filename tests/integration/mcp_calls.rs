@@ -40,13 +40,28 @@ async fn results_mcp_errors_and_timeouts_become_tool_outputs() {
     fx["env"] = json!({"ANTLER_FIXTURE_VALUE": "from-config"});
     let m = manager(json!({"fx": fx})).await;
 
-    let out = tool(&m, "fx_echo").await.call(json!({"text": "hi"})).await;
+    let out = tool(&m, "fx_echo")
+        .await
+        .call(
+            antler::tools::ToolContext::standalone("test"),
+            json!({"text": "hi"}),
+        )
+        .await;
     assert_eq!((out.content.as_str(), out.is_error), ("hi", false));
-    let out = tool(&m, "fx_add").await.call(json!({"a": 2, "b": 3})).await;
+    let out = tool(&m, "fx_add")
+        .await
+        .call(
+            antler::tools::ToolContext::standalone("test"),
+            json!({"a": 2, "b": 3}),
+        )
+        .await;
     assert_eq!(out.content, "5");
     let out = tool(&m, "fx_env")
         .await
-        .call(json!({"name": "ANTLER_FIXTURE_VALUE"}))
+        .call(
+            antler::tools::ToolContext::standalone("test"),
+            json!({"name": "ANTLER_FIXTURE_VALUE"}),
+        )
         .await;
     assert_eq!(
         out.content, "from-config",
@@ -55,12 +70,21 @@ async fn results_mcp_errors_and_timeouts_become_tool_outputs() {
 
     let out = tool(&m, "fx_fail")
         .await
-        .call(json!({"message": "boom"}))
+        .call(
+            antler::tools::ToolContext::standalone("test"),
+            json!({"message": "boom"}),
+        )
         .await;
     assert!(out.is_error);
     assert_eq!(out.content, "Error: boom");
 
-    let out = tool(&m, "fx_sleep").await.call(json!({"ms": 30_000})).await;
+    let out = tool(&m, "fx_sleep")
+        .await
+        .call(
+            antler::tools::ToolContext::standalone("test"),
+            json!({"ms": 30_000}),
+        )
+        .await;
     assert!(out.is_error);
     assert!(
         out.content.contains("did not answer within 0.5s"),
@@ -68,19 +92,34 @@ async fn results_mcp_errors_and_timeouts_become_tool_outputs() {
         out.content
     );
 
-    let out = tool(&m, "fx_echo").await.call(json!({"text": 7})).await;
+    let out = tool(&m, "fx_echo")
+        .await
+        .call(
+            antler::tools::ToolContext::standalone("test"),
+            json!({"text": 7}),
+        )
+        .await;
     assert!(
         out.is_error,
         "invalid arguments are an error result: {}",
         out.content
     );
-    let out = tool(&m, "fx_echo").await.call(json!([1, 2])).await;
+    let out = tool(&m, "fx_echo")
+        .await
+        .call(
+            antler::tools::ToolContext::standalone("test"),
+            json!([1, 2]),
+        )
+        .await;
     assert!(out.is_error && out.content.contains("must be a JSON object"));
 
     // The server is still usable after all of that.
     let out = tool(&m, "fx_echo")
         .await
-        .call(json!({"text": "still here"}))
+        .call(
+            antler::tools::ToolContext::standalone("test"),
+            json!({"text": "still here"}),
+        )
         .await;
     assert_eq!(out.content, "still here");
 }
@@ -89,10 +128,15 @@ async fn results_mcp_errors_and_timeouts_become_tool_outputs() {
 async fn a_crashed_stdio_server_is_restarted_at_its_next_call() {
     let m = manager(json!({"fx": fixture_stdio(&[])})).await;
     let pid = tool(&m, "fx_pid").await;
-    let first = pid.call(json!({})).await;
+    let first = pid
+        .call(antler::tools::ToolContext::standalone("test"), json!({}))
+        .await;
     assert!(!first.is_error);
 
-    let out = tool(&m, "fx_crash").await.call(json!({})).await;
+    let out = tool(&m, "fx_crash")
+        .await
+        .call(antler::tools::ToolContext::standalone("test"), json!({}))
+        .await;
     assert!(out.is_error);
     assert!(
         out.content
@@ -101,7 +145,9 @@ async fn a_crashed_stdio_server_is_restarted_at_its_next_call() {
         out.content
     );
 
-    let second = pid.call(json!({})).await;
+    let second = pid
+        .call(antler::tools::ToolContext::standalone("test"), json!({}))
+        .await;
     assert!(!second.is_error, "{}", second.content);
     assert_ne!(first.content, second.content, "a new process answers");
     assert_eq!(m.statuses().await[0].status, ServerState::Connected);
@@ -118,7 +164,7 @@ async fn list_changes_are_seen(servers: Value, name: &str) {
     let mut changes = m.servers()[0].tool_list_changes();
     let out = tool(&m, &format!("{name}_change_tools"))
         .await
-        .call(json!({}))
+        .call(antler::tools::ToolContext::standalone("test"), json!({}))
         .await;
     assert_eq!(out.content, "changed");
     tokio::time::timeout(std::time::Duration::from_secs(5), changes.changed())
@@ -126,7 +172,13 @@ async fn list_changes_are_seen(servers: Value, name: &str) {
         .expect("no tools/list_changed within 5 s")
         .unwrap();
     let added = tool(&m, &format!("{name}_added_tool")).await;
-    assert_eq!(added.call(json!({})).await.content, "added");
+    assert_eq!(
+        added
+            .call(antler::tools::ToolContext::standalone("test"), json!({}))
+            .await
+            .content,
+        "added"
+    );
     assert_eq!(m.statuses().await[0].tool_count, 10);
 }
 
@@ -266,7 +318,13 @@ async fn call_timeouts_and_is_error_on_every_transport() {
     for transport in ["stdio", "http", "sse"] {
         let (_p, fx) = entry(transport, &[], json!({"tool_timeout_secs": 0.5}));
         let m = manager(json!({"fx": fx})).await;
-        let out = tool(&m, "fx_sleep").await.call(json!({"ms": 30_000})).await;
+        let out = tool(&m, "fx_sleep")
+            .await
+            .call(
+                antler::tools::ToolContext::standalone("test"),
+                json!({"ms": 30_000}),
+            )
+            .await;
         assert!(
             out.is_error && out.content.contains("did not answer within 0.5s"),
             "{transport}: {}",
@@ -274,7 +332,10 @@ async fn call_timeouts_and_is_error_on_every_transport() {
         );
         let out = tool(&m, "fx_fail")
             .await
-            .call(json!({"message": "nope"}))
+            .call(
+                antler::tools::ToolContext::standalone("test"),
+                json!({"message": "nope"}),
+            )
             .await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
@@ -283,7 +344,10 @@ async fn call_timeouts_and_is_error_on_every_transport() {
         );
         let out = tool(&m, "fx_echo")
             .await
-            .call(json!({"text": "after"}))
+            .call(
+                antler::tools::ToolContext::standalone("test"),
+                json!({"text": "after"}),
+            )
             .await;
         assert_eq!(out.content, "after", "{transport}: still usable");
     }
@@ -304,17 +368,23 @@ async fn a_network_server_that_died_is_reconnected_at_the_next_call() {
             .to_string();
         let m = manager(json!({"net": {"type": transport, "url": first.url}})).await;
         let pid = tool(&m, "net_pid").await;
-        let before = pid.call(json!({})).await;
+        let before = pid
+            .call(antler::tools::ToolContext::standalone("test"), json!({}))
+            .await;
         assert!(!before.is_error);
         drop(first);
-        let out = pid.call(json!({})).await;
+        let out = pid
+            .call(antler::tools::ToolContext::standalone("test"), json!({}))
+            .await;
         assert!(
             out.is_error,
             "{transport}: the server is gone: {}",
             out.content
         );
         let _second = fixture_network(transport, &["--port", &port]);
-        let after = pid.call(json!({})).await;
+        let after = pid
+            .call(antler::tools::ToolContext::standalone("test"), json!({}))
+            .await;
         assert!(!after.is_error, "{transport}: {}", after.content);
         assert_ne!(
             before.content, after.content,

@@ -13,18 +13,16 @@
 //!    budget, so a saved output is redacted too.
 //! 4. [`tool_errors::ToolErrors`] — answers calls to unknown tools and calls with
 //!    arguments that are not a JSON object; gives silent failures a message.
-//! 5. [`subagent_limit::SubagentLimit`] — refuses `task` calls beyond
-//!    `subagents.max_total_per_run` in one run.
-//! 6. [`images::Images`] — attaches images queued by `view_image` to the next call.
-//! 7. [`routing::Routing`] — promotes a server's top tools when the user's message names
+//! 5. [`images::Images`] — attaches images queued by `view_image` to the next call.
+//! 6. [`routing::Routing`] — promotes a server's top tools when the user's message names
 //!    one of its routing keywords (so the filter below binds them in the same call).
-//! 8. [`deferred_filter::DeferredFilter`] — binds non-deferred tools plus promoted ones,
+//! 7. [`deferred_filter::DeferredFilter`] — binds non-deferred tools plus promoted ones,
 //!    blocks calls to deferred tools that are not promoted, keeps the working set small.
-//! 9. [`loop_detection::LoopDetection`] — warns the model at the 3rd identical call, stops
+//! 8. [`loop_detection::LoopDetection`] — warns the model at the 3rd identical call, stops
 //!    the run at the 5th.
-//! 10. [`finish_reason::FinishReasons`] — as the innermost layer its `after_model` runs
-//!     first: `length` tells the user the answer was cut; `content_filter` drops the tool
-//!     calls (so loop detection never counts them).
+//! 9. [`finish_reason::FinishReasons`] — as the innermost layer its `after_model` runs
+//!    first: `length` tells the user the answer was cut; `content_filter` drops the tool
+//!    calls (so loop detection never counts them).
 
 pub mod dangling;
 pub mod deferred_filter;
@@ -34,7 +32,6 @@ pub mod loop_detection;
 pub mod output_budget;
 pub mod redact;
 pub mod routing;
-pub mod subagent_limit;
 pub mod summarize;
 pub mod tool_errors;
 
@@ -47,8 +44,6 @@ use crate::deferred::DeferredSetup;
 pub struct ChainOptions {
     /// The output budget, when results should be capped (one-shot and interactive runs).
     pub output_budget: Option<output_budget::OutputBudget>,
-    /// `subagents.max_total_per_run`, when the `task` tool is offered.
-    pub max_subagents_per_run: Option<usize>,
     /// The secrets to keep out of tool results.
     pub redact: redact::Redact,
 }
@@ -70,13 +65,9 @@ pub fn agent_chain(
     if let Some(budget) = options.output_budget {
         chain = chain.with(budget);
     }
-    chain = chain
-        .with(options.redact)
-        .with(tool_errors::ToolErrors::new(known));
-    if let Some(max) = options.max_subagents_per_run {
-        chain = chain.with(subagent_limit::SubagentLimit::new(max));
-    }
     chain
+        .with(options.redact)
+        .with(tool_errors::ToolErrors::new(known))
         .with(images::Images)
         .then(deferred_chain(setup, config, servers))
         .with(loop_detection::LoopDetection::default())

@@ -10,7 +10,8 @@ use crate::config::{ToolSearchConfig, ToolSearchMode};
 use crate::deferred::setup_deferred;
 use crate::deferred::testing::mcp_tools;
 use crate::protocol::FinishReason;
-use crate::provider::{ProviderError, ReplyFuture};
+use crate::provider::{ModelEvent, ModelRequest, ProviderError, ReplyFuture};
+use crate::tools::ToolContext;
 use crate::tools::{ToolFuture, ToolInfo, ToolSource, assemble_toolset};
 
 /// Plays scripted replies and records every request.
@@ -82,7 +83,7 @@ impl Tool for Echo {
     fn info(&self) -> &ToolInfo {
         &self.0
     }
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let delay = arguments["delay_ms"].as_u64().unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(delay)).await;
@@ -98,6 +99,7 @@ fn echo() -> Arc<dyn Tool> {
         parameters: json!({"type": "object"}),
         source: ToolSource::BuiltIn,
         metadata: Map::new(),
+        parallel: false,
     }))
 }
 
@@ -257,6 +259,167 @@ async fn tools_run_concurrently_and_results_keep_call_order() {
     let second = &provider.requests.lock().unwrap()[1];
     assert_eq!(second.messages.len(), 5);
     assert_eq!(second.system, "system");
+}
+
+/// Notes `start <name>` and `end <name>` in a shared log, yielding in between (so that a
+/// concurrent call would note its start before this one ends).
+struct Recorder {
+    info: ToolInfo,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Tool for Recorder {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+    fn call<'a>(&'a self, ctx: ToolContext<'a>, _: Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("start {}", ctx.call_id));
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("end {}", ctx.call_id));
+            ToolOutput::ok("ok")
+        })
+    }
+}
+
+/// Runs calls `a`, `b` (tool `first`, then `second`) in one reply and returns the log.
+async fn order_of(first_parallel: bool, second_parallel: bool) -> Vec<String> {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let recorder = |name: &str, parallel| -> Arc<dyn Tool> {
+        Arc::new(Recorder {
+            info: ToolInfo {
+                name: name.into(),
+                description: String::new(),
+                parameters: json!({"type": "object"}),
+                source: ToolSource::BuiltIn,
+                metadata: Map::new(),
+                parallel,
+            },
+            log: log.clone(),
+        })
+    };
+    let tools = vec![
+        recorder("first", first_parallel),
+        recorder("second", second_parallel),
+    ];
+    let (toolset, _) = assemble_toolset(Vec::new(), tools, Vec::new());
+    let config = ToolSearchConfig::default();
+    let deferred = setup_deferred(&toolset, &config, None).unwrap();
+    let provider = Scripted::new(vec![
+        calls(&[("a", "first", json!({})), ("b", "second", json!({}))]),
+        text("done"),
+    ]);
+    let agent = Agent {
+        provider,
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred: Arc::new(deferred),
+        system_prompt: "system".into(),
+        max_turns: 5,
+        summarization: None,
+    };
+    let (result, _) = run(&agent, &mut Thread::default(), "go").await;
+    assert_eq!(result.status, RunStatus::Success);
+    log.lock().unwrap().clone()
+}
+
+#[tokio::test]
+async fn calls_run_concurrently_only_when_every_tool_may() {
+    let log = order_of(true, true).await;
+    assert_eq!(&log[..2], ["start a", "start b"], "parallel tools overlap");
+    for (first, second) in [(true, false), (false, true), (false, false)] {
+        assert_eq!(
+            order_of(first, second).await,
+            ["start a", "end a", "start b", "end b"],
+            "({first}, {second}): one after the other, in call order"
+        );
+    }
+}
+
+#[tokio::test]
+async fn cancelling_the_run_cancels_its_subagents() {
+    use std::sync::OnceLock;
+
+    use crate::agent::subagent::{SubagentEnv, Task};
+    use crate::config::SubagentsConfig;
+
+    /// A model that never answers.
+    struct Silent;
+    impl Provider for Silent {
+        fn complete<'a>(
+            &'a self,
+            _: &'a ModelRequest,
+            _: &'a (dyn Fn(ModelEvent) + Send + Sync),
+        ) -> ReplyFuture<'a> {
+            Box::pin(std::future::pending())
+        }
+        fn model(&self) -> &str {
+            "silent"
+        }
+        fn endpoint(&self) -> &str {
+            "silent"
+        }
+    }
+
+    let provider = Scripted::new(vec![calls(&[(
+        "t",
+        "task",
+        json!({"description": "forever", "prompt": "never ends"}),
+    )])]);
+    let env = Arc::new(OnceLock::new());
+    let task: Arc<dyn Tool> = Arc::new(Task::new(&SubagentsConfig::default(), env.clone()));
+    let (toolset, _) = assemble_toolset(Vec::new(), vec![task], Vec::new());
+    let config = ToolSearchConfig::default();
+    let deferred = Arc::new(setup_deferred(&toolset, &config, None).unwrap());
+    env.set(SubagentEnv {
+        provider: Arc::new(Silent),
+        deferred: deferred.clone(),
+        tool_search: config.clone(),
+        servers: Vec::new(),
+        system_prompt: "sub".into(),
+        max_turns: 5,
+        output_budget: None,
+        redact: Default::default(),
+    })
+    .ok()
+    .unwrap();
+    let agent = Agent {
+        provider,
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred,
+        system_prompt: "system".into(),
+        max_turns: 5,
+        summarization: None,
+    };
+    let cancel = CancellationToken::new();
+    let events = Mutex::new(Vec::new());
+    // The user cancels as soon as the subagent's model call starts.
+    let emit = |e: Event| {
+        if matches!(&e, Event::Subagent { event, .. } if matches!(event.as_ref(), Event::TurnStarted { .. }))
+        {
+            cancel.cancel();
+        }
+        events.lock().unwrap().push(e);
+    };
+    let mut thread = Thread::default();
+    let run = agent.run(&mut thread, "go".into(), &NoSink, &emit, &cancel);
+    let result = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("the run ended although its subagent never would");
+    assert_eq!(result.status, RunStatus::Interrupted);
+    let events = events.into_inner().unwrap();
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Subagent { event, .. }
+            if matches!(event.as_ref(), Event::RunFinished(r) if r.status == RunStatus::Interrupted))),
+        "the subagent itself saw the cancellation and ended interrupted"
+    );
 }
 
 #[tokio::test]
@@ -520,17 +683,30 @@ async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
 async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
     use std::sync::OnceLock;
 
+    use crate::agent::subagent::{SubagentEnv, Task};
     use crate::config::SubagentsConfig;
-    use crate::tools::builtin::{SubagentEnv, Task};
 
+    let spent = |input_tokens| {
+        Some(Usage {
+            input_tokens,
+            cached_input_tokens: 0,
+            output_tokens: 1,
+        })
+    };
     let provider = Scripted::new(vec![
         calls(&[(
             "t",
             "task",
             json!({"description": "time", "prompt": "find the time"}),
         )]),
-        calls(&[("s", "tool_search", json!({"query": "select:time_now"}))]),
-        text("noon"),
+        ModelReply {
+            usage: spent(10),
+            ..calls(&[("s", "tool_search", json!({"query": "select:time_now"}))])
+        },
+        ModelReply {
+            usage: spent(20),
+            ..text("noon")
+        },
         text("It is noon."),
     ]);
     let env = Arc::new(OnceLock::new());
@@ -542,8 +718,6 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         ..ToolSearchConfig::default()
     };
     let deferred = Arc::new(setup_deferred(&toolset, &config, None).unwrap());
-    let sub_events = Arc::new(Mutex::new(Vec::new()));
-    let sink = sub_events.clone();
     env.set(SubagentEnv {
         provider: provider.clone(),
         deferred: deferred.clone(),
@@ -551,7 +725,6 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         servers: Vec::new(),
         system_prompt: "subagent system".into(),
         max_turns: 10,
-        events: Arc::new(move |e| sink.lock().unwrap().push(e)),
         output_budget: None,
         redact: Default::default(),
     })
@@ -566,9 +739,16 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         summarization: None,
     };
     let mut thread = Thread::default();
-    let (result, _) = run(&agent, &mut thread, "what time is it").await;
+    let (result, events) = run(&agent, &mut thread, "what time is it").await;
     assert_eq!(result.status, RunStatus::Success, "{result:?}");
     assert_eq!(result.result, "It is noon.");
+    // The parent's own call (10 in, 2 out) plus the subagent's two (10 + 20 in, 1 + 1 out).
+    assert_eq!(
+        (result.usage.input_tokens, result.usage.output_tokens),
+        (40, 4),
+        "the subagent's model calls count for the run"
+    );
+    assert_eq!(thread.usage.input_tokens, 40);
     assert_eq!(provider.bound(0), ["echo", "task", "tool_search"]);
     assert_eq!(
         provider.bound(1),
@@ -590,12 +770,14 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         matches!(provider.requests.lock().unwrap()[3].messages.last(),
         Some(Message::Tool { content, is_error: false, .. }) if content == "noon")
     );
-    let wrapped = sub_events.lock().unwrap();
-    assert!(
-        wrapped
-            .iter()
-            .all(|e| matches!(e, Event::Subagent { subagent: 1, .. }))
-    );
+    let wrapped: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Subagent { .. }))
+        .collect();
+    assert!(!wrapped.is_empty());
+    assert!(wrapped.iter().all(
+        |e| matches!(e, Event::Subagent { subagent: 1, parent_call_id, .. } if parent_call_id == "t")
+    ));
     assert!(
         wrapped
             .iter()

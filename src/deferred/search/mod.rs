@@ -120,6 +120,7 @@ mod tests {
                 original_name: name.into(),
             },
             metadata: Map::new(),
+            parallel: false,
         }
     }
 

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
 pub const ASK_CLARIFICATION: &str = "ask_clarification";
@@ -59,6 +59,7 @@ impl AskClarification {
             }),
             source: ToolSource::BuiltIn,
             metadata: Map::new(),
+            parallel: false,
         };
         (Self { info, requests }, receiver)
     }
@@ -69,7 +70,7 @@ impl Tool for AskClarification {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
@@ -115,11 +116,19 @@ mod tests {
             // The front-end goes away: later questions cannot be answered.
         });
         let out = tool
-            .call(json!({"question": "Which colour?", "options": ["red", "blue"]}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"question": "Which colour?", "options": ["red", "blue"]}),
+            )
             .await;
         assert_eq!(out.content, "The user answered: blue");
         answering.await.unwrap();
-        let out = tool.call(json!({"question": "Again?"})).await;
+        let out = tool
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"question": "Again?"}),
+            )
+            .await;
         assert!(out.is_error && out.content.contains("nobody can answer"));
     }
 }

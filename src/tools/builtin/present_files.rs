@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::tools::sandbox::Workspace;
-use crate::tools::{StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
+use crate::tools::{
+    StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
+};
 
 /// The tool's name.
 pub const PRESENT_FILES: &str = "present_files";
@@ -45,6 +47,7 @@ impl PresentFiles {
                 }),
                 source: ToolSource::BuiltIn,
                 metadata: Map::new(),
+                parallel: true,
             },
             workspace,
         }
@@ -83,7 +86,7 @@ impl Tool for PresentFiles {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
@@ -117,7 +120,10 @@ mod tests {
         let ws = Workspace::from_config(&SandboxConfig::default(), dir.path()).unwrap();
         let tool = PresentFiles::new(ws);
         let out = tool
-            .call(json!({"filepaths": ["out/report.md", "./out/report.md"]}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"filepaths": ["out/report.md", "./out/report.md"]}),
+            )
             .await;
         assert_eq!(out.content, "Presented 1 file(s): out/report.md");
         assert_eq!(out.state_update.unwrap().presented_files, ["out/report.md"]);
@@ -131,7 +137,9 @@ mod tests {
             (json!({"filepaths": []}), "is empty"),
             (json!({"files": ["a"]}), "invalid arguments"),
         ] {
-            let out = tool.call(args).await;
+            let out = tool
+                .call(crate::tools::ToolContext::standalone("test"), args)
+                .await;
             assert!(
                 out.is_error && out.content.contains(needle),
                 "{}",

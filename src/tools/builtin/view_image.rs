@@ -12,7 +12,9 @@ use serde_json::{Map, Value, json};
 use crate::protocol::ImagePart;
 use crate::tools::sandbox::Workspace;
 use crate::tools::sandbox::files::open_read;
-use crate::tools::{StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
+use crate::tools::{
+    StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
+};
 
 /// The tool's name.
 pub const VIEW_IMAGE: &str = "view_image";
@@ -68,6 +70,7 @@ impl ViewImage {
                 }),
                 source: ToolSource::BuiltIn,
                 metadata: Map::new(),
+                parallel: true,
             },
             workspace,
         }
@@ -107,7 +110,7 @@ impl Tool for ViewImage {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
@@ -147,7 +150,12 @@ mod tests {
         let ws = Workspace::from_config(&SandboxConfig::default(), dir.path()).unwrap();
         let tool = ViewImage::new(ws);
 
-        let out = tool.call(json!({"image_path": "pic.dat"})).await;
+        let out = tool
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"image_path": "pic.dat"}),
+            )
+            .await;
         assert!(!out.is_error, "{}", out.content);
         let image = &out.state_update.unwrap().images[0];
         assert_eq!(image.media_type, "image/png");
@@ -162,7 +170,12 @@ mod tests {
             ("big.png", "at most"),
             ("/etc/passwd", "outside the workspace"),
         ] {
-            let out = tool.call(json!({"image_path": path})).await;
+            let out = tool
+                .call(
+                    crate::tools::ToolContext::standalone("test"),
+                    json!({"image_path": path}),
+                )
+                .await;
             assert!(
                 out.is_error && out.content.contains(needle),
                 "{}",

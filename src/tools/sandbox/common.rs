@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::runtime::{JobError, SandboxRuntime};
 use super::workspace::Workspace;
 use crate::tools::registry::ToolBuildContext;
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, parse_args};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, parse_args};
 
 /// A positive integer setting of the tool's config entry (`max_results: 50`), or `default`.
 pub(super) fn positive_setting(
@@ -72,7 +72,7 @@ impl<A: DeserializeOwned + Send + 'static> Tool for JobTool<A> {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: A = match parse_args(arguments) {
                 Ok(a) => a,

@@ -60,6 +60,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         }),
         source: ctx.source.clone(),
         metadata: Map::new(),
+        parallel: true,
     };
     Ok(Arc::new(JobTool {
         info,
@@ -153,14 +154,29 @@ mod tests {
     async fn finds_sorted_files_respecting_gitignore() {
         let dir = tree();
         let glob = tool(dir.path(), "glob", "", &[]);
-        let out = glob.call(json!({"pattern": "**/*.rs"})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "**/*.rs"}),
+            )
+            .await;
         assert_eq!(
             out,
             ToolOutput::ok(".github/ci.rs\nsrc/lib.rs\nsrc/main.rs\nsrc/sub/deep.rs")
         );
-        let out = glob.call(json!({"pattern": "*.rs", "path": "src"})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "*.rs", "path": "src"}),
+            )
+            .await;
         assert_eq!(out, ToolOutput::ok("src/lib.rs\nsrc/main.rs"));
-        let out = glob.call(json!({"pattern": "*.log"})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "*.log"}),
+            )
+            .await;
         assert_eq!(out, ToolOutput::ok("No files match `*.log` under `.`"));
     }
 
@@ -173,7 +189,12 @@ mod tests {
             ("certs/site.crt", b"-"),
         ]);
         let glob = tool(dir.path(), "glob", "", &[]);
-        let out = glob.call(json!({"pattern": "**/*"})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "**/*"}),
+            )
+            .await;
         assert_eq!(
             out,
             ToolOutput::ok("certs/site.crt\n(3 files hidden: secret)")
@@ -184,7 +205,12 @@ mod tests {
     async fn says_when_results_are_truncated() {
         let dir = tree();
         let glob = tool(dir.path(), "glob", ", max_results: 2", &[]);
-        let out = glob.call(json!({"pattern": "**/*.rs"})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "**/*.rs"}),
+            )
+            .await;
         assert_eq!(
             out.content,
             ".github/ci.rs\nsrc/lib.rs\n... (results truncated to 2 matches; narrow the \
@@ -201,22 +227,47 @@ mod tests {
         std::os::unix::fs::symlink(outer.path(), ws.join("up")).unwrap();
         let glob = tool(&ws, "glob", "", &[]);
         for path in ["..", "up", "/"] {
-            let out = glob.call(json!({"pattern": "*", "path": path})).await;
+            let out = glob
+                .call(
+                    crate::tools::ToolContext::standalone("test"),
+                    json!({"pattern": "*", "path": path}),
+                )
+                .await;
             assert!(out.content.contains("outside the workspace"), "{out:?}");
         }
-        let out = glob.call(json!({"pattern": "a[", "path": "."})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "a[", "path": "."}),
+            )
+            .await;
         assert!(
             out.is_error && out.content.contains("invalid glob"),
             "{out:?}"
         );
-        let out = glob.call(json!({"pattern": "/etc/*"})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "/etc/*"}),
+            )
+            .await;
         assert!(out.is_error && out.content.contains("absolute"), "{out:?}");
-        let out = glob.call(json!({"pattern": "*", "path": "f.txt"})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "*", "path": "f.txt"}),
+            )
+            .await;
         assert!(
             out.is_error && out.content.contains("not a directory"),
             "{out:?}"
         );
-        let out = glob.call(json!({"pattern": "**/*"})).await;
+        let out = glob
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"pattern": "**/*"}),
+            )
+            .await;
         assert_eq!(
             out,
             ToolOutput::ok("f.txt\nup"),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::common::{finish, io_error, positive_setting};
 use super::{SandboxRuntime, Workspace};
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo, parse_args};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, parse_args};
 
 /// The registry entry for `antler.sandbox:ls`.
 pub const LS: ToolFactory = ToolFactory {
@@ -52,6 +52,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         }),
         source: ctx.source.clone(),
         metadata: Map::new(),
+        parallel: true,
     };
     Ok(Arc::new(Ls {
         info,
@@ -87,7 +88,7 @@ impl Tool for Ls {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: Args = match parse_args(arguments) {
                 Ok(a) => a,
@@ -132,15 +133,23 @@ mod tests {
         std::fs::create_dir(dir.path().join("b_dir")).unwrap();
         std::fs::write(dir.path().join("a.txt"), "").unwrap();
         std::fs::write(dir.path().join("c.txt"), "").unwrap();
-        let out = tool(dir.path(), "ls", "", &[]).call(json!({})).await;
+        let out = tool(dir.path(), "ls", "", &[])
+            .call(crate::tools::ToolContext::standalone("test"), json!({}))
+            .await;
         assert_eq!(out, ToolOutput::ok("a.txt\nb_dir/\nc.txt"));
         let out = tool(dir.path(), "ls", ", max_results: 1", &[])
-            .call(json!({"path": "."}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "."}),
+            )
             .await;
         assert_eq!(out.content, "a.txt\n... (2 more entries not shown)");
         std::fs::create_dir(dir.path().join("empty")).unwrap();
         let out = tool(dir.path(), "ls", "", &[])
-            .call(json!({"path": "empty"}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "empty"}),
+            )
             .await;
         assert_eq!(out, ToolOutput::ok("(empty directory)"));
     }
@@ -152,10 +161,15 @@ mod tests {
             ("keys/id_rsa", b"k"),
             ("a.txt", b""),
         ]);
-        let out = tool(dir.path(), "ls", "", &[]).call(json!({})).await;
+        let out = tool(dir.path(), "ls", "", &[])
+            .call(crate::tools::ToolContext::standalone("test"), json!({}))
+            .await;
         assert_eq!(out, ToolOutput::ok(".env  (hidden: secret)\na.txt\nkeys/"));
         let out = tool(dir.path(), "ls", "", &[])
-            .call(json!({"path": "keys"}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "keys"}),
+            )
             .await;
         assert_eq!(out, ToolOutput::ok("id_rsa  (hidden: secret)"));
     }
@@ -164,17 +178,32 @@ mod tests {
     async fn refusals_are_tool_errors() {
         let dir = tempfile::tempdir().unwrap();
         let ls = tool(dir.path(), "ls", "", &[]);
-        let out = ls.call(json!({"path": ".."})).await;
+        let out = ls
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": ".."}),
+            )
+            .await;
         assert!(
             out.is_error && out.content.contains("outside the workspace"),
             "{out:?}"
         );
-        let out = ls.call(json!({"path": 3})).await;
+        let out = ls
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": 3}),
+            )
+            .await;
         assert!(
             out.is_error && out.content.contains("invalid arguments"),
             "{out:?}"
         );
-        let out = ls.call(json!({"path": "nope"})).await;
+        let out = ls
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "nope"}),
+            )
+            .await;
         assert!(
             out.is_error && out.content.contains("no such file"),
             "{out:?}"

@@ -51,6 +51,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         }),
         source: ctx.source.clone(),
         metadata: Map::new(),
+        parallel: false,
     };
     Ok(Arc::new(JobTool {
         info,
@@ -93,7 +94,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let write = tool(dir.path(), "write_file", "", &[]);
         let out = write
-            .call(json!({"path": "a/b/c.txt", "content": "héllo"}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "a/b/c.txt", "content": "héllo"}),
+            )
             .await;
         assert_eq!(
             out,
@@ -104,13 +108,21 @@ mod tests {
             "héllo"
         );
         let out = write
-            .call(json!({"path": "a/b/c.txt", "content": ""}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "a/b/c.txt", "content": ""}),
+            )
             .await;
         assert_eq!(
             out,
             ToolOutput::ok("Wrote 0 bytes to `a/b/c.txt` (overwrote the file)")
         );
-        let out = write.call(json!({"path": "a", "content": "x"})).await;
+        let out = write
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "a", "content": "x"}),
+            )
+            .await;
         assert!(
             out.is_error && out.content.contains("is a directory"),
             "{out:?}"
@@ -139,18 +151,29 @@ mod tests {
             "dirlink/victim",
             "dirlink/new/deeper",
         ] {
-            let out = write.call(json!({"path": path, "content": "x"})).await;
+            let out = write
+                .call(
+                    crate::tools::ToolContext::standalone("test"),
+                    json!({"path": path, "content": "x"}),
+                )
+                .await;
             assert!(
                 out.is_error && out.content.contains("outside the workspace"),
                 "{path}: {out:?}"
             );
         }
         let out = write
-            .call(json!({"path": "../skills/new.md", "content": "x"}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "../skills/new.md", "content": "x"}),
+            )
             .await;
         assert!(out.is_error && out.content.contains("read-only"), "{out:?}");
         let out = write
-            .call(json!({"path": "dangling", "content": "x"}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "dangling", "content": "x"}),
+            )
             .await;
         assert!(
             out.is_error && out.content.contains("missing target"),
@@ -171,7 +194,12 @@ mod tests {
         std::fs::write(dir.path().join("real.txt"), "old").unwrap();
         std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("alias")).unwrap();
         let write = tool(dir.path(), "write_file", "", &[]);
-        let out = write.call(json!({"path": "alias", "content": "new"})).await;
+        let out = write
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"path": "alias", "content": "new"}),
+            )
+            .await;
         assert_eq!(
             out,
             ToolOutput::ok("Wrote 3 bytes to `real.txt` (overwrote the file)")

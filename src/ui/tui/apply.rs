@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::transcript::{
-    Answer, Entry, Item, Promotion, Reasoning, ToolCard, ToolStatus, Transcript, format_duration,
+    Answer, Entry, Promotion, Reasoning, ToolCard, ToolStatus, Transcript, format_duration,
 };
 use crate::protocol::{Event, Message, RunStatus, SUBAGENT_TOOL, ToolRole};
 
@@ -121,10 +121,11 @@ impl Transcript {
             }
             Event::FilesPresented { files, .. } => self.push(Entry::Files(files)),
             Event::Subagent {
+                parent_call_id,
                 subagent,
                 description,
                 event,
-            } => self.subagent(subagent, &description, *event),
+            } => self.subagent(parent_call_id, subagent, &description, *event),
             Event::RunFinished(result) => {
                 self.end_streams();
                 for i in 0..self.items.len() {
@@ -204,33 +205,15 @@ impl Transcript {
             .rposition(|i| matches!(&i.entry, Entry::Tool(c) if c.call_id == call_id))
     }
 
-    /// Routes a subagent's event into the transcript of its `task` card: the card already
-    /// holding that subagent, else the running `task` call with that description, else
-    /// any running `task` call without a subagent, else a new card.
-    fn subagent(&mut self, number: u64, description: &str, event: Event) {
-        let running_task = |i: &Item, same_description: bool| match &i.entry {
-            Entry::Tool(c) => {
-                c.role == ToolRole::Subagent
-                    && c.subagent.is_none()
-                    && c.status == ToolStatus::Running
-                    && (!same_description
-                        || c.arguments.get("description").and_then(Value::as_str)
-                            == Some(description))
-            }
-            _ => false,
-        };
-        let index = self
-            .items
-            .iter()
-            .rposition(|i| matches!(&i.entry, Entry::Tool(c) if c.subagent.as_ref().is_some_and(|(n, _)| *n == number)))
-            .or_else(|| self.items.iter().position(|i| running_task(i, true)))
-            .or_else(|| self.items.iter().position(|i| running_task(i, false)));
-        let index = match index {
+    /// Routes a subagent's event into the transcript of the card of the `task` call that
+    /// started it (a new card if that call is not on screen).
+    fn subagent(&mut self, parent_call_id: String, number: u64, description: &str, event: Event) {
+        let index = match self.card_index(&parent_call_id) {
             Some(index) => index,
             None => {
                 let arguments = serde_json::json!({ "description": description });
                 self.push(Entry::Tool(ToolCard::new(
-                    format!("subagent-{number}"),
+                    parent_call_id,
                     SUBAGENT_TOOL.to_string(),
                     ToolRole::Subagent,
                     arguments,

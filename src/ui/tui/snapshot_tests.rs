@@ -233,6 +233,7 @@ fn subagent_events_nest_under_their_task_card() {
     let mut app = app();
     asked(&mut app, "Research both crates");
     let sub = |event: Event| Event::Subagent {
+        parent_call_id: "t1".into(),
         subagent: 1,
         description: "compare crates".into(),
         event: Box::new(event),

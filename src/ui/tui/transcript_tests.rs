@@ -60,19 +60,20 @@ fn a_retry_voids_only_the_text_of_its_turn() {
 }
 
 #[test]
-fn subagents_find_their_task_card_by_description() {
-    let sub = |n: u64, d: &str, e: Event| Event::Subagent {
+fn subagents_find_their_task_card_by_the_parent_call_id() {
+    let sub = |parent: &str, n: u64, e: Event| Event::Subagent {
+        parent_call_id: parent.into(),
         subagent: n,
-        description: d.into(),
+        description: String::from("same label"),
         event: Box::new(e),
     };
     let t = apply(vec![
-        tool_started("a", "task", json!({"description": "first"})),
-        tool_started("b", "task", json!({"description": "second"})),
-        sub(7, "second", text("from two")),
-        sub(3, "first", text("from one")),
-        sub(7, "second", text(" more")),
-        sub(9, "unknown", text("orphan")),
+        tool_started("a", "task", json!({"description": "same label"})),
+        tool_started("b", "task", json!({"description": "same label"})),
+        sub("b", 7, text("from two")),
+        sub("a", 3, text("from one")),
+        sub("b", 7, text(" more")),
+        sub("gone", 9, text("orphan")),
     ]);
     let children: Vec<(String, Option<u64>, usize)> = t
         .entries()
@@ -90,7 +91,7 @@ fn subagents_find_their_task_card_by_description() {
         [
             ("a".into(), Some(3), 1),
             ("b".into(), Some(7), 1),
-            ("subagent-9".into(), Some(9), 1)
+            ("gone".into(), Some(9), 1)
         ]
     );
 }

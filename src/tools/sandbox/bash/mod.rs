@@ -19,9 +19,9 @@ use self::exec::{Ending, Outcome, Request};
 use super::SandboxRuntime;
 use super::common::positive_setting;
 use crate::config::SandboxMode;
-use crate::tools::parse_args;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
+use crate::tools::{ToolContext, parse_args};
 
 /// The registry entry for `antler.sandbox:bash`.
 pub const BASH: ToolFactory = ToolFactory {
@@ -82,6 +82,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         }),
         source: ctx.source.clone(),
         metadata: Map::new(),
+        parallel: false,
     };
     Ok(Arc::new(Bash::new(
         info,
@@ -151,7 +152,7 @@ impl Tool for Bash {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             if !self.enabled {
                 return ToolOutput::error(DISABLED);

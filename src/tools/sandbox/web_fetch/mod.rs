@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use self::network::{FilteringResolver, HopError, NetworkPolicy};
 use super::common::positive_setting;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput};
 
 /// The registry entry for `antler.sandbox:web_fetch`.
 pub const WEB_FETCH: ToolFactory = ToolFactory {
@@ -216,6 +216,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         }),
         source: ctx.source.clone(),
         metadata: Map::new(),
+        parallel: true,
     };
     Ok(Arc::new(WebFetch {
         info,
@@ -247,7 +248,7 @@ impl Tool for WebFetch {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: Args = match serde_json::from_value(arguments) {
                 Ok(a) => a,

@@ -129,7 +129,11 @@ fn tool(extra: &str) -> Arc<dyn Tool> {
 }
 
 async fn fetch(tool: &Arc<dyn Tool>, url: &str) -> ToolOutput {
-    tool.call(json!({ "url": url })).await
+    tool.call(
+        crate::tools::ToolContext::standalone("test"),
+        json!({ "url": url }),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -340,7 +344,10 @@ async fn bad_urls_and_other_schemes_are_refused() {
         assert_eq!(fetch(&web_fetch, url).await, ToolOutput::error(expected));
     }
     let out = web_fetch
-        .call(json!({"link": "https://example.com/"}))
+        .call(
+            crate::tools::ToolContext::standalone("test"),
+            json!({"link": "https://example.com/"}),
+        )
         .await;
     assert!(
         out.is_error && out.content.contains("invalid arguments"),

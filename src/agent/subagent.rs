@@ -1,11 +1,12 @@
-//! `task(description, prompt)`: delegates a self-contained task to a subagent that runs the
-//! same loop with its own thread state — its own promotions, none of the parent's — and a
-//! tool allowlist. Its final answer is the tool result; its events reach the front-ends
-//! wrapped in [`Event::Subagent`].
+//! Subagents: the `task(description, prompt)` tool delegates a self-contained task to an
+//! agent that runs the same loop with its own thread state — its own promotions, none of
+//! the parent's — and a tool allowlist. Its final answer is the tool result; its events
+//! reach the front-ends wrapped in [`Event::Subagent`] with the parent's call id; its model
+//! usage counts for the parent's run; cancelling the run cancels it.
 //!
 //! Limits: at most `subagents.max_concurrent` at once (a semaphore here), at most
-//! `subagents.max_total_per_run` per run (counted by
-//! [`crate::agent::layers::subagent_limit`]), each within `subagents.timeout_seconds`.
+//! `subagents.max_total_per_run` per run (a budget of the run's scope), each within
+//! `subagents.timeout_seconds`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -14,7 +15,6 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
 
 use crate::agent::layers::output_budget::OutputBudget;
 use crate::agent::layers::redact::Redact;
@@ -24,14 +24,13 @@ use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
 use crate::deferred::{DeferredSetup, TOOL_SEARCH};
 use crate::protocol::{Event, RunStatus};
 use crate::provider::Provider;
-use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
 pub const TASK: &str = crate::protocol::SUBAGENT_TOOL;
 
-/// How every refusal that started no subagent begins, so the per-run limit does not count
-/// it (see [`crate::agent::layers::subagent_limit`]).
-pub const NOT_STARTED: &str = "Error: no subagent was started: ";
+/// The run-scope budget subagents are counted in.
+const BUDGET: &str = "subagents";
 
 /// Tools a subagent never gets unless the allowlist names them: no recursion, no questions
 /// to a user who is not watching, no presenting files on the parent's behalf.
@@ -53,8 +52,6 @@ pub struct SubagentEnv {
     pub system_prompt: String,
     /// Model calls one subagent may make.
     pub max_turns: u32,
-    /// Where the subagents' events go (wrapped).
-    pub events: Arc<dyn Fn(Event) + Send + Sync>,
     /// The parent's output budget (`tool_output.max_chars`) and outputs folder: subagents
     /// cap long results the same way, saving them in a subfolder each.
     pub output_budget: Option<(usize, std::path::PathBuf)>,
@@ -68,6 +65,7 @@ pub struct Task {
     env: Arc<OnceLock<SubagentEnv>>,
     running: Semaphore,
     max_concurrent: usize,
+    max_per_run: usize,
     timeout: Duration,
     allowed: Option<Vec<String>>,
     next_id: AtomicU64,
@@ -104,10 +102,13 @@ impl Task {
                 }),
                 source: ToolSource::BuiltIn,
                 metadata: Map::new(),
+                // Subagents are meant to work side by side (each has its own thread).
+                parallel: true,
             },
             env,
             running: Semaphore::new(config.max_concurrent),
             max_concurrent: config.max_concurrent,
+            max_per_run: config.max_total_per_run,
             timeout: Duration::from_secs(config.timeout_seconds),
             allowed: config.tools.clone(),
             next_id: AtomicU64::new(1),
@@ -138,7 +139,7 @@ impl Task {
         }
     }
 
-    async fn delegate(&self, env: &SubagentEnv, args: Args) -> ToolOutput {
+    async fn delegate(&self, ctx: ToolContext<'_>, env: &SubagentEnv, args: Args) -> ToolOutput {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let setup = self.subagent_setup(&env.deferred);
         let agent = Agent {
@@ -151,7 +152,6 @@ impl Task {
                     output_budget: env.output_budget.as_ref().map(|(max, dir)| {
                         OutputBudget::new(*max, dir.join(format!("subagent-{id}")))
                     }),
-                    max_subagents_per_run: None,
                     redact: env.redact.clone(),
                 },
             ),
@@ -165,17 +165,20 @@ impl Task {
             ..Thread::default()
         };
         let description = args.description.clone();
-        let events = env.events.clone();
+        let (events, parent_call_id) = (ctx.events, ctx.call_id.clone());
         let emit = move |event: Event| {
             events(Event::Subagent {
+                parent_call_id: parent_call_id.clone(),
                 subagent: id,
                 description: description.clone(),
                 event: Box::new(event),
             })
         };
-        let cancel = CancellationToken::new();
-        let run = agent.run(&mut thread, args.prompt, &NoSink, &emit, &cancel);
-        match tokio::time::timeout(self.timeout, run).await {
+        let run = agent.run(&mut thread, args.prompt, &NoSink, &emit, &ctx.cancel);
+        let outcome = tokio::time::timeout(self.timeout, run).await;
+        // What the subagent spent is the parent run's too, whatever came of it.
+        ctx.scope.add_usage(&thread.usage);
+        match outcome {
             Err(_) => ToolOutput::error(format!(
                 "Error: the subagent `{}` timed out after {} s (subagents.timeout_seconds).",
                 args.description,
@@ -201,9 +204,10 @@ impl Tool for Task {
         &self.info
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
-            let refuse = |why: String| ToolOutput::error(format!("{NOT_STARTED}{why}"));
+            let refuse =
+                |why: String| ToolOutput::error(format!("Error: no subagent was started: {why}"));
             let args: Args = match parse_args(arguments) {
                 Ok(args) => args,
                 Err(out) => return refuse(out.content),
@@ -225,7 +229,15 @@ impl Tool for Task {
                     self.max_concurrent
                 ));
             };
-            self.delegate(env, args).await
+            // Counted last: a call refused for another reason leaves the budget alone.
+            if !ctx.scope.take(BUDGET, self.max_per_run) {
+                return refuse(format!(
+                    "this run has already started {} subagents (subagents.max_total_per_run); \
+                     do the remaining work yourself.",
+                    self.max_per_run
+                ));
+            }
+            self.delegate(ctx, env, args).await
         })
     }
 }
@@ -279,7 +291,6 @@ mod tests {
             servers: Vec::new(),
             system_prompt: String::new(),
             max_turns: 5,
-            events: Arc::new(|_| {}),
             output_budget: None,
             redact: Redact::default(),
         }
@@ -292,8 +303,8 @@ mod tests {
     #[tokio::test]
     async fn calls_beyond_max_concurrent_get_an_error_at_once() {
         let tool = task(1, Some(env()));
-        let first = tool.call(args());
-        let second = tool.call(args());
+        let first = tool.call(crate::tools::ToolContext::standalone("test"), args());
+        let second = tool.call(crate::tools::ToolContext::standalone("test"), args());
         // The first holds the only slot (its model never answers); the second is refused
         // without waiting.
         let out = tokio::select! {
@@ -308,7 +319,10 @@ mod tests {
             out.content
         );
         let out = tool
-            .call(json!({"description": "d", "prompt": "p", "subagent_type": "x"}))
+            .call(
+                crate::tools::ToolContext::standalone("test"),
+                json!({"description": "d", "prompt": "p", "subagent_type": "x"}),
+            )
             .await;
         assert!(
             out.content.contains("unknown subagent_type"),
@@ -319,11 +333,15 @@ mod tests {
 
     #[tokio::test]
     async fn without_an_environment_or_with_a_timeout_the_call_fails_cleanly() {
-        let out = task(1, None).call(args()).await;
+        let out = task(1, None)
+            .call(crate::tools::ToolContext::standalone("test"), args())
+            .await;
         assert!(out.is_error && out.content.contains("not available"));
         let mut tool = task(1, Some(env()));
         tool.timeout = Duration::from_millis(10);
-        let out = tool.call(args()).await;
+        let out = tool
+            .call(crate::tools::ToolContext::standalone("test"), args())
+            .await;
         assert!(
             out.is_error && out.content.contains("timed out"),
             "{}",

@@ -1,0 +1,113 @@
+//! What a tool call gets besides its arguments: which call it is, when to stop, where its
+//! own events go, and what the run it belongs to has already used.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{Event, Usage};
+
+/// Where a tool's own events go (a subagent's events, wrapped), for as long as the call.
+pub type EventEmitter<'a> = &'a (dyn Fn(Event) + Send + Sync);
+
+/// Where the events of a call outside any run go: nowhere.
+const NO_EVENTS: EventEmitter<'static> = &|_| {};
+
+/// The context of one tool call; it lives as long as the call.
+#[derive(Clone)]
+pub struct ToolContext<'a> {
+    /// The call's id, as the model gave it.
+    pub call_id: String,
+    /// Cancelled when the run is (a child of the run's token): a long call should stop.
+    pub cancel: CancellationToken,
+    /// Where the call's own events go.
+    pub events: EventEmitter<'a>,
+    /// What the run has used so far, shared by its calls.
+    pub scope: RunScope,
+}
+
+impl std::fmt::Debug for ToolContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext<'static> {
+    /// A call outside any run (a one-off call, a test): nothing cancels it, its events go
+    /// nowhere, it has a scope of its own.
+    pub fn standalone(call_id: impl Into<String>) -> Self {
+        Self {
+            call_id: call_id.into(),
+            cancel: CancellationToken::new(),
+            events: NO_EVENTS,
+            scope: RunScope::default(),
+        }
+    }
+}
+
+/// What one run has used, shared by its tool calls: counted budgets (subagents started)
+/// and the tokens its tools spent on models (subagents' calls), which the run adds to its
+/// own usage.
+#[derive(Debug, Clone, Default)]
+pub struct RunScope {
+    inner: Arc<Mutex<ScopeState>>,
+}
+
+#[derive(Debug, Default)]
+struct ScopeState {
+    counters: BTreeMap<&'static str, usize>,
+    usage: Usage,
+}
+
+impl RunScope {
+    fn state(&self) -> std::sync::MutexGuard<'_, ScopeState> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes one unit of the budget `name` if fewer than `max` were taken in this run.
+    pub fn take(&self, name: &'static str, max: usize) -> bool {
+        let mut state = self.state();
+        let taken = state.counters.entry(name).or_default();
+        if *taken >= max {
+            return false;
+        }
+        *taken += 1;
+        true
+    }
+
+    /// Adds tokens a tool spent on a model.
+    pub fn add_usage(&self, usage: &Usage) {
+        self.state().usage.add(usage);
+    }
+
+    /// The tokens added since the last call, and resets them.
+    pub fn take_usage(&self) -> Usage {
+        std::mem::take(&mut self.state().usage)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_and_usage_are_shared_by_clones() {
+        let scope = RunScope::default();
+        let other = scope.clone();
+        assert!(scope.take("subagents", 2));
+        assert!(other.take("subagents", 2));
+        assert!(!scope.take("subagents", 2));
+        assert!(scope.take("else", 1));
+        other.add_usage(&Usage {
+            input_tokens: 3,
+            cached_input_tokens: 1,
+            output_tokens: 2,
+        });
+        assert_eq!(scope.take_usage().input_tokens, 3);
+        assert_eq!(scope.take_usage(), Usage::default());
+    }
+}
