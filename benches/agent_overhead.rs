@@ -413,7 +413,7 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
         &antler::trust::ProjectTrust::everything(),
     )
     .unwrap();
-    let builtins = setup.builtins(Some(MODEL), false, None).unwrap();
+    let builtins = setup.builtins(Some(MODEL), None, None).unwrap();
     let (toolset, warnings) = assemble_toolset(
         Vec::new(),
         builtins.tools,

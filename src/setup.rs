@@ -11,7 +11,7 @@ use crate::config::{
 };
 use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};
 use crate::mcp::{ExtensionsError, McpCache, McpManager};
-use crate::tools::builtin::{self, Clarification};
+use crate::tools::builtin::{self, Clarifications};
 use crate::tools::sandbox::{Protected, Workspace};
 use crate::tools::{
     ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools,
@@ -57,8 +57,6 @@ pub struct Builtins {
     /// Filled in with the subagents' environment once the agent is assembled, when the
     /// `task` tool is offered.
     pub subagents: Option<Arc<OnceLock<SubagentEnv>>>,
-    /// The questions of `ask_clarification`, when offered (interactive front-ends).
-    pub clarifications: Option<tokio::sync::mpsc::Receiver<Clarification>>,
 }
 
 /// Both configurations, found and loaded, ready to build toolsets from.
@@ -141,11 +139,11 @@ impl Setup {
 
     /// The built-in tools whose condition holds: `present_files` always; `view_image` when
     /// `model` supports vision; `task` when `subagents.enabled` (and its limits allow one);
-    /// `ask_clarification` only for an interactive front-end.
+    /// `ask_clarification` only when a front-end answers through `clarifications`.
     pub fn builtins(
         &self,
         model: Option<&str>,
-        interactive: bool,
+        clarifications: Option<&Clarifications>,
         thread_outputs: Option<&Path>,
     ) -> Result<Builtins, SetupError> {
         let app = &self.app.value;
@@ -164,16 +162,12 @@ impl Setup {
         if let Some(env) = &subagents {
             tools.push(Arc::new(Task::new(&app.subagents, env.clone())));
         }
-        let clarifications = interactive.then(|| {
-            let (tool, questions) = builtin::AskClarification::new();
-            tools.push(Arc::new(tool));
-            questions
-        });
-        Ok(Builtins {
-            tools,
-            subagents,
-            clarifications,
-        })
+        if let Some(clarifications) = clarifications {
+            tools.push(Arc::new(builtin::AskClarification::new(
+                clarifications.clone(),
+            )));
+        }
+        Ok(Builtins { tools, subagents })
     }
 
     /// Assembles the three tiers: configured tools (only those in `groups`, if given),

@@ -111,7 +111,7 @@ async fn run(
             cwd,
             outputs: outputs.join(&thread.thread.id),
             max_turns: args.max_turns,
-            interactive: false,
+            clarifications: None,
         };
         let agent = assemble_agent(&setup, &mcp, spec)
             .await

@@ -8,7 +8,7 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use super::{Exit, RunArgs};
 use crate::config::{ConfigPaths, EnvLookup};
-use crate::session::Command;
+use crate::protocol::Command;
 use crate::session::controller::{Session, SessionOptions};
 use crate::setup::Setup;
 use crate::trust::ProjectTrust;

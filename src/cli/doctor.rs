@@ -199,7 +199,7 @@ async fn deferred_check(
     model: Option<&str>,
     checks: &mut Vec<Check>,
 ) {
-    let toolset = match setup.builtins(model, false, None) {
+    let toolset = match setup.builtins(model, None, None) {
         Ok(builtins) => setup.toolset(mcp, None, builtins.tools, None).await,
         Err(err) => Err(err),
     };

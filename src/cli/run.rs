@@ -155,7 +155,7 @@ async fn tools_list(
     model: Option<&str>,
 ) -> Result<String, SetupError> {
     let groups = (!args.groups.is_empty()).then_some(args.groups.as_slice());
-    let builtins = setup.builtins(model, false, None)?.tools;
+    let builtins = setup.builtins(model, None, None)?.tools;
     let toolset = setup.toolset(mcp, groups, builtins, None).await?;
     let deferred = setup.deferred(&toolset, model)?;
     let rows = listing::tool_rows(&toolset, &deferred);

@@ -1,12 +1,15 @@
 //! The vocabulary the core and its front-ends share: messages, model usage and finish
-//! reasons, the events of a run and its result, MCP server states. It depends on serde
-//! only, so that the provider, the agent, the tools and every front-end can use it without
-//! depending on each other.
+//! reasons, the events of a run and its result, MCP server states, stored threads, and the
+//! commands and updates of an interactive session. It depends on serde only, so that the
+//! provider, the agent, the tools and every front-end can use it without depending on each
+//! other.
 
 mod event;
 mod mcp;
 mod message;
 mod model;
+mod session;
+mod thread;
 
 pub use event::{
     ErrorKind, Event, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION, SUBAGENT_TOOL,
@@ -15,3 +18,5 @@ pub use event::{
 pub use mcp::{ServerState, ServerStatus};
 pub use message::{ImagePart, Message, ToolCall};
 pub use model::{FinishReason, Usage};
+pub use session::{ClarificationRequest, Command, SessionInfo, ToolsView, Update};
+pub use thread::ThreadMeta;

@@ -16,7 +16,7 @@ use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredSetup};
 use crate::mcp::McpManager;
 use crate::provider::Provider;
 use crate::setup::{Setup, SetupError};
-use crate::tools::builtin::Clarification;
+use crate::tools::builtin::Clarifications;
 
 /// How many recent messages summarisation keeps when config.yaml does not say.
 const DEFAULT_KEEP_MESSAGES: usize = 10;
@@ -35,8 +35,8 @@ pub struct AgentSpec<'a> {
     pub outputs: PathBuf,
     /// The most model calls per run.
     pub max_turns: u32,
-    /// Whether a person can answer `ask_clarification`.
-    pub interactive: bool,
+    /// Where `ask_clarification` asks, when a person can answer.
+    pub clarifications: Option<Clarifications>,
 }
 
 /// An assembled agent and the handles its front-end needs.
@@ -45,8 +45,6 @@ pub struct Assembled {
     pub agent: Agent,
     /// The deferred setup it uses (shared with the agent), for tool views.
     pub deferred: Arc<DeferredSetup>,
-    /// The questions of `ask_clarification`, when it is offered.
-    pub clarifications: Option<tokio::sync::mpsc::Receiver<Clarification>>,
 }
 
 /// Assembles the agent for `spec` over the current MCP tools.
@@ -57,7 +55,11 @@ pub async fn assemble_agent(
 ) -> Result<Assembled, SetupError> {
     // The thread's own saved outputs are the only ones its tools may read.
     std::fs::create_dir_all(&spec.outputs).map_err(SetupError::Workspace)?;
-    let builtins = setup.builtins(spec.model, spec.interactive, Some(&spec.outputs))?;
+    let builtins = setup.builtins(
+        spec.model,
+        spec.clarifications.as_ref(),
+        Some(&spec.outputs),
+    )?;
     let toolset = setup
         .toolset(mcp, None, builtins.tools, Some(&spec.outputs))
         .await?;
@@ -97,11 +99,7 @@ pub async fn assemble_agent(
         max_turns: spec.max_turns,
         summarization: summarization(&config.summarization, window),
     };
-    Ok(Assembled {
-        agent,
-        deferred,
-        clarifications: builtins.clarifications,
-    })
+    Ok(Assembled { agent, deferred })
 }
 
 /// Summarisation settings: on unless disabled; the trigger defaults to 75% of the context

@@ -10,16 +10,17 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::{AgentSpec, assemble_agent, prepare_outputs};
-use super::{Command, SessionInfo, ToolsView, Update};
 use crate::agent::runner::Thread;
 use crate::config::EnvLookup;
 use crate::deferred::TOOL_SEARCH;
 use crate::mcp::McpManager;
+use crate::protocol::{Command, SessionInfo, ToolsView, Update};
 use crate::protocol::{Event, RunStatus, ServerState};
 use crate::provider::Provider;
 use crate::provider::resolve::{ModelError, openai_provider};
 use crate::setup::{Setup, SetupError};
 use crate::store::{StoreError, StoreSink, ThreadStore, default_path, title_from};
+use crate::tools::builtin::Clarifications;
 
 /// Why a session cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +76,8 @@ pub struct Session {
     max_turns: u32,
     thread: Option<OpenThread>,
     updates: UnboundedSender<Update>,
+    /// The questions of `ask_clarification` waiting for the front-end's answer.
+    clarifications: Clarifications,
 }
 
 impl Session {
@@ -92,6 +95,14 @@ impl Session {
         let store = ThreadStore::open(&db)?;
         let outputs = prepare_outputs(&db).map_err(SessionError::Outputs)?;
         let mcp = setup.mcp(env).await?;
+        let (clarifications, mut questions) = Clarifications::new();
+        // Ends with the session (when its broker is dropped).
+        let forward = updates.clone();
+        tokio::spawn(async move {
+            while let Some(question) = questions.recv().await {
+                let _ = forward.send(Update::Clarify(question));
+            }
+        });
         let mut session = Self {
             setup,
             env: MODEL_ENV
@@ -107,6 +118,7 @@ impl Session {
             max_turns: options.max_turns,
             thread: None,
             updates,
+            clarifications,
         };
         let id = if options.continue_latest {
             session.store.latest_in(cwd)?.map(|meta| meta.id)
@@ -203,6 +215,9 @@ impl Session {
     async fn handle(&mut self, command: Command) {
         match command {
             Command::Cancel | Command::Submit(_) | Command::Quit => {}
+            Command::Answer { call_id, answer } => {
+                self.clarifications.answer(&call_id, answer);
+            }
             Command::NewThread => {
                 self.thread = None;
                 self.send(Update::History(Vec::new()));
@@ -293,7 +308,9 @@ impl Session {
             .thread
             .as_ref()
             .map(|t| self.outputs.join(&t.thread.id));
-        let builtins = self.setup.builtins(model, true, outputs.as_deref())?;
+        let builtins =
+            self.setup
+                .builtins(model, Some(&self.clarifications), outputs.as_deref())?;
         let toolset = self
             .setup
             .toolset(&self.mcp, None, builtins.tools, outputs.as_deref())
@@ -375,7 +392,7 @@ impl Session {
             cwd: &self.cwd,
             outputs: self.outputs.join(&open.thread.id),
             max_turns: self.max_turns,
-            interactive: true,
+            clarifications: Some(self.clarifications.clone()),
         };
         let assembled = match assemble_agent(&self.setup, &self.mcp, spec).await {
             Ok(assembled) => assembled,
@@ -386,14 +403,6 @@ impl Session {
                 return false;
             }
         };
-        let questions = assembled.clarifications.map(|mut questions| {
-            let updates = updates.clone();
-            tokio::spawn(async move {
-                while let Some(question) = questions.recv().await {
-                    let _ = updates.send(Update::Clarify(question));
-                }
-            })
-        });
         let cancel = CancellationToken::new();
         let emit = |event: Event| {
             let _ = updates.send(Update::Event(event));
@@ -419,6 +428,9 @@ impl Session {
                             cancel.cancel();
                             quit = true;
                         }
+                        Some(Command::Answer { call_id, answer }) => {
+                            self.clarifications.answer(&call_id, answer);
+                        }
                         Some(Command::ShowMcp) => {
                             // Not awaited here: a server restarting inside the run holds
                             // its lock until the run is polled again.
@@ -431,9 +443,6 @@ impl Session {
                     },
                 }
             }
-        }
-        if let Some(task) = questions {
-            task.abort();
         }
         if failed {
             // A failed run may have failed to store something: go on from what is stored.

@@ -21,7 +21,7 @@ use crate::agent::state::ThreadState;
 use crate::clock::now_unix;
 use crate::config::EnvLookup;
 use crate::protocol::Message;
-use crate::protocol::Usage;
+use crate::protocol::{ThreadMeta, Usage};
 
 /// The database's file name inside the data directory.
 const DB_FILE: &str = "threads.db";
@@ -54,27 +54,6 @@ pub fn title_from(text: &str) -> String {
     cut.truncate(cut.trim_end().len());
     cut.push('…');
     cut
-}
-
-/// What listings show of a thread, without its messages.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ThreadMeta {
-    /// The id: 12 lowercase hex characters.
-    pub id: String,
-    /// The title, empty until one is set.
-    pub title: String,
-    /// The working directory the thread was started in, as given.
-    pub cwd: PathBuf,
-    /// The model the thread was started with.
-    pub model: String,
-    /// When it was created, in unix seconds.
-    pub created_at: i64,
-    /// When messages or state were last written, in unix seconds.
-    pub updated_at: i64,
-    /// The thread's token usage so far.
-    pub usage: Usage,
-    /// How many messages are stored.
-    pub message_count: usize,
 }
 
 /// A whole thread, as needed to resume or show it (`--json` prints it as stored).

@@ -2,8 +2,9 @@
 
 use super::listing::table;
 use crate::clock::utc_datetime;
+use crate::protocol::ThreadMeta;
 use crate::protocol::{Message, ToolCall};
-use crate::store::{StoredThread, ThreadMeta};
+use crate::store::StoredThread;
 
 /// How many lines of a tool result or of reasoning a transcript shows.
 const PREVIEW_LINES: usize = 3;

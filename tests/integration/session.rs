@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use antler::config::ConfigPaths;
 use antler::protocol::Message;
+use antler::protocol::{Command, Update};
 use antler::protocol::{Event, RunStatus};
 use antler::session::controller::{Session, SessionOptions};
-use antler::session::{Command, Update};
 use antler::setup::Setup;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -190,7 +190,16 @@ async fn a_clarification_is_asked_and_answered_and_cancel_stops_a_run() {
         .await;
     assert_eq!(question.question, "Which one?");
     assert_eq!(question.options, ["left", "right"]);
-    question.answer.send("right".into()).unwrap();
+    assert_eq!(question.call_id, "q");
+    // An answer to a question nobody asked changes nothing; the real one resumes the run.
+    driver.send(Command::Answer {
+        call_id: "nobody-asked".into(),
+        answer: Some("left".into()),
+    });
+    driver.send(Command::Answer {
+        call_id: question.call_id.clone(),
+        answer: Some("right".into()),
+    });
     let result = driver.finished().await;
     assert_eq!(result.result, "Going right.");
     assert!(

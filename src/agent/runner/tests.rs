@@ -623,7 +623,7 @@ async fn summarisation_replaces_older_messages_and_keeps_promotions() {
 
 #[tokio::test]
 async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
-    use crate::tools::builtin::AskClarification;
+    use crate::tools::builtin::{AskClarification, Clarifications};
 
     let provider = Scripted::new(vec![
         calls(&[(
@@ -633,7 +633,8 @@ async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
         )]),
         text("Editing b.txt."),
     ]);
-    let (ask, mut questions) = AskClarification::new();
+    let (broker, mut questions) = Clarifications::new();
+    let ask = AskClarification::new(broker.clone());
     let (toolset, _) = assemble_toolset(Vec::new(), vec![Arc::new(ask) as Arc<dyn Tool>], vec![]);
     let config = ToolSearchConfig::default();
     let deferred = setup_deferred(&toolset, &config, None).unwrap();
@@ -656,7 +657,8 @@ async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
         });
         assert!(asked, "the question is in the events before it is answered");
         assert_eq!(question.options, ["a.txt", "b.txt"]);
-        question.answer.send("b.txt".into()).unwrap();
+        assert_eq!(question.call_id, "q");
+        assert!(broker.answer(&question.call_id, Some("b.txt".into())));
     });
     let emit = |e: Event| events.lock().unwrap().push(e);
     let mut thread = Thread::default();

@@ -6,6 +6,6 @@ pub mod clarification;
 pub mod present_files;
 pub mod view_image;
 
-pub use clarification::{ASK_CLARIFICATION, AskClarification, Clarification};
+pub use clarification::{ASK_CLARIFICATION, AskClarification, Clarifications};
 pub use present_files::{PRESENT_FILES, PresentFiles};
 pub use view_image::{VIEW_IMAGE, ViewImage};

@@ -12,10 +12,10 @@ use super::input::{History, Input};
 use super::theme::Theme;
 use super::transcript::{Entry, Transcript};
 use crate::clock::utc_datetime;
+use crate::protocol::ClarificationRequest;
 use crate::protocol::ServerStatus;
+use crate::protocol::{Command, SessionInfo, ToolsView, Update};
 use crate::protocol::{Event, RunStatus};
-use crate::session::{Command, SessionInfo, ToolsView, Update};
-use crate::tools::builtin::Clarification;
 
 /// Ticks (of ~100 ms) a second Ctrl-C has to come within to quit.
 pub(super) const CTRL_C_WINDOW: u64 = 20;
@@ -38,7 +38,7 @@ pub struct App {
     /// The dialog over the transcript, if one is open.
     pub(super) dialog: Option<Dialog>,
     /// Questions waiting behind the open one.
-    pub(super) questions: VecDeque<Clarification>,
+    pub(super) questions: VecDeque<ClarificationRequest>,
     /// The last `/tools` answer.
     pub(super) tools: Option<ToolsView>,
     /// The last MCP statuses.
@@ -217,7 +217,7 @@ impl App {
                 let cancelled = self.run.cancelled || result.status == RunStatus::Interrupted;
                 self.run = RunState::default();
                 self.info.running = false;
-                self.drop_withdrawn_question();
+                self.drop_questions();
                 if cancelled {
                     // Cancelled: what was queued goes back into the box, unsent.
                     let mut text: Vec<String> = self.queued.drain(..).collect();
@@ -247,34 +247,30 @@ impl App {
         vec![Command::Submit(text)]
     }
 
-    /// Answers the open question (or skips it: the sender is dropped), then opens the
-    /// next waiting one.
-    pub(super) fn answer(&mut self, answer: Option<String>) {
+    /// Answers the open question (or declines it: `None`), then opens the next waiting
+    /// one.
+    pub(super) fn answer(&mut self, answer: Option<String>) -> Vec<Command> {
+        let mut commands = Vec::new();
         if let Some(Dialog::Clarify(d)) = self.dialog.take() {
             let question = d.request.question.clone();
-            if let Some(text) = &answer
-                && d.request.answer.send(text.clone()).is_err()
-            {
-                tracing::debug!("the clarification was withdrawn before the answer");
-            }
+            commands.push(Command::Answer {
+                call_id: d.request.call_id,
+                answer: answer.clone(),
+            });
             self.transcript.push(Entry::Asked { question, answer });
             self.scroll = None;
         }
         if let Some(next) = self.questions.pop_front() {
             self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
         }
+        commands
     }
 
-    /// Closes a question nobody waits for any more (its run ended or was cancelled).
-    fn drop_withdrawn_question(&mut self) {
-        self.questions.retain(|q| !q.answer.is_closed());
-        if let Some(Dialog::Clarify(d)) = &self.dialog
-            && d.request.answer.is_closed()
-        {
+    /// Closes the questions of a run that ended: nobody waits for their answers.
+    fn drop_questions(&mut self) {
+        self.questions.clear();
+        if matches!(self.dialog, Some(Dialog::Clarify(_))) {
             self.dialog = None;
-            if let Some(next) = self.questions.pop_front() {
-                self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
-            }
         }
     }
 
@@ -293,10 +289,6 @@ impl App {
             .is_some_and(|(_, until)| self.tick >= *until)
         {
             self.flash = None;
-            changed = true;
-        }
-        if matches!(&self.dialog, Some(Dialog::Clarify(d)) if d.request.answer.is_closed()) {
-            self.drop_withdrawn_question();
             changed = true;
         }
         changed

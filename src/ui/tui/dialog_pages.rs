@@ -8,8 +8,8 @@ use super::dialog_view::View;
 use super::slash::COMMANDS;
 use super::theme::Theme;
 use super::wrap::{self, wrap_text};
+use crate::protocol::ToolsView;
 use crate::protocol::{ServerState, ServerStatus};
-use crate::session::ToolsView;
 
 fn heading(text: String) -> Line<'static> {
     Line::from(Span::styled(
@@ -52,7 +52,11 @@ pub(super) fn help(width: usize, theme: &Theme) -> View {
     body.push(Line::default());
     body.push(heading("Commands".to_string()));
     for c in COMMANDS {
-        row(format!("/{} {}", c.name, c.argument), c.help, &mut body);
+        row(
+            format!("/{} {}", c.name(), c.argument()),
+            c.help(),
+            &mut body,
+        );
     }
     View {
         title: "Help".into(),

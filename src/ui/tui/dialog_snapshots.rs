@@ -3,14 +3,13 @@
 
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
-use tokio::sync::oneshot;
 
 use super::test_support::*;
+use crate::protocol::ClarificationRequest;
 use crate::protocol::Event;
+use crate::protocol::ThreadMeta;
 use crate::protocol::{ServerState, ServerStatus};
-use crate::session::{ToolsView, Update};
-use crate::store::ThreadMeta;
-use crate::tools::builtin::Clarification;
+use crate::protocol::{ToolsView, Update};
 
 fn asked(app: &mut super::App, text: &str) {
     type_text(app, text);
@@ -25,15 +24,14 @@ fn clarification_dialog() {
         &mut app,
         vec![run_started(), Event::TurnStarted { turn: 1 }],
     );
-    let (answer, _receiver) = oneshot::channel();
-    app.update(Update::Clarify(Clarification {
+    app.update(Update::Clarify(ClarificationRequest {
+        call_id: "q".into(),
         question: "Which colour should the header be? The footer stays grey.".into(),
         options: vec![
             "red".into(),
             "blue".into(),
             "a long option that has to wrap onto a second line of the dialog box".into(),
         ],
-        answer,
     }));
     app.key(key(KeyCode::Down));
     assert_snapshot!(render(&mut app, 80, 24));
@@ -157,21 +155,19 @@ fn every_size_renders_without_panicking() {
         KeyCode::Char('o'),
         crossterm::event::KeyModifiers::CONTROL,
     ));
-    let (answer, _receiver) = oneshot::channel();
-    let mut answer = Some(answer);
+    let mut asked = false;
     for step in 0..3 {
         match step {
             1 => {
                 type_text(&mut app, "/");
             }
-            2 => {
-                if let Some(answer) = answer.take() {
-                    app.update(Update::Clarify(Clarification {
-                        question: "Which?".into(),
-                        options: vec!["a".into(), "b".into()],
-                        answer,
-                    }));
-                }
+            2 if !asked => {
+                asked = true;
+                app.update(Update::Clarify(ClarificationRequest {
+                    call_id: "q".into(),
+                    question: "Which?".into(),
+                    options: vec!["a".into(), "b".into()],
+                }));
             }
             _ => {}
         }

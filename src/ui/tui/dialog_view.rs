@@ -12,7 +12,7 @@ use super::dialogs::{ClarifyDialog, Dialog, Picker};
 use super::theme::Theme;
 use super::wrap::{self, wrap_text};
 use crate::protocol::ServerStatus;
-use crate::session::ToolsView;
+use crate::protocol::ToolsView;
 
 /// The widest a dialog gets.
 const MAX_WIDTH: u16 = 84;

@@ -4,9 +4,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::input::Input;
+use crate::protocol::ClarificationRequest;
+use crate::protocol::Command;
 use crate::protocol::ServerStatus;
-use crate::session::Command;
-use crate::tools::builtin::Clarification;
 
 /// The open dialog.
 #[derive(Debug)]
@@ -41,8 +41,8 @@ pub enum Dialog {
 /// A question with options and a free-text answer.
 #[derive(Debug)]
 pub struct ClarifyDialog {
-    /// The question and where the answer goes.
-    pub request: Clarification,
+    /// The question, and the call waiting for its answer.
+    pub request: ClarificationRequest,
     /// The chosen option; `options.len()` is the free-text field.
     pub selected: usize,
     /// The free-text answer.
@@ -177,7 +177,7 @@ impl Dialog {
 
 impl ClarifyDialog {
     /// A dialog for `request`, the first option selected (or the text field).
-    pub fn new(request: Clarification) -> Self {
+    pub fn new(request: ClarificationRequest) -> Self {
         Self {
             request,
             selected: 0,

@@ -1,14 +1,13 @@
 //! Key handling: which keys produce which commands.
 
 use crossterm::event::{KeyCode, KeyModifiers};
-use tokio::sync::oneshot;
 
 use super::test_support::*;
+use crate::protocol::ClarificationRequest;
 use crate::protocol::RunStatus;
+use crate::protocol::ThreadMeta;
+use crate::protocol::{Command, Update};
 use crate::protocol::{ServerState, ServerStatus};
-use crate::session::{Command, Update};
-use crate::store::ThreadMeta;
-use crate::tools::builtin::Clarification;
 
 fn enter() -> crossterm::event::KeyEvent {
     key(KeyCode::Enter)
@@ -227,40 +226,51 @@ fn tools_and_mcp_views_ask_the_core_and_mcp_reconnects() {
     assert_eq!(type_text(&mut app, "x"), Vec::<Command>::new());
 }
 
-fn question(options: &[&str]) -> (Clarification, oneshot::Receiver<String>) {
-    let (answer, receiver) = oneshot::channel();
-    let options = options.iter().map(|o| o.to_string()).collect();
-    (
-        Clarification {
-            question: "Which colour?".into(),
-            options,
-            answer,
-        },
-        receiver,
-    )
+fn question(id: &str, options: &[&str]) -> ClarificationRequest {
+    ClarificationRequest {
+        call_id: id.into(),
+        question: "Which colour?".into(),
+        options: options.iter().map(|o| o.to_string()).collect(),
+    }
+}
+
+fn answered(id: &str, answer: Option<&str>) -> Vec<Command> {
+    vec![Command::Answer {
+        call_id: id.into(),
+        answer: answer.map(String::from),
+    }]
 }
 
 #[test]
 fn a_question_is_answered_with_an_option_or_free_text_or_skipped() {
     let mut app = app();
-    let (q, mut answer) = question(&["red", "blue"]);
-    app.update(Update::Clarify(q));
+    app.update(Update::Clarify(question("q1", &["red", "blue"])));
     app.key(key(KeyCode::Down));
-    assert!(app.key(enter()).is_empty());
-    assert_eq!(answer.try_recv().unwrap(), "blue");
+    assert_eq!(app.key(enter()), answered("q1", Some("blue")));
 
-    let (q, mut answer) = question(&["red", "blue"]);
-    app.update(Update::Clarify(q));
+    app.update(Update::Clarify(question("q2", &["red", "blue"])));
     type_text(&mut app, "green");
-    app.key(enter());
-    assert_eq!(answer.try_recv().unwrap(), "green");
+    assert_eq!(app.key(enter()), answered("q2", Some("green")));
 
-    let (q, mut answer) = question(&[]);
-    app.update(Update::Clarify(q));
-    app.key(key(KeyCode::Esc));
-    assert!(matches!(
-        answer.try_recv(),
-        Err(oneshot::error::TryRecvError::Closed)
-    ));
+    app.update(Update::Clarify(question("q3", &[])));
+    assert_eq!(app.key(key(KeyCode::Esc)), answered("q3", None));
     assert!(render(&mut app, 60, 16).contains("(no answer)"));
+}
+
+#[test]
+fn the_questions_of_a_finished_run_are_closed() {
+    let mut app = app();
+    app.update(Update::Event(run_started()));
+    app.update(Update::Clarify(question("q1", &["a"])));
+    app.update(Update::Clarify(question("q2", &["b"])));
+    app.update(Update::Event(run_finished(
+        RunStatus::Interrupted,
+        Vec::new(),
+    )));
+    assert!(app.dialog.is_none() && app.questions.is_empty());
+    assert!(
+        app.key(enter())
+            .iter()
+            .all(|c| !matches!(c, Command::Answer { .. }))
+    );
 }

@@ -9,7 +9,7 @@ use super::app::{App, CTRL_C_WINDOW};
 use super::dialogs::{Dialog, Outcome, PickItem, Picker};
 use super::slash::{self, Parsed, SlashCommand};
 use super::transcript::Entry;
-use crate::session::Command;
+use crate::protocol::Command;
 
 /// Lines one wheel step scrolls.
 const WHEEL_LINES: isize = 3;
@@ -55,13 +55,13 @@ impl App {
                 KeyCode::Down => self.popup_selected = (self.popup_selected + 1).min(last),
                 KeyCode::Tab => {
                     let chosen = popup[self.popup_selected.min(last)];
-                    self.input.set(format!("/{}", chosen.name));
+                    self.input.set(format!("/{}", chosen.name()));
                     self.popup_selected = 0;
                 }
                 KeyCode::Enter if !alt && !shift => {
                     let chosen = popup[self.popup_selected.min(last)];
                     self.input.take();
-                    self.history.push(&format!("/{}", chosen.name));
+                    self.history.push(&format!("/{}", chosen.name()));
                     return self.slash(chosen, "");
                 }
                 KeyCode::Esc => self.popup_hidden = true,
@@ -132,10 +132,9 @@ impl App {
     fn ctrl_c(&mut self) -> Vec<Command> {
         if let Some(dialog) = &self.dialog {
             if matches!(dialog, Dialog::Clarify(_)) {
-                self.answer(None);
-            } else {
-                self.dialog = None;
+                return self.answer(None);
             }
+            self.dialog = None;
             return Vec::new();
         }
         if self
@@ -193,19 +192,23 @@ impl App {
 
     /// Runs a slash command.
     fn slash(&mut self, command: SlashCommand, argument: &str) -> Vec<Command> {
-        match command.name {
-            "help" => self.dialog = Some(Dialog::Help { scroll: 0 }),
-            "new" => return vec![Command::NewThread],
-            "resume" if !argument.is_empty() => return vec![Command::Resume(argument.to_string())],
-            "resume" => {
+        match command {
+            SlashCommand::Help => self.dialog = Some(Dialog::Help { scroll: 0 }),
+            SlashCommand::New => return vec![Command::NewThread],
+            SlashCommand::Resume if !argument.is_empty() => {
+                return vec![Command::Resume(argument.to_string())];
+            }
+            SlashCommand::Resume => {
                 self.dialog = Some(Dialog::Threads(Picker {
                     loading: true,
                     ..Picker::default()
                 }));
                 return vec![Command::ListThreads];
             }
-            "model" if !argument.is_empty() => return self.switch_model(argument.to_string()),
-            "model" => {
+            SlashCommand::Model if !argument.is_empty() => {
+                return self.switch_model(argument.to_string());
+            }
+            SlashCommand::Model => {
                 let items = self
                     .info
                     .models
@@ -229,26 +232,25 @@ impl App {
                     ..Picker::default()
                 }));
             }
-            "tools" => {
+            SlashCommand::Tools => {
                 self.dialog = Some(Dialog::Tools {
                     scroll: 0,
                     loading: true,
                 });
                 return vec![Command::ShowTools];
             }
-            "mcp" => {
+            SlashCommand::Mcp => {
                 self.dialog = Some(Dialog::Mcp {
                     selected: 0,
                     loading: true,
                 });
                 return vec![Command::ShowMcp];
             }
-            "clear" => {
+            SlashCommand::Clear => {
                 self.transcript.clear();
                 self.scroll = None;
             }
-            "quit" => return vec![Command::Quit],
-            _ => {}
+            SlashCommand::Quit => return vec![Command::Quit],
         }
         Vec::new()
     }
@@ -282,7 +284,7 @@ impl App {
                 }
                 return vec![command];
             }
-            Outcome::Answer(answer) => self.answer(answer),
+            Outcome::Answer(answer) => return self.answer(answer),
         }
         Vec::new()
     }

@@ -1,6 +1,6 @@
 //! The interactive chat (`antler` without a prompt): a full-screen ratatui front-end that
-//! only renders the session's [`Update`](crate::session::Update)s and sends
-//! [`Command`](crate::session::Command)s; no agent logic lives here.
+//! only renders the session's [`Update`](crate::protocol::Update)s and sends
+//! [`Command`](crate::protocol::Command)s; no agent logic lives here.
 //!
 //! [`App`] is the whole state, pure and scriptable (tests drive it with updates and keys
 //! and render it on a `TestBackend`); [`run_tui`] connects it to the real terminal.

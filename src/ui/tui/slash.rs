@@ -2,58 +2,75 @@
 
 /// A slash command the input box understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SlashCommand {
-    /// Its name, without the slash.
-    pub name: &'static str,
-    /// Its optional argument, for help.
-    pub argument: &'static str,
-    /// What it does.
-    pub help: &'static str,
+pub enum SlashCommand {
+    /// Keys and commands.
+    Help,
+    /// A new thread.
+    New,
+    /// Continue a stored thread.
+    Resume,
+    /// Switch the model.
+    Model,
+    /// The tool view.
+    Tools,
+    /// The MCP servers.
+    Mcp,
+    /// Clear the screen.
+    Clear,
+    /// Leave.
+    Quit,
 }
 
 /// Every command, in the order the popup lists them.
 pub const COMMANDS: [SlashCommand; 8] = [
-    SlashCommand {
-        name: "help",
-        argument: "",
-        help: "keys and commands",
-    },
-    SlashCommand {
-        name: "new",
-        argument: "",
-        help: "start a new thread",
-    },
-    SlashCommand {
-        name: "resume",
-        argument: "[id]",
-        help: "continue a stored thread",
-    },
-    SlashCommand {
-        name: "model",
-        argument: "[name]",
-        help: "switch the model",
-    },
-    SlashCommand {
-        name: "tools",
-        argument: "",
-        help: "bound, promoted and deferred tools",
-    },
-    SlashCommand {
-        name: "mcp",
-        argument: "",
-        help: "MCP servers; reconnect",
-    },
-    SlashCommand {
-        name: "clear",
-        argument: "",
-        help: "clear the screen (the thread stays)",
-    },
-    SlashCommand {
-        name: "quit",
-        argument: "",
-        help: "leave antler",
-    },
+    SlashCommand::Help,
+    SlashCommand::New,
+    SlashCommand::Resume,
+    SlashCommand::Model,
+    SlashCommand::Tools,
+    SlashCommand::Mcp,
+    SlashCommand::Clear,
+    SlashCommand::Quit,
 ];
+
+impl SlashCommand {
+    /// Its name, without the slash.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Help => "help",
+            Self::New => "new",
+            Self::Resume => "resume",
+            Self::Model => "model",
+            Self::Tools => "tools",
+            Self::Mcp => "mcp",
+            Self::Clear => "clear",
+            Self::Quit => "quit",
+        }
+    }
+
+    /// Its optional argument, for help.
+    pub fn argument(self) -> &'static str {
+        match self {
+            Self::Resume => "[id]",
+            Self::Model => "[name]",
+            _ => "",
+        }
+    }
+
+    /// What it does.
+    pub fn help(self) -> &'static str {
+        match self {
+            Self::Help => "keys and commands",
+            Self::New => "start a new thread",
+            Self::Resume => "continue a stored thread",
+            Self::Model => "switch the model",
+            Self::Tools => "bound, promoted and deferred tools",
+            Self::Mcp => "MCP servers; reconnect",
+            Self::Clear => "clear the screen (the thread stays)",
+            Self::Quit => "leave antler",
+        }
+    }
+}
 
 /// The commands the popup offers while `input` is a slash and a name prefix (nothing once
 /// a space or a second line is typed).
@@ -67,7 +84,7 @@ pub fn matches(input: &str) -> Vec<SlashCommand> {
     COMMANDS
         .iter()
         .copied()
-        .filter(|c| c.name.starts_with(prefix))
+        .filter(|c| c.name().starts_with(prefix))
         .collect()
 }
 
@@ -91,7 +108,7 @@ pub fn parse(line: &str) -> Parsed {
     if name.is_empty() || name.contains('/') {
         return Parsed::Message;
     }
-    match COMMANDS.iter().find(|c| c.name == name) {
+    match COMMANDS.iter().find(|c| c.name() == name) {
         Some(command) => Parsed::Command(*command, argument.trim().to_string()),
         None => Parsed::Unknown(name.to_string()),
     }
@@ -103,17 +120,17 @@ mod tests {
 
     #[test]
     fn prefixes_match_and_lines_parse() {
-        let names = |i: &str| matches(i).iter().map(|c| c.name).collect::<Vec<_>>();
+        let names = |i: &str| matches(i).iter().map(|c| c.name()).collect::<Vec<_>>();
         assert_eq!(
             names("/"),
-            COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()
+            COMMANDS.iter().map(|c| c.name()).collect::<Vec<_>>()
         );
         assert_eq!(names("/m"), ["model", "mcp"]);
         assert!(names("/model x").is_empty());
         assert!(names("hello").is_empty());
         assert_eq!(
             parse("/resume 3f9a"),
-            Parsed::Command(COMMANDS[2], "3f9a".into())
+            Parsed::Command(SlashCommand::Resume, "3f9a".into())
         );
         assert_eq!(parse("/nope"), Parsed::Unknown("nope".into()));
         assert_eq!(parse("/etc/hosts is odd"), Parsed::Message);

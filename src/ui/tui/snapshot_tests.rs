@@ -6,10 +6,10 @@ use insta::assert_snapshot;
 use serde_json::json;
 
 use super::test_support::*;
+use crate::protocol::Update;
 use crate::protocol::{ErrorKind, FinishReason};
 use crate::protocol::{Event, RunStatus};
 use crate::protocol::{Message, ToolCall};
-use crate::session::Update;
 
 const ANSWER: &str = "## Build plan\n\nThree steps:\n\n1. Run `cargo fmt`\n2. Fix the **warnings**\n   - unused imports\n3. Commit\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n| step | time |\n|------|-----:|\n| fmt | 1 s |\n| clippy | 40 s |\n";
 

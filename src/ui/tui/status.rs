@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use super::cards::SPINNER;
 use super::theme::Theme;
 use super::wrap;
-use crate::session::SessionInfo;
+use crate::protocol::SessionInfo;
 
 /// What the status line shows besides the session's facts.
 pub struct Status<'a> {

@@ -24,7 +24,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use super::TuiError;
 use super::app::App;
 use super::theme::Theme;
-use crate::session::{Command, SessionInfo, Update};
+use crate::protocol::{Command, SessionInfo, Update};
 
 /// How often spinners move.
 const TICK: Duration = Duration::from_millis(100);

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::app::App;
 use super::theme::{Palette, Theme};
+use crate::protocol::{Command, SessionInfo, Update};
 use crate::protocol::{Event, RunResult, RunStatus};
 use crate::protocol::{FinishReason, Usage};
-use crate::session::{Command, SessionInfo, Update};
 
 /// An app for a session on `gpt-4.1` with two configured models, colours off.
 pub fn app() -> App {

@@ -104,12 +104,12 @@ impl App {
             let skip = (selected + 1).saturating_sub(shown);
             let name_width = popup
                 .iter()
-                .map(|c| c.name.len() + c.argument.len() + 2)
+                .map(|c| c.name().len() + c.argument().len() + 2)
                 .max()
                 .unwrap_or(0);
             for (row, command) in popup.iter().enumerate().skip(skip).take(shown) {
                 let is_selected = row == selected;
-                let name = format!("/{} {}", command.name, command.argument);
+                let name = format!("/{} {}", command.name(), command.argument());
                 let (marker, style) = if is_selected {
                     ("› ", self.theme.selected)
                 } else {
@@ -119,7 +119,7 @@ impl App {
                 let spans = vec![
                     Span::styled(marker, self.theme.accent),
                     Span::styled(text, style),
-                    Span::styled(format!("  {}", command.help), self.theme.dim),
+                    Span::styled(format!("  {}", command.help()), self.theme.dim),
                 ];
                 let line = Line::from(spans);
                 frame.buffer_mut().set_line(

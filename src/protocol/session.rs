@@ -1,0 +1,107 @@
+//! What an interactive front-end and the session say to each other: the front-end sends
+//! [`Command`]s and renders [`Update`]s, all plain data.
+
+use serde::Serialize;
+
+use super::{Event, Message, ServerStatus, ThreadMeta, Usage};
+
+/// What the front-end asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Run this user message on the current thread (queued while a run is going on).
+    Submit(String),
+    /// Cancel the running turn; the thread is saved.
+    Cancel,
+    /// Start a new, empty thread.
+    NewThread,
+    /// Switch to the stored thread with this id (or unique prefix).
+    Resume(String),
+    /// Ask for the stored threads (answered with [`Update::Threads`]).
+    ListThreads,
+    /// Use the configured model with this name from the next run on.
+    SwitchModel(String),
+    /// Ask for the tool view (answered with [`Update::Tools`]).
+    ShowTools,
+    /// Ask for the MCP servers' status (answered with [`Update::Mcp`]).
+    ShowMcp,
+    /// Restart one MCP server (or all with `None`), then report [`Update::Mcp`].
+    ReconnectMcp(Option<String>),
+    /// The user's answer to the question of the `ask_clarification` call `call_id`
+    /// (`None`: the user declined to answer).
+    Answer {
+        /// The call that asked.
+        call_id: String,
+        /// The answer.
+        answer: Option<String>,
+    },
+    /// End the session.
+    Quit,
+}
+
+/// What the front-end is told: plain data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// An event of the running turn, as the core emitted it.
+    Event(Event),
+    /// The status line's facts changed.
+    Info(SessionInfo),
+    /// The current thread's history, after a resume or a new thread (empty).
+    History(Vec<Message>),
+    /// The stored threads, newest first.
+    Threads(Vec<ThreadMeta>),
+    /// What the model can call.
+    Tools(ToolsView),
+    /// The MCP servers.
+    Mcp(Vec<ServerStatus>),
+    /// The model asks the user (`ask_clarification`); answer with [`Command::Answer`].
+    Clarify(ClarificationRequest),
+    /// Something the user should see that is not part of a run (a bad command, ...).
+    Error(String),
+}
+
+/// A question the model asks the user, waiting for [`Command::Answer`] with its call id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClarificationRequest {
+    /// The `ask_clarification` call that waits for the answer.
+    pub call_id: String,
+    /// What the model asks.
+    pub question: String,
+    /// Choices the model offers (the user may still answer freely).
+    pub options: Vec<String>,
+}
+
+/// The facts of the status line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    /// The model's name.
+    pub model: String,
+    /// The configured model names, for `/model`.
+    pub models: Vec<String>,
+    /// The current thread's id ("" before the first message of a new thread).
+    pub thread_id: String,
+    /// The current thread's title.
+    pub thread_title: String,
+    /// Tokens used by the current thread.
+    pub usage: Usage,
+    /// How many deferred tools are promoted.
+    pub promoted: usize,
+    /// MCP servers connected.
+    pub mcp_up: usize,
+    /// MCP servers failed or disabled.
+    pub mcp_down: usize,
+    /// Whether a run is going on.
+    pub running: bool,
+}
+
+/// The `/tools` view: exactly what the model can see and call.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolsView {
+    /// Tools bound on every call (built-in, configured, `tool_search`, non-deferred MCP).
+    pub bound: Vec<String>,
+    /// The promoted deferred tools, in promotion order.
+    pub promoted: Vec<String>,
+    /// Every deferred tool's name.
+    pub deferred: Vec<String>,
+    /// The catalog the promotions belong to.
+    pub catalog_hash: Option<String>,
+}
