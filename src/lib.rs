@@ -11,6 +11,7 @@ pub mod deferred;
 pub mod dirs;
 pub mod http;
 pub mod mcp;
+pub mod process;
 pub mod protocol;
 pub mod provider;
 pub mod session;

@@ -296,7 +296,7 @@ async fn interrupt_on_ctrl_c(cancel: CancellationToken) {
     if tokio::signal::ctrl_c().await.is_ok() {
         eprintln!("antler: interrupted twice; exiting without waiting");
         // No destructor runs on this exit: stop MCP servers and shell commands first.
-        crate::mcp::process::kill_all_groups();
+        crate::process::kill_all_groups();
         std::process::exit(130);
     }
 }

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::McpError;
 use super::incoming::{Checked, Incoming};
-use super::process::ProcessGroupGuard;
+use crate::process::ProcessGroupGuard;
 use super::sse::SseClientTransport;
 use super::stdio::StdioTransport;
 use crate::config::{McpServerConfig, TransportKind};

@@ -7,7 +7,6 @@ mod content;
 mod incoming;
 mod manager;
 pub mod naming;
-pub(crate) mod process;
 mod server;
 pub mod sse;
 mod stdio;

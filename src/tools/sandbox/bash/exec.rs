@@ -11,7 +11,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::mcp::process::ProcessGroupGuard;
+use crate::process::ProcessGroupGuard;
 use crate::tools::sandbox::SandboxRuntime;
 
 /// The only variables a command inherits (plus `LC_*`): never API keys or anything else

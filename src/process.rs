@@ -1,5 +1,6 @@
-//! Stdio servers run in their own process group, so that wrappers such as `npx`, `uvx` or
-//! `sh -c` cannot leave a grandchild running after antler stops the server.
+//! Child processes in their own process group (MCP stdio servers, `bash` commands), so that
+//! wrappers such as `npx`, `uvx` or `sh -c` cannot leave a grandchild running after antler
+//! is done with them.
 
 use std::sync::Mutex;
 
