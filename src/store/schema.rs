@@ -63,10 +63,12 @@ pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
     let sql = |source| sqlite_error(path, source);
     let mut conn = Connection::open(path).map_err(sql)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-    // The first statement that reads the file: a non-database fails here.
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-        .map_err(sql)?;
+    // The first statement that reads the file: a non-database fails here. Switching a new
+    // file to WAL needs its exclusive lock, and SQLite reports a concurrent opener as busy
+    // at once instead of waiting: so this waits here.
+    let mode: String =
+        when_not_busy(|| conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)))
+            .map_err(sql)?;
     if !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(path = %path.display(), mode, "the thread database is not in WAL mode");
     }
@@ -76,6 +78,23 @@ pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
         .map_err(sql)?;
     migrate(&mut conn, path)?;
     Ok(conn)
+}
+
+/// Runs `statement` until it does not fail with `SQLITE_BUSY`, for at most
+/// [`BUSY_TIMEOUT`]: for the statements SQLite does not retry under its busy timeout.
+fn when_not_busy<T>(mut statement: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let started = std::time::Instant::now();
+    loop {
+        match statement() {
+            Err(err)
+                if err.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            result => return result,
+        }
+    }
 }
 
 /// The file's schema version.
