@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::model::{ClientConfig, Implementation, PaginatedRequestParams};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -15,23 +15,18 @@ use tokio::sync::watch;
 
 use super::McpError;
 use super::incoming::{Checked, Incoming};
-use crate::process::ProcessGroupGuard;
 use super::sse::SseClientTransport;
 use super::stdio::StdioTransport;
 use crate::config::{McpServerConfig, TransportKind};
+use crate::process::ProcessGroupGuard;
 
-/// The client side of one connection: it only listens for `tools/list_changed`, which bumps
-/// the server's change generation so its tools are listed again before the next use.
+/// The client side of one connection. It handles nothing: `tools/list_changed` is seen by
+/// the transport ([`Incoming::announce_changes_to`]), and antler offers the server no
+/// client features.
 #[derive(Clone)]
-pub struct ListChangedHandler {
-    changes: watch::Sender<u64>,
-}
+pub struct Client;
 
-impl ClientHandler for ListChangedHandler {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changes.send_modify(|generation| *generation += 1);
-    }
-
+impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("antler", env!("CARGO_PKG_VERSION"));
@@ -40,7 +35,7 @@ impl ClientHandler for ListChangedHandler {
 }
 
 /// A live connection.
-pub type McpService = RunningService<RoleClient, ListChangedHandler>;
+pub type McpService = RunningService<RoleClient, Client>;
 
 /// A server that completed the handshake and listed its tools. Its fields are updated by
 /// re-listing and taken apart on shutdown.
@@ -109,15 +104,14 @@ async fn connect_inner(
     config: &McpServerConfig,
     changes: watch::Sender<u64>,
 ) -> Result<Started, McpError> {
-    let handler = ListChangedHandler {
-        changes: changes.clone(),
-    };
+    let handler = Client;
     let mut process_group = None;
     let (service, incoming) = match config.transport {
         TransportKind::Stdio => {
             let transport = spawn_stdio(config)?;
             process_group = Some(ProcessGroupGuard::new(transport.id()));
             let incoming = transport.incoming();
+            incoming.announce_changes_to(changes.clone());
             let service = handler
                 .serve(transport)
                 .await
@@ -139,6 +133,7 @@ async fn connect_inner(
                 transport_config,
             ));
             let incoming = transport.incoming();
+            incoming.announce_changes_to(changes.clone());
             (handler.serve(transport).await.map_err(handshake)?, incoming)
         }
         TransportKind::Sse => {
@@ -150,6 +145,7 @@ async fn connect_inner(
                 .await
                 .map_err(|e| McpError::Connect(error_chain(&e)))?;
             let incoming = transport.incoming();
+            incoming.announce_changes_to(changes.clone());
             tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
             (handler.serve(transport).await.map_err(handshake)?, incoming)
         }

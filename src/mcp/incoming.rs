@@ -11,8 +11,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rmcp::RoleClient;
 use rmcp::model::{
     ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+    ServerNotification,
 };
 use rmcp::transport::Transport;
+use tokio::sync::watch;
 
 /// The error code of a synthesized answer to a call whose real answer was unreadable.
 pub const UNREADABLE_ANSWER: ErrorCode = ErrorCode(-32_098);
@@ -28,12 +30,14 @@ pub enum Verdict {
     Close(String),
 }
 
-/// The ids of the requests sent and not answered yet, and the reason the connection was
-/// closed, if it was. Shared by a transport and the server that owns it.
+/// The ids of the requests sent and not answered yet, the reason the connection was
+/// closed, if it was, and where a changed tool list is announced. Shared by a transport
+/// and the server that owns it.
 #[derive(Debug, Clone, Default)]
 pub struct Incoming {
     ids: Arc<Mutex<Ids>>,
     fault: Arc<OnceLock<String>>,
+    changes: Arc<OnceLock<watch::Sender<u64>>>,
 }
 
 /// Request ids by what became of them.
@@ -191,6 +195,14 @@ impl Incoming {
         }
     }
 
+    /// Bumps `changes` whenever the server announces `tools/list_changed`. It is bumped
+    /// here, as the message is read, rather than in rmcp's handler, which runs in a task
+    /// of its own: so the change is seen before the answer the server sent after it (a
+    /// tool that changes the tool list is followed by a step that sees the new list).
+    pub fn announce_changes_to(&self, changes: watch::Sender<u64>) {
+        let _ = self.changes.set(changes);
+    }
+
     /// Why the connection was closed by [`Verdict::Close`], once it was.
     pub fn fault(&self) -> Option<&str> {
         self.fault.get().map(String::as_str)
@@ -223,6 +235,15 @@ impl Incoming {
             JsonRpcMessage::Error(error) => Some(error.id.clone()),
             JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
         };
+        if let JsonRpcMessage::Notification(notification) = &message
+            && matches!(
+                notification.notification,
+                ServerNotification::ToolListChangedNotification(_)
+            )
+            && let Some(changes) = self.changes.get()
+        {
+            changes.send_modify(|generation| *generation += 1);
+        }
         let Some(Some(id)) = answered else {
             return Verdict::Deliver(Box::new(message));
         };
@@ -368,6 +389,19 @@ mod tests {
             "a repeat"
         );
         assert!(incoming.fault().is_none());
+    }
+
+    #[test]
+    fn a_changed_tool_list_is_counted_as_it_is_read() {
+        let incoming = Incoming::default();
+        let (changes, seen) = watch::channel(0u64);
+        incoming.announce_changes_to(changes);
+        let verdict =
+            incoming.judge(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+        assert!(matches!(verdict, Verdict::Deliver(_)), "{verdict:?}");
+        assert_eq!(*seen.borrow(), 1, "bumped before rmcp sees the message");
+        incoming.judge(br#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}"#);
+        assert_eq!(*seen.borrow(), 1, "other notifications do not count");
     }
 
     #[test]

@@ -71,6 +71,9 @@ impl McpServer {
     }
 
     async fn connect_state(&self) -> State {
+        // A new connection (a restart, `/mcp reconnect`) may bring other tools: whoever
+        // took the old list takes them again.
+        self.changes.send_modify(|generation| *generation += 1);
         match connect(&self.config, self.changes.clone()).await {
             Ok(connection) => State::Connected(Box::new(Live {
                 id: self.next_id.fetch_add(1, Ordering::Relaxed),
@@ -89,8 +92,8 @@ impl McpServer {
         &self.config
     }
 
-    /// A receiver that sees every `tools/list_changed` the server sends (as a growing
-    /// generation number), for front-ends that want to react at once.
+    /// A receiver that sees every change of the server's tool list, as a growing
+    /// generation number: each `tools/list_changed` it sends and each new connection.
     pub fn tool_list_changes(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
     }
