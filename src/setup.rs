@@ -1,10 +1,10 @@
 //! From configuration files to a toolset: the one path every front-end takes.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::agent::layers::redact::Redact;
-use crate::agent::subagent::{SubagentEnv, Task};
+use crate::agent::subagent::{SubagentSlot, Task};
 use crate::config::{
     AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, ModelConfig, Origin, Segment,
     app_config_candidates, extensions_candidates, locate, parse_app_config,
@@ -12,7 +12,7 @@ use crate::config::{
 use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};
 use crate::mcp::{ExtensionsError, McpCache, McpManager};
 use crate::tools::builtin::{self, Clarifications};
-use crate::tools::sandbox::{Protected, Workspace};
+use crate::tools::sandbox::{Protected, ThreadOutputs, Workspace};
 use crate::tools::{
     ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools,
     unknown_tool_settings,
@@ -54,9 +54,9 @@ pub enum SetupError {
 pub struct Builtins {
     /// The tools, in order.
     pub tools: Vec<Arc<dyn Tool>>,
-    /// Filled in with the subagents' environment once the agent is assembled, when the
-    /// `task` tool is offered.
-    pub subagents: Option<Arc<OnceLock<SubagentEnv>>>,
+    /// Where the `task` tool finds its subagents' environment, when it is offered: set
+    /// once the agent is assembled.
+    pub subagents: Option<SubagentSlot>,
 }
 
 /// Both configurations, found and loaded, ready to build toolsets from.
@@ -129,10 +129,10 @@ impl Setup {
     }
 
     /// What the tools keep out of, with `thread_outputs` (the running thread's saved
-    /// outputs) readable.
-    pub fn protected(&self, thread_outputs: Option<&Path>) -> Protected {
+    /// outputs, switchable) readable.
+    pub fn protected(&self, thread_outputs: &ThreadOutputs) -> Protected {
         Protected {
-            thread_outputs: thread_outputs.map(Path::to_path_buf),
+            thread_outputs: thread_outputs.clone(),
             ..self.protected.clone()
         }
     }
@@ -144,7 +144,7 @@ impl Setup {
         &self,
         model: Option<&str>,
         clarifications: Option<&Clarifications>,
-        thread_outputs: Option<&Path>,
+        thread_outputs: &ThreadOutputs,
     ) -> Result<Builtins, SetupError> {
         let app = &self.app.value;
         let workspace = Workspace::from_config(&app.sandbox, &self.cwd)
@@ -158,7 +158,7 @@ impl Setup {
         let subagents = (app.subagents.enabled
             && app.subagents.max_total_per_run > 0
             && app.subagents.max_concurrent > 0)
-            .then(|| Arc::new(OnceLock::new()));
+            .then(SubagentSlot::default);
         if let Some(env) = &subagents {
             tools.push(Arc::new(Task::new(&app.subagents, env.clone())));
         }
@@ -170,27 +170,36 @@ impl Setup {
         Ok(Builtins { tools, subagents })
     }
 
-    /// Assembles the three tiers: configured tools (only those in `groups`, if given),
-    /// `builtins`, then the MCP tools of `mcp`. Duplicate names are logged and dropped.
-    /// The file tools may read `thread_outputs` (the running thread's saved outputs).
-    pub async fn toolset(
+    /// The configured tools (only those in `groups`, if given), sharing one sandbox; their
+    /// file tools may read `thread_outputs`. Warnings are logged.
+    pub fn configured_tools(
         &self,
-        mcp: &McpManager,
         groups: Option<&[String]>,
-        builtins: Vec<Arc<dyn Tool>>,
-        thread_outputs: Option<&Path>,
-    ) -> Result<Toolset, SetupError> {
+        thread_outputs: &ThreadOutputs,
+    ) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
         let protected = self.protected(thread_outputs);
         let configured = build_configured_tools(&self.app.value, &self.cwd, &protected, groups)
             .map_err(|source| SetupError::Tool {
                 path: self.app.path.clone(),
                 source,
             })?;
-        let (toolset, duplicates) = assemble_toolset(configured.tools, builtins, mcp.tools().await);
-        for warning in configured.warnings.iter().chain(&duplicates) {
+        for warning in &configured.warnings {
             tracing::warn!("{warning}");
         }
-        Ok(toolset)
+        Ok(configured.tools)
+    }
+
+    /// Assembles the three tiers: configured tools (only those in `groups`, if given),
+    /// `builtins`, then the MCP tools of `mcp`. Duplicate names are logged and dropped.
+    pub async fn toolset(
+        &self,
+        mcp: &McpManager,
+        groups: Option<&[String]>,
+        builtins: Vec<Arc<dyn Tool>>,
+        thread_outputs: &ThreadOutputs,
+    ) -> Result<Toolset, SetupError> {
+        let configured = self.configured_tools(groups, thread_outputs)?;
+        Ok(assemble_tiers(configured, builtins, mcp.tools().await))
     }
 
     /// The configured model called `requested`, or the first one when none is requested.
@@ -311,7 +320,7 @@ fn antlers_own(env: EnvLookup<'_>, cwd: &Path, config_files: Vec<PathBuf>) -> Pr
         .flatten()
         .map(|p| cwd.join(p))
         .collect(),
-        thread_outputs: None,
+        thread_outputs: ThreadOutputs::default(),
         startup_dirs: Vec::new(),
         files: config_files,
     }
@@ -353,4 +362,17 @@ fn environment_secrets(env: EnvLookup<'_>) -> Vec<String> {
         .filter(|(name, _)| crate::config::is_secret_name(name))
         .map(|(_, value)| value);
     env("OPENAI_API_KEY").into_iter().chain(named).collect()
+}
+
+/// The three tiers in order, first of each name kept; the dropped duplicates are logged.
+pub fn assemble_tiers(
+    configured: Vec<Arc<dyn Tool>>,
+    builtins: Vec<Arc<dyn Tool>>,
+    mcp: Vec<Arc<dyn Tool>>,
+) -> Toolset {
+    let (toolset, duplicates) = assemble_toolset(configured, builtins, mcp);
+    for warning in &duplicates {
+        tracing::warn!("{warning}");
+    }
+    toolset
 }

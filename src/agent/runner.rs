@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -90,6 +91,44 @@ pub struct Agent {
     pub summarization: Option<Summarization>,
 }
 
+/// Where a run gets its agent from before each step: a session's assembly, which rebuilds
+/// the agent when its tools changed (a server's tool list, the extensions file).
+pub trait AgentSource: Send + Sync {
+    /// The agent as things are now (the same `Arc` while nothing changed); `None` keeps
+    /// the run's agent (a rebuild failed, and the source said why).
+    fn current(&self) -> BoxFuture<'_, Option<Arc<Agent>>>;
+}
+
+/// The agent of a run: fixed, or followed from its source.
+enum Held<'a> {
+    Fixed(&'a Agent),
+    Live {
+        source: &'a dyn AgentSource,
+        agent: Arc<Agent>,
+    },
+}
+
+impl Held<'_> {
+    fn get(&self) -> &Agent {
+        match self {
+            Self::Fixed(agent) => agent,
+            Self::Live { agent, .. } => agent,
+        }
+    }
+
+    /// Takes the source's current agent; the one it replaces when it changed.
+    async fn refresh(&mut self) -> Option<Arc<Agent>> {
+        let Self::Live { source, agent } = self else {
+            return None;
+        };
+        let current = source.current().await?;
+        if Arc::ptr_eq(&current, agent) {
+            return None;
+        }
+        Some(std::mem::replace(agent, current))
+    }
+}
+
 impl Agent {
     /// Runs one user message to completion (or failure, or interruption). Never panics and
     /// always emits exactly one `run_finished`, whose payload it also returns.
@@ -101,32 +140,66 @@ impl Agent {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> RunResult {
-        emit(Event::RunStarted {
-            version: STREAM_JSON_VERSION,
-            thread_id: thread.id.clone(),
-            model: self.provider.model().to_string(),
-            resumed: thread.resumed,
-        });
-        let mut run = Run {
-            agent: self,
-            presented: Vec::new(),
-            saved: thread.messages.len(),
-            thread,
-            sink,
-            emit,
-            cancel,
-            turn: 0,
-            usage: Usage::default(),
-            notices: Vec::new(),
-            answer: String::new(),
-            last_input: None,
-            scope: RunScope::default(),
-        };
-        let outcome = run.drive(input).await;
-        let result = run.finish(outcome);
-        emit(Event::RunFinished(result.clone()));
-        result
+        run_with(Held::Fixed(self), thread, input, sink, emit, cancel).await
     }
+}
+
+/// [`Agent::run`] starting with `agent` and taking the agent from `source` before every
+/// step, so that a tool list that changes during the run takes effect before the next
+/// model call.
+pub async fn run_live(
+    source: &dyn AgentSource,
+    agent: Arc<Agent>,
+    thread: &mut Thread,
+    input: String,
+    sink: &dyn ThreadSink,
+    emit: EventSink<'_>,
+    cancel: &CancellationToken,
+) -> RunResult {
+    run_with(
+        Held::Live { source, agent },
+        thread,
+        input,
+        sink,
+        emit,
+        cancel,
+    )
+    .await
+}
+
+async fn run_with(
+    agent: Held<'_>,
+    thread: &mut Thread,
+    input: String,
+    sink: &dyn ThreadSink,
+    emit: EventSink<'_>,
+    cancel: &CancellationToken,
+) -> RunResult {
+    emit(Event::RunStarted {
+        version: STREAM_JSON_VERSION,
+        thread_id: thread.id.clone(),
+        model: agent.get().provider.model().to_string(),
+        resumed: thread.resumed,
+    });
+    let mut run = Run {
+        agent,
+        presented: Vec::new(),
+        saved: thread.messages.len(),
+        thread,
+        sink,
+        emit,
+        cancel,
+        turn: 0,
+        usage: Usage::default(),
+        notices: Vec::new(),
+        answer: String::new(),
+        last_input: None,
+        scope: RunScope::default(),
+    };
+    let outcome = run.drive(input).await;
+    let result = run.finish(outcome);
+    emit(Event::RunFinished(result.clone()));
+    result
 }
 
 /// How the loop ended.
@@ -144,7 +217,7 @@ impl Outcome {
 
 /// The mutable side of one run.
 struct Run<'a> {
-    agent: &'a Agent,
+    agent: Held<'a>,
     thread: &'a mut Thread,
     sink: &'a dyn ThreadSink,
     emit: EventSink<'a>,
@@ -173,17 +246,18 @@ impl Run<'_> {
             if self.cancel.is_cancelled() {
                 return Outcome::Interrupted;
             }
-            if self.turn >= self.agent.max_turns {
+            if self.turn >= self.agent.get().max_turns {
                 return Outcome::Failed(
                     ErrorKind::TurnLimit,
                     format!(
                         "the run reached --max-turns ({}) without a final answer",
-                        self.agent.max_turns
+                        self.agent.get().max_turns
                     ),
                 );
             }
             self.turn += 1;
             (self.emit)(Event::TurnStarted { turn: self.turn });
+            self.agent.refresh().await;
             if let Some(outcome) = self.summarize().await {
                 return outcome;
             }
@@ -228,7 +302,7 @@ impl Run<'_> {
     /// Summarises older messages when the history is over budget. A failed summary is a
     /// notice, not a failure: the run goes on with the full history.
     async fn summarize(&mut self) -> Option<Outcome> {
-        let summarization = self.agent.summarization.as_ref()?;
+        let summarization = self.agent.get().summarization.as_ref()?;
         let messages = &self.thread.messages;
         let tokens = match self.last_input {
             Some((exact, covered)) if covered <= messages.len() => {
@@ -240,7 +314,7 @@ impl Run<'_> {
         let summary = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Some(Outcome::Interrupted),
-            summary = Summarization::summarize(&*self.agent.provider, &messages[..cut]) => summary,
+            summary = Summarization::summarize(&*self.agent.get().provider, &messages[..cut]) => summary,
         };
         if let Ok((_, Some(usage))) = &summary {
             // The summary call is paid for like any other.
@@ -274,10 +348,10 @@ impl Run<'_> {
     /// Prepares the call through the layers and makes it. `Ok(None)`: interrupted.
     async fn call_model(&mut self) -> Result<Option<ModelReply>, Outcome> {
         let before = self.thread.state.promoted.names.clone();
-        let (tools, rewritten) = self.agent.chain.prepare_model_call(
+        let (tools, rewritten) = self.agent.get().chain.prepare_model_call(
             &mut self.thread.state,
             &mut self.thread.messages,
-            self.agent.deferred.bound.clone(),
+            self.agent.get().deferred.bound.clone(),
         );
         if rewritten {
             self.rewrite().map_err(Outcome::storage)?;
@@ -287,7 +361,7 @@ impl Run<'_> {
         }
         self.report_promotions(&before);
         let request = ModelRequest {
-            system: self.agent.system_prompt.clone(),
+            system: self.agent.get().system_prompt.clone(),
             messages: self.thread.messages.clone(),
             tools: tools.iter().map(|t| spec(t.as_ref())).collect(),
             max_tokens: None,
@@ -313,7 +387,7 @@ impl Run<'_> {
         let reply = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Ok(None),
-            reply = self.agent.provider.complete(&request, &on_event) => reply,
+            reply = self.agent.get().provider.complete(&request, &on_event) => reply,
         };
         match reply {
             Ok(reply) => Ok(Some(reply)),
@@ -342,7 +416,7 @@ impl Run<'_> {
                 usage: *usage,
             });
         }
-        let (notices, stop) = self.agent.chain.finish_model_call(
+        let (notices, stop) = self.agent.get().chain.finish_model_call(
             &mut self.thread.state,
             &self.thread.messages,
             &mut reply,
@@ -374,6 +448,9 @@ impl Run<'_> {
     /// them. The calls run concurrently when every tool that runs may run in parallel,
     /// else one after the other in call order. `Some`: the run ends here.
     async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Option<Outcome> {
+        // The tools may have changed since the model saw them: a call made against a
+        // schema that is gone is refused, the rest run with the current tools.
+        let seen = self.agent.refresh().await;
         let before = self.thread.state.promoted.names.clone();
         let mut presented: Vec<String> = Vec::new();
         let mut outputs: Vec<Option<(ToolOutput, usize, u64)>> = vec![None; calls.len()];
@@ -387,13 +464,21 @@ impl Run<'_> {
                 arguments: serde_json::from_str(&call.arguments)
                     .unwrap_or_else(|_| Value::String(call.arguments.clone())),
             });
+            if let Some(stale) = seen
+                .as_ref()
+                .and_then(|old| stale_call(old, self.agent.get(), call))
+            {
+                outputs[i] = Some((stale, self.agent.get().chain.len(), 0));
+                continue;
+            }
             match self
                 .agent
+                .get()
                 .chain
                 .begin_tool_call(&mut self.thread.state, call)
             {
                 ToolStep::Answered { output, ran } => outputs[i] = Some((output, ran, 0)),
-                ToolStep::Run => to_run.push((i, call, self.agent.deferred.tool(&call.name))),
+                ToolStep::Run => to_run.push((i, call, self.agent.get().deferred.tool(&call.name))),
             }
         }
         let parallel = to_run
@@ -406,7 +491,7 @@ impl Run<'_> {
             events: emit,
             scope: self.scope.clone(),
         };
-        let layers = self.agent.chain.len();
+        let layers = self.agent.get().chain.len();
         let mut interrupted = false;
         if parallel {
             let mut pending: FuturesUnordered<_> = to_run
@@ -424,7 +509,22 @@ impl Run<'_> {
                 }
             }
         } else {
-            for (i, call, tool) in to_run {
+            // One call may change the tool list (a server's `tools/list_changed`): each
+            // later call is checked against the tools as they are when it runs.
+            let mut model_saw = seen;
+            for (n, (i, call, mut tool)) in to_run.into_iter().enumerate() {
+                if n > 0
+                    && let Some(old) = self.agent.refresh().await
+                {
+                    model_saw.get_or_insert(old);
+                }
+                if let Some(old) = &model_saw {
+                    if let Some(stale) = stale_call(old, self.agent.get(), call) {
+                        outputs[i] = Some((stale, layers, 0));
+                        continue;
+                    }
+                    tool = self.agent.get().deferred.tool(&call.name);
+                }
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => {
@@ -445,10 +545,11 @@ impl Run<'_> {
             if let Some(update) = &output.state_update {
                 presented.extend(update.presented_files.iter().cloned());
             }
-            let output = self
-                .agent
-                .chain
-                .end_tool_call(&mut self.thread.state, call, ran, output);
+            let output =
+                self.agent
+                    .get()
+                    .chain
+                    .end_tool_call(&mut self.thread.state, call, ran, output);
             (self.emit)(Event::ToolCallFinished {
                 turn: self.turn,
                 call_id: call.id.clone(),
@@ -483,7 +584,7 @@ impl Run<'_> {
 
     /// What the tool called `name` is.
     fn role_of(&self, name: &str) -> ToolRole {
-        let Some(tool) = self.agent.deferred.tool(name) else {
+        let Some(tool) = self.agent.get().deferred.tool(name) else {
             return ToolRole::Unknown;
         };
         match &tool.info().source {
@@ -533,7 +634,7 @@ impl Run<'_> {
             status,
             result: self.answer,
             thread_id: self.thread.id.clone(),
-            model: self.agent.provider.model().to_string(),
+            model: self.agent.get().provider.model().to_string(),
             turns: self.turn,
             usage: self.usage,
             thread_usage: self.thread.usage,
@@ -544,6 +645,34 @@ impl Run<'_> {
             error_kind,
         }
     }
+}
+
+/// The error for a call that `old` (the agent the model saw) offered but `new` does not
+/// offer with the same schema: its server's tool list changed under the model.
+fn stale_call(old: &Agent, new: &Agent, call: &ToolCall) -> Option<ToolOutput> {
+    let before = old.deferred.tool(&call.name)?;
+    let before = before.info();
+    let now = new.deferred.tool(&call.name);
+    if now
+        .as_ref()
+        .is_some_and(|t| t.info().parameters == before.parameters)
+    {
+        return None;
+    }
+    let server = match &before.source {
+        ToolSource::Mcp { server, .. } => format!("MCP server `{server}`"),
+        _ => String::from("the toolset"),
+    };
+    Some(ToolOutput::error(format!(
+        "Error: the tools of {server} changed while you were working, and `{}` {}; this \
+         call was not made. Call tool_search again to get the current tools and schemas.",
+        call.name,
+        if now.is_some() {
+            "has a new schema"
+        } else {
+            "is gone"
+        }
+    )))
 }
 
 /// Runs call `i` and measures it: `(i, output, milliseconds)`.

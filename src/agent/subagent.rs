@@ -9,7 +9,7 @@
 //! `subagents.timeout_seconds`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -59,10 +59,30 @@ pub struct SubagentEnv {
     pub redact: Redact,
 }
 
+/// Where the `task` tool finds its [`SubagentEnv`]: set by whoever assembles the parent
+/// agent (the tool is part of the toolset that agent is computed from), and set again when
+/// the parent is rebuilt. Clones share it.
+#[derive(Clone, Default)]
+pub struct SubagentSlot(Arc<RwLock<Option<Arc<SubagentEnv>>>>);
+
+impl SubagentSlot {
+    /// Sets the environment of the subagents started from now on.
+    pub fn set(&self, env: SubagentEnv) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(env));
+    }
+
+    fn get(&self) -> Option<Arc<SubagentEnv>> {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
 /// The `task` tool.
 pub struct Task {
     info: ToolInfo,
-    env: Arc<OnceLock<SubagentEnv>>,
+    env: SubagentSlot,
     running: Semaphore,
     max_concurrent: usize,
     max_per_run: usize,
@@ -81,7 +101,7 @@ struct Args {
 
 impl Task {
     /// The tool with `config`'s limits; `env` is filled in before the first run.
-    pub fn new(config: &SubagentsConfig, env: Arc<OnceLock<SubagentEnv>>) -> Self {
+    pub fn new(config: &SubagentsConfig, env: SubagentSlot) -> Self {
         Self {
             info: ToolInfo {
                 name: TASK.to_string(),
@@ -237,7 +257,7 @@ impl Tool for Task {
                     self.max_per_run
                 ));
             }
-            self.delegate(ctx, env, args).await
+            self.delegate(ctx, &env, args).await
         })
     }
 }
@@ -272,11 +292,11 @@ mod tests {
             max_concurrent,
             ..SubagentsConfig::default()
         };
-        let cell = Arc::new(OnceLock::new());
+        let slot = SubagentSlot::default();
         if let Some(env) = env {
-            cell.set(env).ok().unwrap();
+            slot.set(env);
         }
-        Task::new(&config, cell)
+        Task::new(&config, slot)
     }
 
     fn env() -> SubagentEnv {

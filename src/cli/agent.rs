@@ -8,13 +8,13 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Exit, RunArgs};
-use crate::agent::runner::Thread;
+use crate::agent::runner::{Thread, run_live};
 use crate::config::{ConfigPaths, EnvLookup};
 use crate::protocol::{Event, RunStatus};
 use crate::provider::Provider;
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
 use crate::provider::resolve::openai_provider;
-use crate::session::assemble::{AgentSpec, assemble_agent, prepare_outputs};
+use crate::session::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
 use crate::setup::Setup;
 use crate::store::{StoreSink, ThreadStore, default_path, title_from};
 use crate::trust::ProjectTrust;
@@ -74,22 +74,27 @@ async fn run(
     // down (a Ctrl-C during start-up ends the run as interrupted before its first call).
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
-    let mut setup = Setup::load(paths, cwd, env, trust).map_err(|e| Stop::usage(e.to_string()))?;
+    let setup = Setup::load(paths, cwd, env, trust).map_err(|e| Stop::usage(e.to_string()))?;
     let provider = provider(args, &setup, model, cwd, env)?;
     let db = default_path(env).map_err(|e| Stop::failure(e.to_string()))?;
     let store = ThreadStore::open(&db).map_err(|e| Stop::failure(e.to_string()))?;
     let outputs = prepare_outputs(&db)
         .map_err(|e| Stop::failure(format!("cannot create the outputs folder: {e}")))?;
     let mut thread = open_thread(args, &store, cwd, &prompt, provider.model())?;
-
-    let mcp = match setup.mcp(env).await {
-        Ok(mcp) => mcp,
+    let spec = AssemblySpec {
+        provider,
+        model: model.map(str::to_string),
+        max_turns: args.max_turns,
+        clarifications: None,
+    };
+    let assembly = match Assembly::new(setup, cwd, spec, env).await {
+        Ok(assembly) => assembly,
         Err(err) => {
             forget_if_empty(&store, &thread.thread);
             return Err(Stop::usage(err.to_string()));
         }
     };
-    for status in mcp.statuses().await {
+    for status in assembly.mcp().await.statuses().await {
         if let Some(error) = status.error {
             tracing::warn!(
                 "MCP server `{}` is unavailable, its tools are missing: {error}",
@@ -98,30 +103,33 @@ async fn run(
         }
     }
     let result = async {
-        let printer = Arc::new(RunPrinter::new(
+        let printer = RunPrinter::new(
             args.output_format,
             std::io::stdout().is_terminal(),
             std::io::stderr().is_terminal(),
-        ));
-        let date = crate::clock::utc_date(thread.created_at);
-        let spec = AgentSpec {
-            provider,
-            model,
-            date: &date,
-            cwd,
-            outputs: outputs.join(&thread.thread.id),
-            max_turns: args.max_turns,
-            clarifications: None,
-        };
-        let agent = assemble_agent(&setup, &mcp, spec)
+        );
+        assembly
+            .set_thread(ThreadPlace {
+                date: crate::clock::utc_date(thread.created_at),
+                outputs: outputs.join(&thread.thread.id),
+            })
+            .await;
+        let agent = assembly
+            .prepare()
             .await
-            .map_err(|e| Stop::usage(e.to_string()))?
-            .agent;
+            .map_err(|e| Stop::usage(e.to_string()))?;
         let emit = |event: Event| printer.event(&event);
         let sink = StoreSink::new(&store);
-        let result = agent
-            .run(&mut thread.thread, prompt, &sink, &emit, &cancel)
-            .await;
+        let result = run_live(
+            &assembly,
+            agent,
+            &mut thread.thread,
+            prompt,
+            &sink,
+            &emit,
+            &cancel,
+        )
+        .await;
         printer.finish(&result);
         Ok::<_, Stop>(match result.status {
             RunStatus::Success => Exit::Success,
@@ -130,6 +138,9 @@ async fn run(
         })
     }
     .await;
+    // The servers in use now (a change of the extensions file during the run restarted
+    // them).
+    let mcp = assembly.mcp().await;
     mcp.shutdown(super::run::SHUTDOWN_GRACE).await;
     watcher.abort();
     forget_if_empty(&store, &thread.thread);

@@ -199,8 +199,12 @@ async fn deferred_check(
     model: Option<&str>,
     checks: &mut Vec<Check>,
 ) {
-    let toolset = match setup.builtins(model, None, None) {
-        Ok(builtins) => setup.toolset(mcp, None, builtins.tools, None).await,
+    let toolset = match setup.builtins(model, None, &Default::default()) {
+        Ok(builtins) => {
+            setup
+                .toolset(mcp, None, builtins.tools, &Default::default())
+                .await
+        }
         Err(err) => Err(err),
     };
     let deferred = toolset.and_then(|toolset| setup.deferred(&toolset, model));

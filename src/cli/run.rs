@@ -155,8 +155,10 @@ async fn tools_list(
     model: Option<&str>,
 ) -> Result<String, SetupError> {
     let groups = (!args.groups.is_empty()).then_some(args.groups.as_slice());
-    let builtins = setup.builtins(model, None, None)?.tools;
-    let toolset = setup.toolset(mcp, groups, builtins, None).await?;
+    let builtins = setup.builtins(model, None, &Default::default())?.tools;
+    let toolset = setup
+        .toolset(mcp, groups, builtins, &Default::default())
+        .await?;
     let deferred = setup.deferred(&toolset, model)?;
     let rows = listing::tool_rows(&toolset, &deferred);
     Ok(if args.json {
@@ -176,7 +178,9 @@ async fn search_catalog(
     let tools = match file {
         Some(path) => catalog_tools(load_catalog_file(path)?),
         None => {
-            let toolset = setup.toolset(mcp, None, Vec::new(), None).await?;
+            let toolset = setup
+                .toolset(mcp, None, Vec::new(), &Default::default())
+                .await?;
             toolset
                 .tools()
                 .iter()

@@ -4,7 +4,7 @@ use std::path::Path;
 
 /// Reads one environment variable. A trait object so that tests can expand values against a
 /// fixed map instead of mutating the process environment.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub type EnvLookup<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 
 /// If `value` is exactly `$NAME` (a letter or `_`, then letters, digits or `_`), returns
 /// `NAME`. Anything else — `$`, `$1`, `a$B`, `$A B` — is a literal string, not a reference.
@@ -73,18 +73,24 @@ pub(crate) fn recording_secrets<T>(
     env: EnvLookup<'_>,
     f: impl FnOnce(EnvLookup<'_>) -> T,
 ) -> (T, Vec<String>) {
-    let found = std::cell::RefCell::new(Vec::new());
+    let found = std::sync::Mutex::new(Vec::new());
     let recording = |name: &str| {
         let value = env(name);
         if let Some(value) = &value
             && is_secret_name(name)
         {
-            found.borrow_mut().push(value.clone());
+            found
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(value.clone());
         }
         value
     };
     let out = f(&recording);
-    (out, found.into_inner())
+    let found = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    (out, found)
 }
 
 /// Variables a project `.env` may not set: they choose antler's other files and folders

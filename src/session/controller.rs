@@ -9,11 +9,10 @@ use std::sync::Arc;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
-use super::assemble::{AgentSpec, assemble_agent, prepare_outputs};
-use crate::agent::runner::Thread;
-use crate::config::EnvLookup;
+use super::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
+use crate::agent::runner::{Thread, run_live};
+use crate::config::{EnvLookup, ModelConfig};
 use crate::deferred::TOOL_SEARCH;
-use crate::mcp::McpManager;
 use crate::protocol::{Command, SessionInfo, ToolsView, Update};
 use crate::protocol::{Event, RunStatus, ServerState};
 use crate::provider::Provider;
@@ -65,15 +64,15 @@ const MODEL_ENV: &[&str] = &["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTLER_MODEL"
 
 /// The state of one interactive session.
 pub struct Session {
-    setup: Setup,
+    /// The tools, the MCP servers and the agent, kept from run to run.
+    assembly: Assembly,
+    /// The configured models, for `/model`.
+    models: Vec<ModelConfig>,
     env: Vec<(String, String)>,
     cwd: PathBuf,
     store: ThreadStore,
     outputs: PathBuf,
-    mcp: Arc<McpManager>,
-    model: Option<String>,
     provider: Arc<dyn Provider>,
-    max_turns: u32,
     thread: Option<OpenThread>,
     updates: UnboundedSender<Update>,
     /// The questions of `ask_clarification` waiting for the front-end's answer.
@@ -84,17 +83,17 @@ impl Session {
     /// Opens the store, resolves the model, starts the MCP servers and opens the thread to
     /// continue, if any.
     pub async fn start(
-        mut setup: Setup,
+        setup: Setup,
         env: EnvLookup<'_>,
         cwd: &Path,
         options: SessionOptions,
         updates: UnboundedSender<Update>,
     ) -> Result<Self, SessionError> {
-        let provider = provider_for(&setup, options.model.as_deref(), env)?;
+        let models = setup.app.value.models.clone();
+        let provider = provider_for(&models, options.model.as_deref(), env)?;
         let db = default_path(env)?;
         let store = ThreadStore::open(&db)?;
         let outputs = prepare_outputs(&db).map_err(SessionError::Outputs)?;
-        let mcp = setup.mcp(env).await?;
         let (clarifications, mut questions) = Clarifications::new();
         // Ends with the session (when its broker is dropped).
         let forward = updates.clone();
@@ -103,8 +102,16 @@ impl Session {
                 let _ = forward.send(Update::Clarify(question));
             }
         });
+        let spec = AssemblySpec {
+            provider: provider.clone(),
+            model: options.model,
+            max_turns: options.max_turns,
+            clarifications: Some(clarifications.clone()),
+        };
+        let assembly = Assembly::new(setup, cwd, spec, env).await?;
         let mut session = Self {
-            setup,
+            assembly,
+            models,
             env: MODEL_ENV
                 .iter()
                 .filter_map(|name| env(name).map(|value| (name.to_string(), value)))
@@ -112,10 +119,7 @@ impl Session {
             cwd: cwd.to_path_buf(),
             store,
             outputs,
-            mcp,
-            model: options.model,
             provider,
-            max_turns: options.max_turns,
             thread: None,
             updates,
             clarifications,
@@ -133,21 +137,14 @@ impl Session {
 
     /// The status line's facts now.
     pub async fn info(&self, running: bool) -> SessionInfo {
-        let statuses = self.mcp.statuses().await;
+        let statuses = self.assembly.mcp().await.statuses().await;
         let up = statuses
             .iter()
             .filter(|s| s.status == ServerState::Connected)
             .count();
         SessionInfo {
             model: self.provider.model().to_string(),
-            models: self
-                .setup
-                .app
-                .value
-                .models
-                .iter()
-                .map(|m| m.name.clone())
-                .collect(),
+            models: self.models.iter().map(|m| m.name.clone()).collect(),
             thread_id: self
                 .thread
                 .as_ref()
@@ -199,7 +196,8 @@ impl Session {
                 other => self.handle(other).await,
             }
         }
-        self.mcp.shutdown(std::time::Duration::from_secs(1)).await;
+        let mcp = self.assembly.mcp().await;
+        mcp.shutdown(std::time::Duration::from_secs(1)).await;
     }
 
     fn send(&self, update: Update) {
@@ -244,18 +242,18 @@ impl Session {
                 Err(err) => self.error(err.to_string()),
             },
             Command::ShowMcp => {
-                let statuses = self.mcp.statuses().await;
+                let statuses = self.assembly.mcp().await.statuses().await;
                 self.send(Update::Mcp(statuses));
             }
             Command::ReconnectMcp(name) => {
+                let mcp = self.assembly.mcp().await;
                 // All at once: the slowest server, not the sum, bounds the wait.
-                let chosen = self
-                    .mcp
+                let chosen = mcp
                     .servers()
                     .iter()
                     .filter(|s| name.as_deref().is_none_or(|n| n == s.config().name));
                 futures::future::join_all(chosen.map(|s| s.reconnect())).await;
-                let statuses = self.mcp.statuses().await;
+                let statuses = mcp.statuses().await;
                 self.send(Update::Mcp(statuses));
                 let info = self.info(false).await;
                 self.send(Update::Info(info));
@@ -281,7 +279,7 @@ impl Session {
     }
 
     async fn switch_model(&mut self, name: &str) {
-        if self.setup.model_config(Some(name)).is_none() {
+        if !self.models.iter().any(|m| m.name == name) {
             self.error(format!("no model named `{name}` in config.yaml"));
             return;
         }
@@ -291,10 +289,17 @@ impl Session {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.clone())
         };
-        match provider_for(&self.setup, Some(name), &env) {
-            Ok(provider) => {
+        let provider = match provider_for(&self.models, Some(name), &env) {
+            Ok(provider) => provider,
+            Err(err) => return self.error(err.to_string()),
+        };
+        match self
+            .assembly
+            .set_model(provider.clone(), Some(name.to_string()))
+            .await
+        {
+            Ok(()) => {
                 self.provider = provider;
-                self.model = Some(name.to_string());
                 let info = self.info(false).await;
                 self.send(Update::Info(info));
             }
@@ -303,19 +308,7 @@ impl Session {
     }
 
     async fn tools_view(&self) -> Result<ToolsView, SetupError> {
-        let model = self.model.as_deref();
-        let outputs = self
-            .thread
-            .as_ref()
-            .map(|t| self.outputs.join(&t.thread.id));
-        let builtins =
-            self.setup
-                .builtins(model, Some(&self.clarifications), outputs.as_deref())?;
-        let toolset = self
-            .setup
-            .toolset(&self.mcp, None, builtins.tools, outputs.as_deref())
-            .await?;
-        let deferred = self.setup.deferred(&toolset, model)?;
+        let deferred = self.assembly.deferred().await?;
         let state = self.thread.as_ref().map(|t| &t.thread.state);
         let hash = deferred.catalog.as_ref().map(|c| c.hash().to_string());
         let promoted = match (state, &hash) {
@@ -384,18 +377,13 @@ impl Session {
             return false;
         };
         let updates = self.updates.clone();
-        let date = crate::clock::utc_date(open.created_at);
-        let spec = AgentSpec {
-            provider: self.provider.clone(),
-            model: self.model.as_deref(),
-            date: &date,
-            cwd: &self.cwd,
+        let place = ThreadPlace {
+            date: crate::clock::utc_date(open.created_at),
             outputs: self.outputs.join(&open.thread.id),
-            max_turns: self.max_turns,
-            clarifications: Some(self.clarifications.clone()),
         };
-        let assembled = match assemble_agent(&self.setup, &self.mcp, spec).await {
-            Ok(assembled) => assembled,
+        self.assembly.set_thread(place).await;
+        let agent = match self.assembly.prepare().await {
+            Ok(agent) => agent,
             Err(err) => {
                 self.error(err.to_string());
                 let info = self.info(false).await;
@@ -403,18 +391,27 @@ impl Session {
                 return false;
             }
         };
+        let Some(open) = self.thread.as_mut() else {
+            return false;
+        };
         let cancel = CancellationToken::new();
         let emit = |event: Event| {
             let _ = updates.send(Update::Event(event));
         };
         let sink = StoreSink::new(&self.store);
-        let mcp = self.mcp.clone();
+        let mcp = self.assembly.mcp().await;
         let mut quit = false;
         let failed;
         {
-            let run = assembled
-                .agent
-                .run(&mut open.thread, text, &sink, &emit, &cancel);
+            let run = run_live(
+                &self.assembly,
+                agent,
+                &mut open.thread,
+                text,
+                &sink,
+                &emit,
+                &cancel,
+            );
             tokio::pin!(run);
             loop {
                 tokio::select! {
@@ -461,10 +458,10 @@ impl Session {
 
 /// The provider for `model`: the OpenAI-compatible endpoint it resolves to.
 fn provider_for(
-    setup: &Setup,
+    models: &[ModelConfig],
     model: Option<&str>,
     env: EnvLookup<'_>,
 ) -> Result<Arc<dyn Provider>, SessionError> {
-    let provider = openai_provider(&setup.app.value.models, model, env)?;
+    let provider = openai_provider(models, model, env)?;
     Ok(Arc::new(provider))
 }

@@ -3,5 +3,5 @@
 //! [`Update`](crate::protocol::Update)s, and the one place agents are assembled. The
 //! front-end never builds agents, touches the store or talks to MCP servers itself.
 
-pub mod assemble;
+pub mod assembly;
 pub mod controller;

@@ -639,3 +639,95 @@ fn a_run_that_cannot_start_leaves_no_empty_thread() {
     let (list, code, _) = sandbox.json(&["threads", "list", "--json"]);
     assert_eq!((list, code), (json!([]), 0));
 }
+
+#[test]
+fn a_tool_list_changed_mid_run_is_bound_before_the_next_model_call() {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&[])}));
+    let mock = MockOpenAi::start(vec![
+        // Adds `fx_added_tool`; the next model call binds it.
+        Reply::tool_calls(&[("c1", "fx_change_tools", json!({}))]),
+        // Removes it again, then calls it in the same reply: the second call was made
+        // against a tool that is gone by the time it would run.
+        Reply::tool_calls(&[
+            ("c2", "fx_change_tools", json!({})),
+            ("c3", "fx_added_tool", json!({})),
+        ]),
+        Reply::text("done"),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "change the tools", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = mock.requests();
+    let bound = |i: usize| {
+        requests[i]
+            .tool_names()
+            .contains(&"fx_added_tool".to_string())
+    };
+    assert!(!bound(0));
+    assert!(bound(1), "{:?}", requests[1].tool_names());
+    assert!(!bound(2), "{:?}", requests[2].tool_names());
+    let results: Vec<Value> = requests[2]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect();
+    assert_eq!(results[1]["content"], "changed");
+    let refused = results[2]["content"].as_str().unwrap();
+    assert!(
+        refused.contains("changed while you were working")
+            && refused.contains("`fx_added_tool` is gone")
+            && refused.contains("tool_search"),
+        "{refused}"
+    );
+    let events = events(&out.stdout);
+    let refused_event = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished" && e["call_id"] == "c3")
+        .unwrap();
+    assert_eq!(refused_event["is_error"], true);
+}
+
+#[test]
+fn a_tool_list_changed_mid_run_lapses_the_promotions_of_the_old_catalog() {
+    let sandbox = deferred_sandbox();
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "tool_search",
+            json!({"query": "select:fx_change_tools,fx_echo"}),
+        )]),
+        Reply::tool_calls(&[("c2", "fx_change_tools", json!({}))]),
+        Reply::tool_calls(&[("c3", "fx_echo", json!({"text": "x"}))]),
+        Reply::text("done"),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "change the tools", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let requests = mock.requests();
+    assert!(requests[1].tool_names().contains(&"fx_echo".to_string()));
+    // The catalog changed: the prompt lists the new tool, the old promotions lapsed.
+    assert!(requests[2].system_prompt().contains("fx_added_tool"));
+    assert!(!requests[1].system_prompt().contains("fx_added_tool"));
+    assert_eq!(
+        requests[2].tool_names(),
+        ["present_files", "tool_search"],
+        "promotions of the old catalog lapse within the run"
+    );
+    let last = requests[3].messages().last().unwrap().clone();
+    assert_eq!(last["tool_call_id"], "c3");
+    assert!(
+        last["content"].as_str().unwrap().contains("tool_search"),
+        "a lapsed tool must be searched again: {last}"
+    );
+}

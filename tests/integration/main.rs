@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agent_run;
+mod assembly;
 mod builtins;
 mod chat;
 mod cli_config;

@@ -251,3 +251,58 @@ async fn the_tools_view_shows_deferred_promoted_and_bound_tools() {
     assert_eq!(servers[0].status, antler::protocol::ServerState::Connected);
     driver.quit().await;
 }
+
+/// Under Landlock the sandbox's rules name the running thread's outputs folder, so a
+/// session that switches threads confines `bash` anew: the new thread's shell reads its
+/// own saved outputs and not the previous thread's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_landlock_a_new_thread_gets_a_sandbox_of_its_own() {
+    use antler::tools::sandbox::{LandlockStatus, landlock_status};
+    if !matches!(landlock_status(), LandlockStatus::Available { .. }) {
+        eprintln!("skipped: Landlock is {}", landlock_status());
+        return;
+    }
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path().join("ws")).unwrap();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&[])}));
+    sandbox.write(
+        "config.yaml",
+        "tool_output:\n  max_chars: 250\nsandbox:\n  workspace: ws\n  mode: landlock\n  \
+         allow_host_bash: true\ntools:\n  - {name: bash, use: antler.sandbox:bash}\n",
+    );
+    let outputs = sandbox.path().join("xdg-data/antler/outputs");
+    let saved = |thread: &str| outputs.join(thread).join("fx_echo-e.txt");
+    let cat = |path: std::path::PathBuf| json!({"command": format!("cat {}", path.display())});
+    let long = "output-of-thread-one ".repeat(20);
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("e", "fx_echo", json!({"text": long}))]),
+        Reply::text("saved"),
+    ]);
+    let mut driver = Driver::start(&sandbox, &mock, SessionOptions::default()).await;
+    driver.send(Command::Submit("one".into()));
+    let first = driver.finished().await.thread_id;
+    assert!(saved(&first).is_file());
+    mock.push(Reply::tool_calls(&[("r", "bash", cat(saved(&first)))]));
+    mock.push(Reply::text("one done"));
+    driver.send(Command::Submit("read it".into()));
+    assert_eq!(driver.finished().await.status, RunStatus::Success);
+    let own = mock.requests()[3].messages().last().unwrap()["content"].clone();
+    assert!(
+        own.as_str().unwrap().contains("output-of-thread-one"),
+        "a thread's shell reads its own outputs: {own}"
+    );
+
+    driver.send(Command::NewThread);
+    mock.push(Reply::tool_calls(&[("r", "bash", cat(saved(&first)))]));
+    mock.push(Reply::text("two done"));
+    driver.send(Command::Submit("two".into()));
+    let second = driver.finished().await;
+    assert_ne!(second.thread_id, first);
+    let theirs = mock.requests()[5].messages().last().unwrap()["content"].clone();
+    let theirs = theirs.as_str().unwrap();
+    assert!(
+        !theirs.contains("output-of-thread-one") && theirs.contains("Permission denied"),
+        "another thread's outputs are out of reach: {theirs}"
+    );
+    driver.quit().await;
+}

@@ -345,9 +345,7 @@ async fn calls_run_concurrently_only_when_every_tool_may() {
 
 #[tokio::test]
 async fn cancelling_the_run_cancels_its_subagents() {
-    use std::sync::OnceLock;
-
-    use crate::agent::subagent::{SubagentEnv, Task};
+    use crate::agent::subagent::{SubagentEnv, SubagentSlot, Task};
     use crate::config::SubagentsConfig;
 
     /// A model that never answers.
@@ -373,7 +371,7 @@ async fn cancelling_the_run_cancels_its_subagents() {
         "task",
         json!({"description": "forever", "prompt": "never ends"}),
     )])]);
-    let env = Arc::new(OnceLock::new());
+    let env = SubagentSlot::default();
     let task: Arc<dyn Tool> = Arc::new(Task::new(&SubagentsConfig::default(), env.clone()));
     let (toolset, _) = assemble_toolset(Vec::new(), vec![task], Vec::new());
     let config = ToolSearchConfig::default();
@@ -387,9 +385,7 @@ async fn cancelling_the_run_cancels_its_subagents() {
         max_turns: 5,
         output_budget: None,
         redact: Default::default(),
-    })
-    .ok()
-    .unwrap();
+    });
     let agent = Agent {
         provider,
         chain: agent_chain(&deferred, &config, &[], Default::default()),
@@ -683,9 +679,7 @@ async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
 
 #[tokio::test]
 async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
-    use std::sync::OnceLock;
-
-    use crate::agent::subagent::{SubagentEnv, Task};
+    use crate::agent::subagent::{SubagentEnv, SubagentSlot, Task};
     use crate::config::SubagentsConfig;
 
     let spent = |input_tokens| {
@@ -711,7 +705,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         },
         text("It is noon."),
     ]);
-    let env = Arc::new(OnceLock::new());
+    let env = SubagentSlot::default();
     let task: Arc<dyn Tool> = Arc::new(Task::new(&SubagentsConfig::default(), env.clone()));
     let mcp = mcp_tools(&[("time", "now", "Current time in a timezone")]);
     let (toolset, _) = assemble_toolset(Vec::new(), vec![echo(), task], mcp);
@@ -729,9 +723,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         max_turns: 10,
         output_budget: None,
         redact: Default::default(),
-    })
-    .ok()
-    .unwrap();
+    });
     let agent = Agent {
         provider: provider.clone(),
         chain: agent_chain(&deferred, &config, &[], Default::default()),

@@ -32,5 +32,5 @@ pub use runtime::{JobError, SandboxError, SandboxRuntime, SharedSandbox};
 pub use secrets::{DEFAULT_DENY_READ, SecretFiles};
 pub use str_replace::STR_REPLACE;
 pub use web_fetch::WEB_FETCH;
-pub use workspace::{Hidden, HiddenCount, Protected, Workspace, WorkspaceError};
+pub use workspace::{Hidden, HiddenCount, Protected, ThreadOutputs, Workspace, WorkspaceError};
 pub use write_file::WRITE_FILE;

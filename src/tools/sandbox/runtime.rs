@@ -103,13 +103,15 @@ impl SandboxRuntime {
                 let temp_dir = confine::private_temp_dir().map_err(|e| {
                     SandboxError::Confinement(format!("cannot create a private temp dir: {e}"))
                 })?;
+                // Fixed for the worker's life: a session that switches threads starts
+                // another sandbox (see `session::assembly`).
                 let rules = Rules {
                     read_write: vec![workspace.root().to_path_buf(), temp_dir.clone()],
                     read_only: workspace
                         .read_only_roots()
                         .iter()
-                        .chain(workspace.thread_outputs())
                         .cloned()
+                        .chain(workspace.thread_outputs())
                         .collect(),
                 };
                 match ConfinedWorker::start(rules) {

@@ -62,6 +62,49 @@ const STARTUP_FILES: &[&str] = &[
     "mcp_config.json",
 ];
 
+/// The running thread's saved-outputs folder, which its tools may read though it lies in
+/// antler's data folder. A session switches it when it switches threads, so the tools built
+/// once serve every thread; clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadOutputs(Arc<std::sync::RwLock<Option<PathBuf>>>);
+
+impl ThreadOutputs {
+    /// A handle pointing at `folder` (created if missing, so that it resolves).
+    pub fn at(folder: &Path) -> Self {
+        let outputs = Self::default();
+        outputs.set(Some(folder));
+        outputs
+    }
+
+    /// Points the handle at `folder` (`None`: no thread).
+    pub fn set(&self, folder: Option<&Path>) {
+        let folder = folder.map(|f| {
+            let _ = std::fs::create_dir_all(f);
+            canonical_or_same(f)
+        });
+        *self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = folder;
+    }
+
+    /// The folder now, if a thread runs.
+    pub fn current(&self) -> Option<PathBuf> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn contains(&self, path: &Path) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|folder| path.starts_with(folder))
+    }
+}
+
 /// antler's own places within reach of the file tools. They come from the session (where
 /// the data folder is, which thread runs), not from config.yaml.
 #[derive(Debug, Clone, Default)]
@@ -71,7 +114,7 @@ pub struct Protected {
     pub private: Vec<PathBuf>,
     /// The running thread's saved outputs, which its tools may read (though inside the
     /// data folder).
-    pub thread_outputs: Option<PathBuf>,
+    pub thread_outputs: ThreadOutputs,
     /// More folders whose start-up files are never written (the workspace root and the
     /// working directory always are).
     pub startup_dirs: Vec<PathBuf>,
@@ -132,7 +175,7 @@ pub struct Workspace {
     read_only: Vec<PathBuf>,
     secrets: Arc<SecretFiles>,
     private: Vec<PathBuf>,
-    thread_outputs: Option<PathBuf>,
+    thread_outputs: ThreadOutputs,
     startup_dirs: Vec<PathBuf>,
     protected_files: Vec<PathBuf>,
 }
@@ -153,9 +196,9 @@ impl Workspace {
         &self.read_only
     }
 
-    /// The running thread's saved outputs, readable like a read-only root.
-    pub fn thread_outputs(&self) -> Option<&PathBuf> {
-        self.thread_outputs.as_ref()
+    /// The running thread's saved outputs now, readable like a read-only root.
+    pub fn thread_outputs(&self) -> Option<PathBuf> {
+        self.thread_outputs.current()
     }
 
     /// `path` as the model should see it: relative to the root when inside it.
@@ -198,7 +241,7 @@ impl Workspace {
             read_only,
             secrets: Arc::new(secrets),
             private: Vec::new(),
-            thread_outputs: None,
+            thread_outputs: ThreadOutputs::default(),
             startup_dirs,
             protected_files: Vec::new(),
         })
@@ -208,7 +251,7 @@ impl Workspace {
     pub fn with_protected(mut self, protected: &Protected) -> Self {
         self.private
             .extend(protected.private.iter().map(|p| canonical_or_same(p)));
-        self.thread_outputs = protected.thread_outputs.as_deref().map(canonical_or_same);
+        self.thread_outputs = protected.thread_outputs.clone();
         self.startup_dirs
             .extend(protected.startup_dirs.iter().map(|p| canonical_or_same(p)));
         self.protected_files
@@ -228,9 +271,7 @@ impl Workspace {
     }
 
     fn is_thread_output(&self, path: &Path) -> bool {
-        self.thread_outputs
-            .as_ref()
-            .is_some_and(|out| path.starts_with(out))
+        self.thread_outputs.contains(path)
     }
 
     /// Whether `path` (absolute) is a secret file, judged below the root that holds it.
@@ -517,7 +558,7 @@ mod tests {
         std::fs::write(data.join("outputs/t2/b.txt"), "theirs").unwrap();
         let protected = Protected {
             private: vec![data.clone()],
-            thread_outputs: Some(data.join("outputs/t1")),
+            thread_outputs: ThreadOutputs::at(&data.join("outputs/t1")),
             ..Protected::default()
         };
         let w = Workspace::from_config(&SandboxConfig::default(), dir.path())
@@ -542,6 +583,10 @@ mod tests {
         }
         assert_eq!(w.hidden(&data), Some(Hidden::Private));
         assert_eq!(w.hidden(&data.join("outputs/t1/a.txt")), None);
+        // Another thread: the same tools now read its folder and not the first one's.
+        protected.thread_outputs.set(Some(&data.join("outputs/t2")));
+        assert!(w.resolve_existing("data/outputs/t2/b.txt").is_ok());
+        assert!(w.resolve_existing("data/outputs/t1/a.txt").is_err());
     }
 
     #[test]
