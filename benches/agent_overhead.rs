@@ -23,6 +23,7 @@
 
 #[path = "../tests/support/mock_openai/mod.rs"]
 mod mock_openai;
+mod support;
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
@@ -52,6 +53,7 @@ use antler::tools::{ToolInfo, assemble_toolset};
 use mock_openai::{MockOpenAi, Recorded, Reply};
 use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
+use support::{Stats, fixture_bin, round3, stats};
 use tokio_util::sync::CancellationToken;
 
 /// Set (to the sandbox directory) in the copy of this process that spawns the measured
@@ -76,14 +78,6 @@ struct Data {
 struct DevQuery {
     text: String,
     tool: String,
-}
-
-/// Median and 90th percentile of some samples, in milliseconds.
-#[derive(Clone, Copy)]
-struct Stats {
-    median: f64,
-    p90: f64,
-    n: usize,
 }
 
 /// How many runs each figure takes.
@@ -413,7 +407,9 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
         &antler::trust::ProjectTrust::everything(),
     )
     .unwrap();
-    let builtins = setup.builtins(Some(MODEL), None, None).unwrap();
+    let builtins = setup
+        .builtins(Some(MODEL), None, &Default::default())
+        .unwrap();
     let (toolset, warnings) = assemble_toolset(
         Vec::new(),
         builtins.tools,
@@ -754,57 +750,4 @@ fn deferred_names(request: &Recorded) -> Vec<String> {
         .expect("no deferred section");
     let (list, _) = rest.split_once("\n</available-deferred-tools>").unwrap();
     list.lines().map(str::to_owned).collect()
-}
-
-/// Where the fixture MCP server is built, beside the antler binary in use.
-fn fixture_path() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_antler"))
-        .parent()
-        .unwrap()
-        .join("examples/fixture_mcp")
-}
-
-/// The fixture MCP server, built (in the profile of the antler binary) if missing.
-fn fixture_bin() -> PathBuf {
-    let path = fixture_path();
-    if !path.exists() {
-        println!("building the fixture MCP server...");
-        let release = path
-            .parent()
-            .and_then(Path::parent)
-            .is_some_and(|p| p.ends_with("release"));
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "--quiet", "--example", "fixture_mcp"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if release {
-            cmd.arg("--release");
-        }
-        assert!(
-            cmd.status().unwrap().success(),
-            "building fixture_mcp failed"
-        );
-        assert!(path.exists(), "{} was not built", path.display());
-    }
-    path
-}
-
-fn stats(mut samples: Vec<f64>) -> Stats {
-    assert!(!samples.is_empty());
-    samples.sort_by(f64::total_cmp);
-    Stats {
-        median: percentile(&samples, 0.5),
-        p90: percentile(&samples, 0.9),
-        n: samples.len(),
-    }
-}
-
-/// The `p` quantile of sorted samples, linearly interpolated.
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let pos = p * (sorted.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
