@@ -8,7 +8,6 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod deferred;
-pub mod dirs;
 pub mod http;
 pub mod mcp;
 pub mod process;

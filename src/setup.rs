@@ -311,9 +311,9 @@ fn antlers_own(env: EnvLookup<'_>, cwd: &Path, config_files: Vec<PathBuf>) -> Pr
     let log_file = env("ANTLER_LOG_FILE").filter(|v| !v.is_empty());
     Protected {
         private: [
-            crate::dirs::data_dir(env),
-            crate::dirs::config_dir(env),
-            crate::dirs::state_dir(env),
+            crate::config::dirs::data_dir(env),
+            crate::config::dirs::config_dir(env),
+            crate::config::dirs::state_dir(env),
             log_file.map(PathBuf::from),
         ]
         .into_iter()

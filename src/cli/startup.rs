@@ -36,7 +36,7 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
         Invocation::Chat | Invocation::Prompt | Invocation::Inspect => OnUntrusted::Refuse,
         Invocation::Doctor | Invocation::Threads | Invocation::Trust => OnUntrusted::Skip,
     };
-    let store = crate::dirs::data_dir(&env).map(|dir| TrustStore::in_dir(&dir));
+    let store = crate::config::dirs::data_dir(&env).map(|dir| TrustStore::in_dir(&dir));
     let mut trust = ProjectTrust::new(store, on_untrusted);
     let mut notices = Vec::new();
     if invocation == Invocation::Trust {

@@ -55,7 +55,7 @@ pub fn app_config_candidates(
         return Ok(vec![found]);
     }
     let local = cwd.join("config.yaml");
-    let user = crate::dirs::config_dir(env).map(|dir| dir.join("config.yaml"));
+    let user = crate::config::dirs::config_dir(env).map(|dir| dir.join("config.yaml"));
     Ok([
         Some(local)
             .filter(|p| p.is_file())

@@ -6,6 +6,7 @@
 
 mod app;
 mod app_load;
+pub mod dirs;
 mod discovery;
 mod env;
 mod error;

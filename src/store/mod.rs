@@ -33,7 +33,7 @@ const TITLE_MAX: usize = 60;
 /// tests and portable setups), else `$XDG_DATA_HOME/antler/threads.db` (an absolute
 /// `XDG_DATA_HOME` only, as the XDG spec asks), else `$HOME/.local/share/antler/threads.db`.
 pub fn default_path(env: EnvLookup<'_>) -> Result<PathBuf, StoreError> {
-    crate::dirs::data_dir(env)
+    crate::config::dirs::data_dir(env)
         .map(|dir| dir.join(DB_FILE))
         .ok_or(StoreError::NoDataDir)
 }
