@@ -1,5 +1,4 @@
-//! `antler -p PROMPT`: one prompt run to completion against the configured model, for
-//! scripts and CI. Builds the agent from the setup, runs it, prints its events.
+//! `antler -p PROMPT`: one prompt run to completion on a session, for scripts and CI.
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -7,41 +6,14 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::error::CliError;
 use super::{Exit, RunArgs};
-use crate::agent::runner::{Thread, run_live};
 use crate::config::{ConfigPaths, EnvLookup};
 use crate::protocol::{Event, RunStatus};
-use crate::provider::Provider;
-use crate::provider::replay::{RecordingProvider, ReplayProvider};
-use crate::provider::resolve::openai_provider;
-use crate::session::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
+use crate::session::{Session, SessionOptions, StartThread};
 use crate::setup::Setup;
-use crate::store::{StoreSink, ThreadStore, default_path, title_from};
 use crate::trust::ProjectTrust;
 use crate::ui::run_output::RunPrinter;
-
-/// Why a run could not start (or its result could not be kept): a message and an exit
-/// status.
-pub(super) struct Stop {
-    pub(super) exit: Exit,
-    pub(super) message: String,
-}
-
-impl Stop {
-    pub(super) fn usage(message: impl Into<String>) -> Self {
-        Self {
-            exit: Exit::Config,
-            message: message.into(),
-        }
-    }
-
-    pub(super) fn failure(message: impl Into<String>) -> Self {
-        Self {
-            exit: Exit::Failure,
-            message: message.into(),
-        }
-    }
-}
 
 /// Runs the prompt of `args` and returns the exit status.
 pub async fn run_prompt(
@@ -52,13 +24,9 @@ pub async fn run_prompt(
     env: EnvLookup<'_>,
     trust: &Arc<ProjectTrust>,
 ) -> Exit {
-    match run(args, model, paths, cwd, env, trust).await {
-        Ok(exit) => exit,
-        Err(stop) => {
-            eprintln!("error: {}", stop.message);
-            stop.exit
-        }
-    }
+    run(args, model, paths, cwd, env, trust)
+        .await
+        .unwrap_or_else(CliError::report)
 }
 
 async fn run(
@@ -68,33 +36,15 @@ async fn run(
     cwd: &Path,
     env: EnvLookup<'_>,
     trust: &Arc<ProjectTrust>,
-) -> Result<Exit, Stop> {
+) -> Result<Exit, CliError> {
     let prompt = read_prompt(args.prompt.as_deref())?;
     // Ctrl-C is caught from here on, so that MCP servers starting below are always shut
     // down (a Ctrl-C during start-up ends the run as interrupted before its first call).
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
-    let setup = Setup::load(paths, cwd, env, trust).map_err(|e| Stop::usage(e.to_string()))?;
-    let provider = provider(args, &setup, model, cwd, env)?;
-    let db = default_path(env).map_err(|e| Stop::failure(e.to_string()))?;
-    let store = ThreadStore::open(&db).map_err(|e| Stop::failure(e.to_string()))?;
-    let outputs = prepare_outputs(&db)
-        .map_err(|e| Stop::failure(format!("cannot create the outputs folder: {e}")))?;
-    let mut thread = open_thread(args, &store, cwd, &prompt, provider.model())?;
-    let spec = AssemblySpec {
-        provider,
-        model: model.map(str::to_string),
-        max_turns: args.max_turns,
-        clarifications: None,
-    };
-    let assembly = match Assembly::new(setup, cwd, spec, env).await {
-        Ok(assembly) => assembly,
-        Err(err) => {
-            forget_if_empty(&store, &thread.thread);
-            return Err(Stop::usage(err.to_string()));
-        }
-    };
-    for status in assembly.mcp().await.statuses().await {
+    let setup = Setup::load(paths, cwd, env, trust)?;
+    let (mut session, _) = Session::start(setup, env, cwd, session_options(args, model)).await?;
+    for status in session.mcp().await.statuses().await {
         if let Some(error) = status.error {
             tracing::warn!(
                 "MCP server `{}` is unavailable, its tools are missing: {error}",
@@ -102,72 +52,58 @@ async fn run(
             );
         }
     }
-    let result = async {
-        let printer = RunPrinter::new(
-            args.output_format,
-            std::io::stdout().is_terminal(),
-            std::io::stderr().is_terminal(),
-        );
-        assembly
-            .set_thread(ThreadPlace {
-                date: crate::clock::utc_date(thread.created_at),
-                outputs: outputs.join(&thread.thread.id),
-            })
-            .await;
-        let agent = assembly
-            .prepare()
-            .await
-            .map_err(|e| Stop::usage(e.to_string()))?;
-        let emit = |event: Event| printer.event(&event);
-        let sink = StoreSink::new(&store);
-        let result = run_live(
-            &assembly,
-            agent,
-            &mut thread.thread,
-            prompt,
-            &sink,
-            &emit,
-            &cancel,
-        )
-        .await;
-        printer.finish(&result);
-        Ok::<_, Stop>(match result.status {
-            RunStatus::Success => Exit::Success,
-            RunStatus::Failed => Exit::Failure,
-            RunStatus::Interrupted => Exit::Interrupted,
-        })
+    let printer = RunPrinter::new(
+        args.output_format,
+        std::io::stdout().is_terminal(),
+        std::io::stderr().is_terminal(),
+    );
+    let emit = |event: Event| printer.event(&event);
+    let result = session.run(prompt, &emit, &cancel).await;
+    if let Ok(result) = &result {
+        printer.finish(result);
     }
-    .await;
-    // The servers in use now (a change of the extensions file during the run restarted
-    // them).
-    let mcp = assembly.mcp().await;
-    mcp.shutdown(super::run::SHUTDOWN_GRACE).await;
+    session.close().await;
     watcher.abort();
-    forget_if_empty(&store, &thread.thread);
-    result
+    let result = result?;
+    Ok(match result.status {
+        RunStatus::Success => Exit::Success,
+        RunStatus::Failed => Exit::Failure,
+        RunStatus::Interrupted => Exit::Interrupted,
+    })
 }
 
-/// A run that never started leaves no empty thread behind.
-fn forget_if_empty(store: &ThreadStore, thread: &Thread) {
-    if !thread.resumed
-        && thread.messages.is_empty()
-        && let Err(err) = store.delete(&thread.id)
-    {
-        tracing::warn!("cannot remove the empty thread {}: {err}", thread.id);
+/// The session `-p` runs on: no one to answer `ask_clarification`.
+fn session_options(args: &RunArgs, model: Option<&str>) -> SessionOptions {
+    SessionOptions {
+        model: model.map(str::to_string),
+        max_turns: args.max_turns,
+        thread: start_thread(args),
+        replay: args.replay.clone(),
+        record: args.record.clone(),
+        clarify: false,
+    }
+}
+
+/// The thread `--continue` or `--resume` asks for, else a new one.
+pub(super) fn start_thread(args: &RunArgs) -> StartThread {
+    match (&args.resume, args.continue_thread) {
+        (Some(id), _) => StartThread::Resume(id.clone()),
+        (None, true) => StartThread::Latest,
+        (None, false) => StartThread::New,
     }
 }
 
 /// The prompt from `-p`, `-p -` (stdin) or piped stdin.
-fn read_prompt(arg: Option<&str>) -> Result<String, Stop> {
+fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     let from_stdin = || {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
             .map(|_| text)
-            .map_err(|e| Stop::usage(format!("cannot read the prompt from stdin: {e}")))
+            .map_err(|e| CliError::usage(format!("cannot read the prompt from stdin: {e}")))
     };
     let no_prompt = || {
-        Stop::usage(
+        CliError::usage(
             "no prompt: pass -p PROMPT, -p - to read it from stdin, or pipe it in\n\n\
              Usage: antler [OPTIONS] -p <PROMPT>\n       antler <COMMAND>\n\n\
              For more information, try 'antler --help'.",
@@ -186,94 +122,9 @@ fn read_prompt(arg: Option<&str>) -> Result<String, Stop> {
         None => return Err(no_prompt()),
     };
     if prompt.trim().is_empty() {
-        return Err(Stop::usage("the prompt is empty"));
+        return Err(CliError::usage("the prompt is empty"));
     }
     Ok(prompt)
-}
-
-/// The model: a replay file, or the resolved OpenAI-compatible endpoint; recorded when
-/// `--record` asks.
-fn provider(
-    args: &RunArgs,
-    setup: &Setup,
-    model: Option<&str>,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-) -> Result<Arc<dyn Provider>, Stop> {
-    let provider: Arc<dyn Provider> = match &args.replay {
-        Some(path) => {
-            Arc::new(ReplayProvider::open(cwd.join(path)).map_err(|e| Stop::usage(e.to_string()))?)
-        }
-        None => Arc::new(
-            openai_provider(&setup.app.value.models, model, env)
-                .map_err(|e| Stop::usage(e.to_string()))?,
-        ),
-    };
-    Ok(match &args.record {
-        Some(path) => Arc::new(
-            RecordingProvider::create(cwd.join(path), provider)
-                .map_err(|e| Stop::usage(e.to_string()))?,
-        ),
-        None => provider,
-    })
-}
-
-/// A thread being run, with the time it was created (the system prompt's date).
-struct OpenThread {
-    thread: Thread,
-    created_at: i64,
-}
-
-/// The thread to continue (`--continue`, `--resume`) or a new one titled by the prompt.
-fn open_thread(
-    args: &RunArgs,
-    store: &ThreadStore,
-    cwd: &Path,
-    prompt: &str,
-    model: &str,
-) -> Result<OpenThread, Stop> {
-    let id = if args.continue_thread {
-        match store
-            .latest_in(cwd)
-            .map_err(|e| Stop::failure(e.to_string()))?
-        {
-            Some(meta) => Some(meta.id),
-            None => {
-                return Err(Stop::usage(format!(
-                    "no thread to continue in {}; start one without --continue",
-                    cwd.display()
-                )));
-            }
-        }
-    } else {
-        args.resume.clone()
-    };
-    let Some(id) = id else {
-        let meta = store
-            .create(cwd, model)
-            .map_err(|e| Stop::failure(e.to_string()))?;
-        store
-            .set_title(&meta.id, &title_from(prompt))
-            .map_err(|e| Stop::failure(e.to_string()))?;
-        return Ok(OpenThread {
-            thread: Thread {
-                id: meta.id,
-                ..Thread::default()
-            },
-            created_at: meta.created_at,
-        });
-    };
-    let stored = store.load(&id).map_err(|e| Stop::usage(e.to_string()))?;
-    Ok(OpenThread {
-        created_at: stored.meta.created_at,
-        thread: Thread {
-            id: stored.meta.id,
-            messages: stored.messages,
-            state: stored.state,
-            usage: stored.meta.usage,
-            resumed: true,
-        },
-    })
 }
 
 /// The first Ctrl-C (or SIGTERM, SIGHUP) cancels the run, which then saves and exits 130;

@@ -6,10 +6,12 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::unbounded_channel;
 
+use super::error::CliError;
 use super::{Exit, RunArgs};
 use crate::config::{ConfigPaths, EnvLookup};
 use crate::protocol::Command;
-use crate::session::controller::{Session, SessionOptions};
+use crate::session::controller::serve;
+use crate::session::{Session, SessionOptions};
 use crate::setup::Setup;
 use crate::trust::ProjectTrust;
 use crate::ui::tui::run_tui;
@@ -26,30 +28,26 @@ pub async fn run_chat(
     // Everything that can fail on bad configuration fails here, before the screen is taken.
     let setup = match Setup::load(paths, cwd, env, trust) {
         Ok(setup) => setup,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Exit::Config;
-        }
+        Err(err) => return CliError::from(err).report(),
     };
     let options = SessionOptions {
         model: model.map(str::to_string),
         max_turns: args.max_turns,
-        resume: args.resume.clone(),
-        continue_latest: args.continue_thread,
+        thread: super::agent::start_thread(args),
+        replay: args.replay.clone(),
+        record: args.record.clone(),
+        clarify: true,
     };
     let (commands, command_receiver) = unbounded_channel();
     let (updates, update_receiver) = unbounded_channel();
     // Ctrl-C while the MCP servers start stops them (dropping the start) and exits 130.
     let started = tokio::select! {
-        started = Session::start(setup, env, cwd, options, updates) => started,
+        started = Session::start(setup, env, cwd, options) => started,
         _ = tokio::signal::ctrl_c() => return Exit::Interrupted,
     };
-    let session = match started {
-        Ok(session) => session,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Exit::Config;
-        }
+    let (session, questions) = match started {
+        Ok(started) => started,
+        Err(err) => return CliError::from(err).report(),
     };
     let info = session.info(false).await;
     // SIGTERM and SIGHUP end the session like /quit: the session stops, which closes the
@@ -58,17 +56,14 @@ pub async fn run_chat(
     crate::ui::set_stderr_quiet(true);
     let (tui, ()) = tokio::join!(
         run_tui(commands, update_receiver, info),
-        session.serve(command_receiver)
+        serve(session, command_receiver, questions, updates)
     );
     crate::ui::set_stderr_quiet(false);
     terminate.abort();
-    match tui {
-        Ok(()) => Exit::Success,
-        Err(err) => {
-            eprintln!("error: {err}");
-            Exit::Failure
-        }
-    }
+    tui.map_or_else(
+        |err| CliError::failure(err.to_string()).report(),
+        |()| Exit::Success,
+    )
 }
 
 /// Sends `Quit` on SIGTERM or SIGHUP.

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::run::{to_json, write_stdout};
+use super::output::{to_json, write_stdout};
 use super::{DoctorArgs, Exit};
 use crate::config::{ConfigPaths, EnvLookup, SandboxMode};
 use crate::mcp::McpManager;
@@ -77,13 +77,7 @@ pub async fn run(
     } else {
         doctor_table(&checks)
     };
-    match write_stdout(&text) {
-        Ok(()) => exit,
-        Err(err) => {
-            eprintln!("error: cannot write the output: {err}");
-            Exit::Failure
-        }
-    }
+    write_stdout(&text).map_or_else(super::error::CliError::report, |()| exit)
 }
 
 /// Each project file: trusted, or not used (a failed check: the setup runs without it).

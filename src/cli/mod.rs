@@ -10,6 +10,8 @@ use crate::ui::run_output::OutputFormat;
 mod agent;
 mod chat;
 mod doctor;
+mod error;
+mod output;
 mod run;
 mod startup;
 mod threads;

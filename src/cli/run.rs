@@ -3,6 +3,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::error::CliError;
+use super::output::{to_json, write_stdout};
 use super::{
     Cli, Command, Exit, Invocation, McpCommand, ToolsCommand, ToolsListArgs, ToolsSearchArgs,
     ToolsStatsArgs,
@@ -26,8 +28,7 @@ pub async fn run(cli: Cli, startup: super::Startup) -> Exit {
     let cwd = match std::env::current_dir() {
         Ok(dir) => dir,
         Err(err) => {
-            eprintln!("error: cannot read the working directory: {err}");
-            return Exit::Config;
+            return CliError::usage(format!("cannot read the working directory: {err}")).report();
         }
     };
     let env = |name: &str| std::env::var(name).ok();
@@ -80,15 +81,9 @@ async fn inspect(
             Command::Tools(ToolsCommand::List(args)) => {
                 tools_list(&setup, &mcp, &args, model).await?
             }
-            Command::Tools(ToolsCommand::Search(args)) => {
-                match tools_search(&setup, &mcp, cwd, &args).await? {
-                    Ok(text) => text,
-                    Err(message) => {
-                        eprintln!("error: {message}");
-                        return Ok(Exit::Config);
-                    }
-                }
-            }
+            Command::Tools(ToolsCommand::Search(args)) => tools_search(&setup, &mcp, cwd, &args)
+                .await?
+                .map_err(CliError::usage)?,
             Command::Tools(ToolsCommand::Stats(args)) => tools_stats(&setup, &mcp, &args).await?,
             Command::Mcp(McpCommand::List(flag)) => {
                 let statuses = mcp.statuses().await;
@@ -109,43 +104,10 @@ async fn inspect(
         } else {
             Exit::Success
         };
-        Ok::<_, SetupError>(match write_stdout(&output) {
-            Ok(()) => exit,
-            Err(err) => {
-                eprintln!("error: cannot write the output: {err}");
-                Exit::Failure
-            }
-        })
+        write_stdout(&output)?;
+        Ok::<_, CliError>(exit)
     };
-    match result.await {
-        Ok(exit) => exit,
-        Err(err) => {
-            eprintln!("error: {err}");
-            Exit::Config
-        }
-    }
-}
-
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
-    // Serialising plain structs of strings and numbers cannot fail; "null" is never printed
-    // in practice but keeps this panic-free.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| String::from("null"));
-    text.push('\n');
-    text
-}
-
-/// Writes the command's output. A reader that went away (`antler ... | head`) is not an
-/// error worth a message; anything else is.
-pub(super) fn write_stdout(text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
+    result.await.unwrap_or_else(CliError::report)
 }
 
 async fn tools_list(

@@ -1,6 +1,7 @@
 //! `antler threads list|show`: reading the stored conversations.
 
-use super::run::{to_json, write_stdout};
+use super::error::CliError;
+use super::output::{to_json, write_stdout};
 use super::{Exit, ThreadsCommand};
 use crate::config::EnvLookup;
 use crate::store::{StoreError, ThreadStore, default_path};
@@ -8,22 +9,10 @@ use crate::ui::threads::{thread_transcript, threads_table};
 
 /// Runs a `threads` subcommand.
 pub fn run(command: ThreadsCommand, env: EnvLookup<'_>) -> Exit {
-    match output(command, env) {
-        Ok(text) => match write_stdout(&text) {
-            Ok(()) => Exit::Success,
-            Err(err) => {
-                eprintln!("error: cannot write the output: {err}");
-                Exit::Failure
-            }
-        },
-        Err(err) => {
-            eprintln!("error: {err}");
-            match err {
-                StoreError::NotFound(_) | StoreError::Ambiguous { .. } => Exit::Config,
-                _ => Exit::Failure,
-            }
-        }
-    }
+    output(command, env)
+        .map_err(CliError::from)
+        .and_then(|text| write_stdout(&text))
+        .map_or_else(CliError::report, |()| Exit::Success)
 }
 
 fn output(command: ThreadsCommand, env: EnvLookup<'_>) -> Result<String, StoreError> {

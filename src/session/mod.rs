@@ -1,7 +1,11 @@
-//! The interactive session: the controller that turns a front-end's
-//! [`Command`](crate::protocol::Command)s into runs and answers with
-//! [`Update`](crate::protocol::Update)s, and the one place agents are assembled. The
-//! front-end never builds agents, touches the store or talks to MCP servers itself.
+//! The session: one handle ([`handle::Session`]) that both front-ends drive — `antler -p`
+//! runs one message on it, the chat's [`controller`] turns [`Command`](crate::protocol::Command)s
+//! into calls on it and answers with [`Update`](crate::protocol::Update)s — over one
+//! long-lived [`assembly`] of tools and MCP servers. Front-ends never build agents, touch
+//! the store or talk to MCP servers themselves.
 
 pub mod assembly;
 pub mod controller;
+pub mod handle;
+
+pub use handle::{Session, SessionError, SessionOptions, StartThread};

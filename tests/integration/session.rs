@@ -7,7 +7,8 @@ use antler::config::ConfigPaths;
 use antler::protocol::Message;
 use antler::protocol::{Command, Update};
 use antler::protocol::{Event, RunStatus};
-use antler::session::controller::{Session, SessionOptions};
+use antler::session::controller::serve;
+use antler::session::{Session, SessionOptions};
 use antler::setup::Setup;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -46,12 +47,11 @@ impl Driver {
         let options = SessionOptions {
             model: Some(String::from("mock-model")),
             max_turns: 10,
+            clarify: true,
             ..options
         };
-        let session = Session::start(setup, &env, root, options, sender)
-            .await
-            .unwrap();
-        let task = tokio::spawn(session.serve(receiver));
+        let (session, questions) = Session::start(setup, &env, root, options).await.unwrap();
+        let task = tokio::spawn(serve(session, receiver, questions, sender));
         Self {
             commands,
             updates,

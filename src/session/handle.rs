@@ -1,0 +1,394 @@
+//! The session handle: one thread at a time, run message by message over the session's
+//! [`Assembly`]. `antler -p` runs one message on it; the chat's controller turns commands
+//! into calls on it. Opening, creating, titling and continuing threads happen here only.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use super::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
+use crate::agent::runner::{EventSink, Thread, run_live};
+use crate::config::{EnvLookup, ModelConfig};
+use crate::deferred::TOOL_SEARCH;
+use crate::mcp::McpManager;
+use crate::protocol::{
+    ClarificationRequest, Message, RunResult, RunStatus, ServerState, SessionInfo, ThreadMeta,
+    ToolsView,
+};
+use crate::provider::replay::{RecordingProvider, ReplayProvider};
+use crate::provider::resolve::{ModelError, openai_provider};
+use crate::provider::{Provider, ProviderError};
+use crate::setup::{Setup, SetupError};
+use crate::store::{StoreError, StoreSink, ThreadStore, default_path, title_from};
+use crate::tools::builtin::Clarifications;
+
+/// How long MCP servers get to exit when the session closes.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Why a session cannot start, or a message cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The configuration cannot be used.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// The model cannot be resolved or its client built.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The replay or record file cannot be used.
+    #[error(transparent)]
+    Replay(ProviderError),
+    /// The threads database cannot be used.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The thread asked for cannot be opened.
+    #[error(transparent)]
+    Resume(StoreError),
+    /// `--continue` with no thread in the working directory.
+    #[error("no thread to continue in {}; start one without --continue", .0.display())]
+    NothingToContinue(PathBuf),
+    /// The outputs folder cannot be created.
+    #[error("cannot create the outputs folder: {0}")]
+    Outputs(std::io::Error),
+}
+
+/// Which thread the session starts on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StartThread {
+    /// A new one, created with the first message.
+    #[default]
+    New,
+    /// A stored one, by id or prefix (`--resume`).
+    Resume(String),
+    /// The newest of the working directory (`--continue`); there must be one.
+    Latest,
+}
+
+/// How the session starts.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// The model (`--model`).
+    pub model: Option<String>,
+    /// The most model calls per run (`--max-turns`).
+    pub max_turns: u32,
+    /// The thread to start on.
+    pub thread: StartThread,
+    /// Answer from this recorded file instead of a model (`--replay`).
+    pub replay: Option<PathBuf>,
+    /// Record the model's replies to this file (`--record`).
+    pub record: Option<PathBuf>,
+    /// A person can answer `ask_clarification` (the chat): the tool exists only then.
+    pub clarify: bool,
+}
+
+/// The thread in use, with its creation time (the system prompt's date).
+struct OpenThread {
+    thread: Thread,
+    created_at: i64,
+    title: String,
+}
+
+/// The environment variables model resolution reads, captured at start so the session
+/// owns everything it needs (and can run on any task).
+const MODEL_ENV: &[&str] = &["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTLER_MODEL"];
+
+/// One session: its assembly, its threads store and the thread in use.
+pub struct Session {
+    /// The tools, the MCP servers and the agent, kept from run to run.
+    assembly: Assembly,
+    /// The configured models, for switching.
+    models: Vec<ModelConfig>,
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+    store: ThreadStore,
+    outputs: PathBuf,
+    provider: Arc<dyn Provider>,
+    thread: Option<OpenThread>,
+    clarifications: Option<Clarifications>,
+}
+
+impl Session {
+    /// Resolves the model, opens the store and the thread to start on, and starts the MCP
+    /// servers. With `options.clarify`, the questions of `ask_clarification` arrive on the
+    /// receiver returned.
+    pub async fn start(
+        setup: Setup,
+        env: EnvLookup<'_>,
+        cwd: &Path,
+        options: SessionOptions,
+    ) -> Result<(Self, Option<UnboundedReceiver<ClarificationRequest>>), SessionError> {
+        let models = setup.app.value.models.clone();
+        let provider = provider_for(&models, options.model.as_deref(), env, cwd, &options)?;
+        let db = default_path(env)?;
+        let store = ThreadStore::open(&db)?;
+        let outputs = prepare_outputs(&db).map_err(SessionError::Outputs)?;
+        let thread = match &options.thread {
+            StartThread::New => None,
+            StartThread::Resume(id) => Some(open_stored(&store, id).map_err(SessionError::Resume)?),
+            StartThread::Latest => match store.latest_in(cwd)? {
+                Some(meta) => Some(open_stored(&store, &meta.id).map_err(SessionError::Resume)?),
+                None => return Err(SessionError::NothingToContinue(cwd.to_path_buf())),
+            },
+        };
+        let (clarifications, questions) = match options.clarify {
+            true => {
+                let (broker, questions) = Clarifications::new();
+                (Some(broker), Some(questions))
+            }
+            false => (None, None),
+        };
+        let spec = AssemblySpec {
+            provider: provider.clone(),
+            model: options.model,
+            max_turns: options.max_turns,
+            clarifications: clarifications.clone(),
+        };
+        let assembly = Assembly::new(setup, cwd, spec, env).await?;
+        let session = Self {
+            assembly,
+            models,
+            env: MODEL_ENV
+                .iter()
+                .filter_map(|name| env(name).map(|value| (name.to_string(), value)))
+                .collect(),
+            cwd: cwd.to_path_buf(),
+            store,
+            outputs,
+            provider,
+            thread,
+            clarifications,
+        };
+        Ok((session, questions))
+    }
+
+    /// The status line's facts now.
+    pub async fn info(&self, running: bool) -> SessionInfo {
+        let statuses = self.assembly.mcp().await.statuses().await;
+        let up = statuses
+            .iter()
+            .filter(|s| s.status == ServerState::Connected)
+            .count();
+        let open = self.thread.as_ref();
+        SessionInfo {
+            model: self.provider.model().to_string(),
+            models: self.models.iter().map(|m| m.name.clone()).collect(),
+            thread_id: open.map(|t| t.thread.id.clone()).unwrap_or_default(),
+            thread_title: open.map(|t| t.title.clone()).unwrap_or_default(),
+            usage: open.map(|t| t.thread.usage).unwrap_or_default(),
+            promoted: open.map_or(0, |t| t.thread.state.promoted.names.len()),
+            mcp_up: up,
+            mcp_down: statuses.len() - up,
+            running,
+        }
+    }
+
+    /// The messages of the thread in use, if one is open.
+    pub fn history(&self) -> Option<&[Message]> {
+        self.thread.as_ref().map(|t| t.thread.messages.as_slice())
+    }
+
+    /// The next message starts a new thread.
+    pub fn new_thread(&mut self) {
+        self.thread = None;
+    }
+
+    /// Opens a stored thread by id or prefix.
+    pub fn resume(&mut self, id: &str) -> Result<(), StoreError> {
+        self.thread = Some(open_stored(&self.store, id)?);
+        Ok(())
+    }
+
+    /// The newest stored threads.
+    pub fn threads(&self) -> Result<Vec<ThreadMeta>, StoreError> {
+        self.store.list(Some(100))
+    }
+
+    /// The MCP servers in use now.
+    pub async fn mcp(&self) -> Arc<McpManager> {
+        self.assembly.mcp().await
+    }
+
+    /// Where `ask_clarification`'s questions are answered (none without `clarify`).
+    pub fn clarifications(&self) -> Option<Clarifications> {
+        self.clarifications.clone()
+    }
+
+    /// Uses the configured model `name` from the next message on.
+    pub async fn switch_model(&mut self, name: &str) -> Result<(), String> {
+        if !self.models.iter().any(|m| m.name == name) {
+            return Err(format!("no model named `{name}` in config.yaml"));
+        }
+        let env = |key: &str| {
+            self.env
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+        };
+        let provider: Arc<dyn Provider> =
+            Arc::new(openai_provider(&self.models, Some(name), &env).map_err(|e| e.to_string())?);
+        self.assembly
+            .set_model(provider.clone(), Some(name.to_string()))
+            .await
+            .map_err(|e| e.to_string())?;
+        self.provider = provider;
+        Ok(())
+    }
+
+    /// The tools as the model sees them on the thread in use.
+    pub async fn tools_view(&self) -> Result<ToolsView, SetupError> {
+        let deferred = self.assembly.deferred().await?;
+        let state = self.thread.as_ref().map(|t| &t.thread.state);
+        let hash = deferred.catalog.as_ref().map(|c| c.hash().to_string());
+        let promoted = match (state, &hash) {
+            (Some(state), Some(hash)) => state
+                .promoted
+                .names
+                .iter()
+                .filter(|n| state.is_promoted(hash, n))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        let bound = deferred.bound.iter().map(|t| t.info().name.clone());
+        Ok(ToolsView {
+            bound: bound.collect(),
+            promoted,
+            deferred: deferred
+                .catalog
+                .as_ref()
+                .map(|c| c.infos().iter().map(|i| i.name.clone()).collect())
+                .unwrap_or_default(),
+            catalog_hash: hash
+                .filter(|_| deferred.bound.iter().any(|t| t.info().name == TOOL_SEARCH)),
+        })
+    }
+
+    /// Runs `text` on the thread in use (a new one, titled by `text`, if none is open),
+    /// emitting the run's events. `Err`: the run could not start (a new thread is not
+    /// kept). A failed run goes on from what is stored.
+    pub async fn run(
+        &mut self,
+        text: String,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, SessionError> {
+        let place = self.thread_for(&text)?;
+        self.assembly.set_thread(place).await;
+        let agent = match self.assembly.prepare().await {
+            Ok(agent) => agent,
+            Err(err) => {
+                self.forget_if_empty();
+                return Err(err.into());
+            }
+        };
+        let Some(open) = self.thread.as_mut() else {
+            return Err(StoreError::NotFound(String::from("the thread in use")).into());
+        };
+        let sink = StoreSink::new(&self.store);
+        let result = run_live(
+            &self.assembly,
+            agent,
+            &mut open.thread,
+            text,
+            &sink,
+            emit,
+            cancel,
+        )
+        .await;
+        if result.status == RunStatus::Failed {
+            // A failed run may have failed to store something: go on from what is stored.
+            let id = open.thread.id.clone();
+            match open_stored(&self.store, &id) {
+                Ok(reloaded) => self.thread = Some(reloaded),
+                Err(err) => tracing::warn!("cannot reload the thread after the failed run: {err}"),
+            }
+        }
+        Ok(result)
+    }
+
+    /// Ends the session: its MCP servers are stopped, and a new thread that got no message
+    /// is not kept.
+    pub async fn close(mut self) {
+        self.forget_if_empty();
+        self.assembly.mcp().await.shutdown(SHUTDOWN_GRACE).await;
+    }
+
+    /// Where the thread to run on is (the open one, or a new one titled by `text`).
+    fn thread_for(&mut self, text: &str) -> Result<ThreadPlace, StoreError> {
+        if self.thread.is_none() {
+            let meta = self.store.create(&self.cwd, self.provider.model())?;
+            let title = title_from(text);
+            self.thread = Some(OpenThread {
+                thread: Thread {
+                    id: meta.id.clone(),
+                    ..Thread::default()
+                },
+                created_at: meta.created_at,
+                title: title.clone(),
+            });
+            if let Err(err) = self.store.set_title(&meta.id, &title) {
+                self.forget_if_empty();
+                return Err(err);
+            }
+        }
+        let open = self
+            .thread
+            .as_ref()
+            .ok_or_else(|| StoreError::NotFound(String::from("new thread")))?;
+        Ok(ThreadPlace {
+            date: crate::clock::utc_date(open.created_at),
+            outputs: self.outputs.join(&open.thread.id),
+        })
+    }
+
+    /// Drops the thread in use if it is new and has no message (its run never started).
+    fn forget_if_empty(&mut self) {
+        let Some(open) = &self.thread else {
+            return;
+        };
+        if open.thread.resumed || !open.thread.messages.is_empty() {
+            return;
+        }
+        if let Err(err) = self.store.delete(&open.thread.id) {
+            tracing::warn!("cannot remove the empty thread {}: {err}", open.thread.id);
+        }
+        self.thread = None;
+    }
+}
+
+/// Opens a stored thread by id or prefix, to continue it.
+fn open_stored(store: &ThreadStore, id: &str) -> Result<OpenThread, StoreError> {
+    let stored = store.load(id)?;
+    Ok(OpenThread {
+        created_at: stored.meta.created_at,
+        title: stored.meta.title.clone(),
+        thread: Thread {
+            id: stored.meta.id,
+            messages: stored.messages,
+            state: stored.state,
+            usage: stored.meta.usage,
+            resumed: true,
+        },
+    })
+}
+
+/// The model: a replay file, or the endpoint `model` resolves to; recorded when asked.
+fn provider_for(
+    models: &[ModelConfig],
+    model: Option<&str>,
+    env: EnvLookup<'_>,
+    cwd: &Path,
+    options: &SessionOptions,
+) -> Result<Arc<dyn Provider>, SessionError> {
+    let provider: Arc<dyn Provider> = match &options.replay {
+        Some(path) => Arc::new(ReplayProvider::open(cwd.join(path)).map_err(SessionError::Replay)?),
+        None => Arc::new(openai_provider(models, model, env)?),
+    };
+    Ok(match &options.record {
+        Some(path) => Arc::new(
+            RecordingProvider::create(cwd.join(path), provider).map_err(SessionError::Replay)?,
+        ),
+        None => provider,
+    })
+}
