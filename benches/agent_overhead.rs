@@ -564,7 +564,8 @@ fn antler_in(dir: &Path, base_url: &str) -> Command {
         .env_remove("RUST_LOG")
         .env("OPENAI_BASE_URL", base_url)
         .env("OPENAI_API_KEY", "sk-bench")
-        .args(["-m", MODEL])
+        // The sandbox's config.yaml and extensions_config.json are the bench's own.
+        .args(["--trust-project", "-m", MODEL])
         .stdin(Stdio::null());
     cmd
 }
