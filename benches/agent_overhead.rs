@@ -27,7 +27,7 @@ mod support;
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -93,14 +93,9 @@ fn main() {
         spawner(Path::new(&dir));
         return;
     }
-    let dir = std::env::var_os("ANTLER_BENCH_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/livemcp"),
-        PathBuf::from,
-    );
-    if !dir.join("catalog.json").exists() {
-        println!("no benchmark data at {}; skipped", dir.display());
+    let Some(dir) = support::bench_data() else {
         return;
-    }
+    };
     let data = Data::load(&dir);
     let full = std::env::args().any(|a| a == "--bench");
     let plan = if full {

@@ -21,7 +21,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,14 +51,9 @@ const CONFIG: &str = "tool_search:\n  enabled: true\nsandbox:\n  allow_host_bash
     - {name: bash, use: antler.sandbox:bash}\n  - {name: web_fetch, use: antler.sandbox:web_fetch}\n";
 
 fn main() {
-    let dir = std::env::var_os("ANTLER_BENCH_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/livemcp"),
-        PathBuf::from,
-    );
-    if !dir.join("catalog.json").exists() {
-        println!("no benchmark data at {}; skipped", dir.display());
+    let Some(dir) = support::bench_data() else {
         return;
-    }
+    };
     let tools = load_catalog_file(&dir.join("catalog.json")).unwrap();
     let full = std::env::args().any(|a| a == "--bench");
     let runs = if full { 200 } else { 3 };

@@ -11,6 +11,20 @@ pub struct Stats {
     pub n: usize,
 }
 
+/// The LiveMCPBench data: `$ANTLER_BENCH_DIR`, else `../shared/bench/livemcp` beside the
+/// crate; `None` (and a message saying the bench is skipped) when it is missing.
+pub fn bench_data() -> Option<PathBuf> {
+    let dir = std::env::var_os("ANTLER_BENCH_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/livemcp"),
+        PathBuf::from,
+    );
+    if !dir.join("catalog.json").exists() {
+        println!("no benchmark data at {}; skipped", dir.display());
+        return None;
+    }
+    Some(dir)
+}
+
 /// Where the fixture MCP server is built, beside the antler binary in use.
 fn fixture_path() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_antler"))
