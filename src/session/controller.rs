@@ -141,6 +141,10 @@ impl Controller {
     /// cancels and ends the session (returns true), `Answer` and `ShowMcp` are answered,
     /// the rest wait.
     async fn submit(&mut self, text: String) -> bool {
+        if let Err(err) = self.session.open_for(&text) {
+            self.error(err.to_string());
+            return false;
+        }
         self.info(true).await;
         let updates = self.updates.clone();
         let emit = |event: Event| {

@@ -264,6 +264,13 @@ impl Session {
         })
     }
 
+    /// Makes sure a thread is open for the message `text`: a new one, titled by it, when
+    /// none is (so a front-end can show the thread before the run starts).
+    pub fn open_for(&mut self, text: &str) -> Result<(), SessionError> {
+        self.thread_for(text)?;
+        Ok(())
+    }
+
     /// Runs `text` on the thread in use (a new one, titled by `text`, if none is open),
     /// emitting the run's events. `Err`: the run could not start (a new thread is not
     /// kept). A failed run goes on from what is stored.

@@ -112,6 +112,16 @@ async fn runs_resume_and_new_threads() {
     );
 
     driver.send(Command::Submit("hello".into()));
+    let running = driver
+        .next(|u| match u {
+            Update::Info(info) if info.running => Some(info),
+            _ => None,
+        })
+        .await;
+    assert_eq!(
+        running.thread_title, "hello",
+        "the new thread shows while it runs"
+    );
     let result = driver.finished().await;
     assert_eq!(
         (result.status, result.result.as_str()),
