@@ -82,6 +82,12 @@ impl McpManager {
         &self.skipped
     }
 
+    /// Each server's tool-list version (see [`McpServer::refresh_tools`]), the servers
+    /// that announced a change listed again first, all at once.
+    pub async fn list_versions(&self) -> Vec<u64> {
+        futures::future::join_all(self.servers.iter().map(|s| s.refresh_tools())).await
+    }
+
     /// Every MCP tool under its model-facing name, servers in config order, each server's
     /// tools in listing order. Servers that announced a change are listed again first.
     pub async fn tools(&self) -> Vec<Arc<dyn Tool>> {

@@ -20,6 +20,11 @@ use crate::tools::ToolOutput;
 /// does not cost every call a full start-up timeout.
 const RESTART_BACKOFF: Duration = Duration::from_secs(5);
 
+/// After a re-list failed or timed out, the old list is used this long before the next
+/// try, so a server that announces changes and then does not answer cannot stall every
+/// step of a run.
+const RELIST_BACKOFF: Duration = Duration::from_secs(30);
+
 enum State {
     Disabled,
     Stopped,
@@ -33,6 +38,8 @@ struct Live {
     connection: Connection,
     /// A call failed at the transport level (not an MCP error): reconnect before the next.
     broken: bool,
+    /// A re-list failed: not tried again before then.
+    relist_after: Option<Instant>,
 }
 
 impl Live {
@@ -48,6 +55,8 @@ pub struct McpServer {
     changes: watch::Sender<u64>,
     state: Mutex<State>,
     next_id: AtomicU64,
+    /// Grows whenever the tool list held changes (a new connection, a re-list).
+    list_version: AtomicU64,
 }
 
 impl McpServer {
@@ -59,6 +68,7 @@ impl McpServer {
             changes,
             state: Mutex::new(State::Disabled),
             next_id: AtomicU64::new(0),
+            list_version: AtomicU64::new(0),
         };
         if server.config.enabled {
             let state = server.connect_state().await;
@@ -75,11 +85,15 @@ impl McpServer {
         // took the old list takes them again.
         self.changes.send_modify(|generation| *generation += 1);
         match connect(&self.config, self.changes.clone()).await {
-            Ok(connection) => State::Connected(Box::new(Live {
-                id: self.next_id.fetch_add(1, Ordering::Relaxed),
-                connection,
-                broken: false,
-            })),
+            Ok(connection) => {
+                self.list_version.fetch_add(1, Ordering::Relaxed);
+                State::Connected(Box::new(Live {
+                    id: self.next_id.fetch_add(1, Ordering::Relaxed),
+                    connection,
+                    broken: false,
+                    relist_after: None,
+                }))
+            }
             Err(err) => State::Failed {
                 reason: err.to_string(),
                 at: Instant::now(),
@@ -141,43 +155,60 @@ impl McpServer {
         }
     }
 
-    /// The server's tools, listed again first if the server announced a change. The
-    /// re-list runs outside the lock and within the start-up timeout; if it fails, the old
-    /// list is kept and the next use tries again.
+    /// The server's tools, listed again first if the server announced a change (see
+    /// [`McpServer::refresh_tools`]).
     pub async fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.refresh_tools().await;
+        match &*self.state.lock().await {
+            State::Connected(live) => live.connection.tools.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Lists the tools again if the server announced a change since the last listing,
+    /// and returns the version of the list held, which grows whenever it changes. The
+    /// re-list runs outside the lock and within the start-up timeout; if it fails, the
+    /// old list is kept and tried again after [`RELIST_BACKOFF`].
+    pub async fn refresh_tools(&self) -> u64 {
+        let version = || self.list_version.load(Ordering::Relaxed);
         let (peer, id, generation) = {
             let state = self.state.lock().await;
             let State::Connected(live) = &*state else {
-                return Vec::new();
+                return version();
             };
             let generation = *self.changes.borrow();
-            if generation == live.connection.listed_generation {
-                return live.connection.tools.clone();
+            let waiting = live.relist_after.is_some_and(|at| Instant::now() < at);
+            if generation == live.connection.listed_generation || waiting {
+                return version();
             }
             (live.connection.service.peer().clone(), live.id, generation)
         };
         let listed = tokio::time::timeout(self.config.startup_timeout, list_all_tools(&peer)).await;
         let mut state = self.state.lock().await;
         let State::Connected(live) = &mut *state else {
-            return Vec::new();
+            return version();
         };
-        match listed {
-            Ok(Ok(tools)) if live.id == id => {
+        if live.id != id {
+            return version();
+        }
+        let failed = match listed {
+            Ok(Ok(tools)) => {
                 tracing::info!(server = %self.config.name, count = tools.len(), "tools re-listed after list_changed");
                 live.connection.tools = tools;
                 live.connection.listed_generation = generation;
+                live.relist_after = None;
+                self.list_version.fetch_add(1, Ordering::Relaxed);
+                return version();
             }
-            Ok(Ok(_)) => {}
-            Ok(Err(err)) => {
-                tracing::warn!(server = %self.config.name, "re-listing tools failed; keeping the old list: {err}");
-            }
-            Err(_) => tracing::warn!(
-                server = %self.config.name,
-                "re-listing tools took longer than {:?}; keeping the old list",
+            Ok(Err(err)) => format!("re-listing tools failed: {err}"),
+            Err(_) => format!(
+                "re-listing tools took longer than {:?}",
                 self.config.startup_timeout
             ),
-        }
-        live.connection.tools.clone()
+        };
+        tracing::warn!(server = %self.config.name, "{failed}; keeping the old list for {RELIST_BACKOFF:?}");
+        live.relist_after = Some(Instant::now() + RELIST_BACKOFF);
+        version()
     }
 
     /// Calls `tool` (its name on the server). Every failure — `isError`, a timeout, a dead

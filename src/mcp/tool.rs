@@ -43,7 +43,9 @@ impl McpTool {
                     original_name: original_name.clone(),
                 },
                 metadata,
-                // The server's word only: it can at worst race its own calls.
+                // The server's word only: a false hint lets its calls run beside the other
+                // parallel calls of the same reply (reads, searches, subagents), never
+                // beside a call that must run alone.
                 parallel: tool
                     .annotations
                     .as_ref()

@@ -73,7 +73,7 @@ struct Inner {
     builtins: Vec<Arc<dyn Tool>>,
     subagents: Option<SubagentSlot>,
     mcp: Arc<McpManager>,
-    /// Each server's tool-list generation when its tools were last taken.
+    /// Each server's tool-list version when its tools were last taken.
     listed: Vec<u64>,
     deferred: Option<Arc<DeferredSetup>>,
     agent: Option<Arc<Agent>>,
@@ -202,13 +202,9 @@ impl Inner {
             self.mcp = mcp;
             self.deferred = None;
         }
-        let generations: Vec<u64> = self
-            .mcp
-            .servers()
-            .iter()
-            .map(|s| *s.tool_list_changes().borrow())
-            .collect();
-        if generations != self.listed {
+        // Re-lists the servers that announced a change.
+        let versions = self.mcp.list_versions().await;
+        if versions != self.listed {
             self.deferred = None;
         }
         let outputs = self.place.as_ref().map(|p| p.outputs.clone());
@@ -222,7 +218,6 @@ impl Inner {
         if let Some(deferred) = &self.deferred {
             return Ok(deferred.clone());
         }
-        // Taking the tools re-lists the servers that announced a change.
         let toolset = assemble_tiers(
             self.configured.1.clone(),
             self.builtins.clone(),
@@ -230,7 +225,7 @@ impl Inner {
         );
         let deferred = Arc::new(self.setup.deferred(&toolset, self.spec.model.as_deref())?);
         self.deferred = Some(deferred.clone());
-        self.listed = generations;
+        self.listed = versions;
         self.agent = None;
         self.rebuilds += 1;
         Ok(deferred)

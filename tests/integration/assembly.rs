@@ -101,3 +101,46 @@ async fn the_tools_are_rebuilt_only_when_something_changed() {
         .await;
     old_mcp.shutdown(std::time::Duration::from_secs(1)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_announces_changes_and_never_lists_stalls_one_step_only() {
+    let sandbox = Sandbox::new();
+    let mut fx = fixture_stdio(&["--hang-relist"]);
+    fx["startup_timeout_secs"] = json!(2);
+    write_extensions(&sandbox, json!({"fx": fx}));
+    let assembly = assembly(&sandbox).await;
+    assembly.set_thread(place(&sandbox, "t1")).await;
+    let first = assembly.prepare().await.unwrap();
+    let statuses = assembly.mcp().await.statuses().await;
+    let change = first
+        .deferred
+        .tool("fx_change_tools")
+        .unwrap_or_else(|| panic!("{statuses:?}"));
+    for _ in 0..2 {
+        let out = change
+            .call(antler::tools::ToolContext::standalone("c"), json!({}))
+            .await;
+        assert_eq!(out.content, "changed");
+        // The re-list times out once; the old tools stay, and the next steps do not wait
+        // for the server again while it backs off.
+        let started = std::time::Instant::now();
+        let agent = assembly.current().await.unwrap();
+        assert!(Arc::ptr_eq(&agent, &first), "the old list is kept");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+    let started = std::time::Instant::now();
+    for _ in 0..5 {
+        assembly.current().await.unwrap();
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(400),
+        "backing off, not waiting: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(assembly.rebuilds().await, 1);
+    assembly
+        .mcp()
+        .await
+        .shutdown(std::time::Duration::from_secs(1))
+        .await;
+}

@@ -54,6 +54,9 @@ struct Cli {
     /// Never answer `initialize`.
     #[arg(long)]
     hang: bool,
+    /// Answer only the first listing of the tools; never answer `tools/list` again.
+    #[arg(long)]
+    hang_relist: bool,
     /// For http/sse: answer 401 to requests without this exact header,
     /// given as "Name: value".
     #[arg(long, value_parser = parse_header)]
@@ -103,6 +106,7 @@ async fn main() -> anyhow::Result<()> {
         name: cli.name.clone(),
         startup_delay: Duration::from_millis(cli.startup_delay_ms),
         hang: cli.hang,
+        hang_relist: cli.hang_relist,
         page_size: cli
             .page_size
             .map(usize::try_from)

@@ -25,6 +25,8 @@ pub struct Behaviour {
     pub startup_delay: Duration,
     /// Never answer `initialize` (nor `server/discover`).
     pub hang: bool,
+    /// Never answer a `tools/list` after the first complete listing.
+    pub hang_relist: bool,
     /// Maximum number of tools per `tools/list` page; `None` = one page.
     pub page_size: Option<usize>,
 }
@@ -46,6 +48,8 @@ pub struct Fixture {
     behaviour: Arc<Behaviour>,
     mode: Mode,
     tools: Arc<Mutex<Vec<Tool>>>,
+    /// Whether the tools were listed to the end once (for `hang_relist`).
+    listed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Name of the tool that `change_tools` adds and removes.
@@ -97,6 +101,7 @@ impl Fixture {
             behaviour: Arc::new(behaviour),
             mode,
             tools: Arc::new(Mutex::new(tools)),
+            listed: Arc::default(),
         }
     }
 
@@ -204,6 +209,9 @@ impl ServerHandler for Fixture {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if self.behaviour.hang_relist && self.listed.load(std::sync::atomic::Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
         let tools = self.tools();
         // The cursor is the offset of the page's first tool: opaque to clients.
         let start = match request.and_then(|params| params.cursor) {
@@ -221,6 +229,8 @@ impl ServerHandler for Fixture {
         let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
         if end < tools.len() {
             result.next_cursor = Some(end.to_string());
+        } else {
+            self.listed.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         Ok(result)
     }
