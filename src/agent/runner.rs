@@ -116,15 +116,26 @@ impl Held<'_> {
         }
     }
 
-    /// Takes the source's current agent; the one it replaces when it changed.
-    async fn refresh(&mut self) -> Option<Arc<Agent>> {
+    /// The source's current agent when it is not the one held (never when cancelled
+    /// first: a server that is slow to list its tools does not hold up Ctrl-C).
+    async fn latest(&self, cancel: &CancellationToken) -> Option<Arc<Agent>> {
         let Self::Live { source, agent } = self else {
             return None;
         };
-        let current = source.current().await?;
-        if Arc::ptr_eq(&current, agent) {
+        let current = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return None,
+            current = source.current() => current?,
+        };
+        (!Arc::ptr_eq(&current, agent)).then_some(current)
+    }
+
+    /// Takes the source's current agent; the one it replaces when it changed.
+    async fn refresh(&mut self, cancel: &CancellationToken) -> Option<Arc<Agent>> {
+        let current = self.latest(cancel).await?;
+        let Self::Live { agent, .. } = self else {
             return None;
-        }
+        };
         Some(std::mem::replace(agent, current))
     }
 }
@@ -257,7 +268,7 @@ impl Run<'_> {
             }
             self.turn += 1;
             (self.emit)(Event::TurnStarted { turn: self.turn });
-            self.agent.refresh().await;
+            self.agent.refresh(self.cancel).await;
             if let Some(outcome) = self.summarize().await {
                 return outcome;
             }
@@ -450,7 +461,7 @@ impl Run<'_> {
     async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Option<Outcome> {
         // The tools may have changed since the model saw them: a call made against a
         // schema that is gone is refused, the rest run with the current tools.
-        let seen = self.agent.refresh().await;
+        let seen = self.agent.refresh(self.cancel).await;
         let before = self.thread.state.promoted.names.clone();
         let mut presented: Vec<String> = Vec::new();
         let mut outputs: Vec<Option<(ToolOutput, usize, u64)>> = vec![None; calls.len()];
@@ -510,20 +521,17 @@ impl Run<'_> {
             }
         } else {
             // One call may change the tool list (a server's `tools/list_changed`): each
-            // later call is checked against the tools as they are when it runs.
-            let mut model_saw = seen;
-            for (n, (i, call, mut tool)) in to_run.into_iter().enumerate() {
+            // later call runs only if its tool is still the one the model saw. It runs
+            // through the agent the batch began with, whose layers finish every result.
+            for (n, (i, call, tool)) in to_run.into_iter().enumerate() {
                 if n > 0
-                    && let Some(old) = self.agent.refresh().await
+                    && let Some(latest) = self.agent.latest(cancel).await
                 {
-                    model_saw.get_or_insert(old);
-                }
-                if let Some(old) = &model_saw {
-                    if let Some(stale) = stale_call(old, self.agent.get(), call) {
+                    let saw = seen.as_deref().unwrap_or(self.agent.get());
+                    if let Some(stale) = stale_call(saw, &latest, call) {
                         outputs[i] = Some((stale, layers, 0));
                         continue;
                     }
-                    tool = self.agent.get().deferred.tool(&call.name);
                 }
                 tokio::select! {
                     biased;
@@ -647,31 +655,28 @@ impl Run<'_> {
     }
 }
 
-/// The error for a call that `old` (the agent the model saw) offered but `new` does not
-/// offer with the same schema: its server's tool list changed under the model.
+/// The error for a call that `old` (the agent the model saw) and `new` (the agent now) do
+/// not offer alike: the tool is gone, has another schema, is now another server's (or
+/// another original tool), or was not offered when the model called it.
 fn stale_call(old: &Agent, new: &Agent, call: &ToolCall) -> Option<ToolOutput> {
-    let before = old.deferred.tool(&call.name)?;
-    let before = before.info();
+    let before = old.deferred.tool(&call.name);
     let now = new.deferred.tool(&call.name);
-    if now
-        .as_ref()
-        .is_some_and(|t| t.info().parameters == before.parameters)
-    {
-        return None;
-    }
-    let server = match &before.source {
-        ToolSource::Mcp { server, .. } => format!("MCP server `{server}`"),
+    let change = match (&before, &now) {
+        (None, None) => return None,
+        (None, Some(_)) => "was not offered when you called it",
+        (Some(_), None) => "is gone",
+        (Some(b), Some(n)) if b.info().source != n.info().source => "is now another tool",
+        (Some(b), Some(n)) if b.info().parameters != n.info().parameters => "has a new schema",
+        (Some(_), Some(_)) => return None,
+    };
+    let server = match before.as_ref().or(now.as_ref()).map(|t| &t.info().source) {
+        Some(ToolSource::Mcp { server, .. }) => format!("MCP server `{server}`"),
         _ => String::from("the toolset"),
     };
     Some(ToolOutput::error(format!(
-        "Error: the tools of {server} changed while you were working, and `{}` {}; this \
-         call was not made. Call tool_search again to get the current tools and schemas.",
-        call.name,
-        if now.is_some() {
-            "has a new schema"
-        } else {
-            "is gone"
-        }
+        "Error: the tools of {server} changed while you were working, and `{}` {change}; \
+         this call was not made. Call tool_search again to get the current tools and schemas.",
+        call.name
     )))
 }
 

@@ -9,7 +9,7 @@
 //! `subagents.timeout_seconds`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -22,7 +22,7 @@ use crate::agent::layers::{ChainOptions, agent_chain};
 use crate::agent::runner::{Agent, NoSink, Thread};
 use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
 use crate::deferred::{DeferredSetup, TOOL_SEARCH};
-use crate::protocol::{Event, RunStatus};
+use crate::protocol::{Event, RunStatus, Usage};
 use crate::provider::Provider;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
@@ -186,7 +186,18 @@ impl Task {
         };
         let description = args.description.clone();
         let (events, parent_call_id) = (ctx.events, ctx.call_id.clone());
+        // Each model call's usage is the parent run's as soon as it is known, so that an
+        // interrupted subagent (its call dropped) has still been paid for.
+        let counted_total = Mutex::new(Usage::default());
+        let (scope, counted) = (ctx.scope.clone(), &counted_total);
         let emit = move |event: Event| {
+            if let Event::Usage { usage, .. } = &event {
+                scope.add_usage(usage);
+                counted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .add(usage);
+            }
             events(Event::Subagent {
                 parent_call_id: parent_call_id.clone(),
                 subagent: id,
@@ -196,8 +207,9 @@ impl Task {
         };
         let run = agent.run(&mut thread, args.prompt, &NoSink, &emit, &ctx.cancel);
         let outcome = tokio::time::timeout(self.timeout, run).await;
-        // What the subagent spent is the parent run's too, whatever came of it.
-        ctx.scope.add_usage(&thread.usage);
+        // The rest of what it spent (its own tools' model calls) once it is done.
+        let counted = *counted_total.lock().unwrap_or_else(PoisonError::into_inner);
+        ctx.scope.add_usage(&thread.usage.minus(&counted));
         match outcome {
             Err(_) => ToolOutput::error(format!(
                 "Error: the subagent `{}` timed out after {} s (subagents.timeout_seconds).",

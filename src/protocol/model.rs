@@ -20,6 +20,17 @@ impl Usage {
         self.cached_input_tokens += other.cached_input_tokens;
         self.output_tokens += other.output_tokens;
     }
+
+    /// This total without `other` (never below zero).
+    pub fn minus(&self, other: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(other.input_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_sub(other.cached_input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(other.output_tokens),
+        }
+    }
 }
 
 /// Why the model stopped.

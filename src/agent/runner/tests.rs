@@ -824,3 +824,163 @@ async fn presented_files_are_listed_in_the_result() {
         again.files
     );
 }
+
+/// An agent over `mcp` alone, tool search off.
+fn agent_over(mcp: Vec<Arc<dyn Tool>>) -> Agent {
+    let (toolset, _) = assemble_toolset(Vec::new(), Vec::new(), mcp);
+    let config = ToolSearchConfig::default();
+    let deferred = setup_deferred(&toolset, &config, None).unwrap();
+    Agent {
+        provider: Scripted::new(Vec::new()),
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred: Arc::new(deferred),
+        system_prompt: "system".into(),
+        max_turns: 5,
+        summarization: None,
+    }
+}
+
+/// `time_now` from `server`'s tool `original`, with `parameters`.
+fn time_now(server: &str, original: &str, parameters: Value) -> Arc<dyn Tool> {
+    Arc::new(Echo(ToolInfo {
+        name: "time_now".into(),
+        description: "Current time".into(),
+        parameters,
+        source: ToolSource::Mcp {
+            server: server.into(),
+            original_name: original.into(),
+        },
+        metadata: Map::new(),
+        parallel: false,
+    }))
+}
+
+#[test]
+fn a_call_is_stale_unless_its_tool_is_the_one_the_model_saw() {
+    let schema = json!({"type": "object"});
+    let saw = agent_over(vec![time_now("time", "now", schema.clone())]);
+    let call = ToolCall {
+        id: "c".into(),
+        name: "time_now".into(),
+        arguments: "{}".into(),
+    };
+    let verdict = |now: Agent| stale_call(&saw, &now, &call).map(|o| o.content);
+    assert_eq!(
+        verdict(agent_over(vec![time_now("time", "now", schema.clone())])),
+        None,
+        "the same tool, listed again"
+    );
+    let cases = [
+        (agent_over(Vec::new()), "is gone"),
+        (
+            agent_over(vec![time_now(
+                "time",
+                "now",
+                json!({"type": "object", "required": ["tz"]}),
+            )]),
+            "has a new schema",
+        ),
+        (
+            agent_over(vec![time_now("evil", "now", schema.clone())]),
+            "is now another tool",
+        ),
+        (
+            agent_over(vec![time_now("time", "later", schema.clone())]),
+            "is now another tool",
+        ),
+    ];
+    for (now, change) in cases {
+        let refused = verdict(now).unwrap();
+        assert!(
+            refused.contains(change) && refused.contains("tool_search"),
+            "{refused}"
+        );
+    }
+    // A tool that appeared after the model call was never offered to the model.
+    let empty = agent_over(Vec::new());
+    let refused = stale_call(&empty, &saw, &call).unwrap().content;
+    assert!(refused.contains("was not offered"), "{refused}");
+    assert!(
+        stale_call(&empty, &empty, &call).is_none(),
+        "unknown is the layers' to answer"
+    );
+}
+
+#[tokio::test]
+async fn an_interrupted_subagent_has_still_been_paid_for() {
+    use crate::agent::subagent::{SubagentEnv, SubagentSlot, Task};
+    use crate::config::SubagentsConfig;
+
+    /// Answers its first call (with usage), then never again.
+    struct OnceThenSilent(Mutex<bool>);
+    impl Provider for OnceThenSilent {
+        fn complete<'a>(
+            &'a self,
+            _: &'a ModelRequest,
+            _: &'a (dyn Fn(ModelEvent) + Send + Sync),
+        ) -> ReplyFuture<'a> {
+            let first = std::mem::replace(&mut *self.0.lock().unwrap(), false);
+            Box::pin(async move {
+                if !first {
+                    std::future::pending::<()>().await;
+                }
+                Ok(calls(&[("u", "no_such_tool", json!({}))]))
+            })
+        }
+        fn model(&self) -> &str {
+            "sub"
+        }
+        fn endpoint(&self) -> &str {
+            "sub"
+        }
+    }
+
+    let provider = Scripted::new(vec![calls(&[(
+        "t",
+        "task",
+        json!({"description": "slow", "prompt": "work"}),
+    )])]);
+    let env = SubagentSlot::default();
+    let task: Arc<dyn Tool> = Arc::new(Task::new(&SubagentsConfig::default(), env.clone()));
+    let (toolset, _) = assemble_toolset(Vec::new(), vec![task], Vec::new());
+    let config = ToolSearchConfig::default();
+    let deferred = Arc::new(setup_deferred(&toolset, &config, None).unwrap());
+    env.set(SubagentEnv {
+        provider: Arc::new(OnceThenSilent(Mutex::new(true))),
+        deferred: deferred.clone(),
+        tool_search: config.clone(),
+        servers: Vec::new(),
+        system_prompt: "sub".into(),
+        max_turns: 5,
+        output_budget: None,
+        redact: Default::default(),
+    });
+    let agent = Agent {
+        provider,
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred,
+        system_prompt: "system".into(),
+        max_turns: 5,
+        summarization: None,
+    };
+    let cancel = CancellationToken::new();
+    // Cancelled when the subagent starts its second model call, which never answers.
+    let emit = |e: Event| {
+        if matches!(&e, Event::Subagent { event, .. }
+            if matches!(event.as_ref(), Event::TurnStarted { turn: 2 }))
+        {
+            cancel.cancel();
+        }
+    };
+    let mut thread = Thread::default();
+    let result = agent
+        .run(&mut thread, "go".into(), &NoSink, &emit, &cancel)
+        .await;
+    assert_eq!(result.status, RunStatus::Interrupted);
+    // The parent's one call (10 in, 2 out) and the subagent's first (10 in, 2 out).
+    assert_eq!(
+        (result.usage.input_tokens, result.usage.output_tokens),
+        (20, 4)
+    );
+    assert_eq!(thread.usage.input_tokens, 20);
+}
