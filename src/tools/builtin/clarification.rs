@@ -20,8 +20,22 @@ pub const ASK_CLARIFICATION: &str = "ask_clarification";
 /// plain data crosses to the front-end.
 #[derive(Clone)]
 pub struct Clarifications {
-    pending: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
+    pending: Arc<Mutex<HashMap<String, Waiting>>>,
     announce: mpsc::UnboundedSender<ClarificationRequest>,
+}
+
+/// One question's asker: a serial number, so that only its own asker withdraws it.
+struct Waiting {
+    serial: u64,
+    answer: oneshot::Sender<String>,
+}
+
+/// Why a question was not answered.
+enum Unanswered {
+    /// Declined, withdrawn, or nobody can answer.
+    NoAnswer,
+    /// Another question with the same call id waits already (call ids come from the model).
+    Duplicate,
 }
 
 impl std::fmt::Debug for Clarifications {
@@ -41,7 +55,7 @@ impl Clarifications {
         (broker, questions)
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<String>>> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -52,35 +66,52 @@ impl Clarifications {
             return false;
         };
         match answer {
-            Some(text) => waiting.send(text).is_ok(),
+            Some(text) => waiting.answer.send(text).is_ok(),
             None => true,
         }
     }
 
-    /// Announces `request` and waits for its answer; `None` when it is declined or nobody
-    /// can answer. A call that is dropped (its run ended) withdraws its question.
-    async fn ask(&self, request: ClarificationRequest) -> Option<String> {
+    /// Announces `request` and waits for its answer. A call that is dropped (its run
+    /// ended) withdraws its question.
+    async fn ask(&self, request: ClarificationRequest) -> Result<String, Unanswered> {
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let call_id = request.call_id.clone();
         let (answer, reply) = oneshot::channel();
-        self.pending().insert(call_id.clone(), answer);
+        match self.pending().entry(call_id.clone()) {
+            std::collections::hash_map::Entry::Occupied(_) => return Err(Unanswered::Duplicate),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(Waiting { serial, answer });
+            }
+        }
         let _withdraw = Withdraw {
             broker: self,
             call_id,
+            serial,
         };
-        self.announce.send(request).ok()?;
-        reply.await.ok()
+        self.announce
+            .send(request)
+            .map_err(|_| Unanswered::NoAnswer)?;
+        reply.await.map_err(|_| Unanswered::NoAnswer)
     }
 }
 
-/// Removes a question nobody will wait for any more.
+/// Removes its own question once nobody waits for it any more.
 struct Withdraw<'a> {
     broker: &'a Clarifications,
     call_id: String,
+    serial: u64,
 }
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        self.broker.pending().remove(&self.call_id);
+        let mut pending = self.broker.pending();
+        if pending
+            .get(&self.call_id)
+            .is_some_and(|w| w.serial == self.serial)
+        {
+            pending.remove(&self.call_id);
+        }
     }
 }
 
@@ -149,10 +180,14 @@ impl Tool for AskClarification {
                 options: args.options,
             };
             match self.clarifications.ask(request).await {
-                Some(answer) => ToolOutput::ok(format!("The user answered: {answer}")),
-                None => ToolOutput::error(
+                Ok(answer) => ToolOutput::ok(format!("The user answered: {answer}")),
+                Err(Unanswered::NoAnswer) => ToolOutput::error(
                     "Error: the user did not answer. Continue with your best judgement and \
                      say what you assumed.",
+                ),
+                Err(Unanswered::Duplicate) => ToolOutput::error(
+                    "Error: another question with this call id is waiting for the user; ask \
+                     one question at a time, each in its own call.",
                 ),
             }
         })
@@ -210,5 +245,24 @@ mod tests {
             .call(ToolContext::standalone("e"), json!({"question": " "}))
             .await;
         assert!(out.is_error && out.content.contains("empty"));
+    }
+
+    #[tokio::test]
+    async fn a_second_question_under_the_same_call_id_is_refused_and_the_first_kept() {
+        let (broker, mut questions) = Clarifications::new();
+        let tool = AskClarification::new(broker.clone());
+        let first = tool.call(ToolContext::standalone("x"), json!({"question": "One?"}));
+        let second_then_answer = async {
+            let q = questions.recv().await.unwrap();
+            assert_eq!(q.question, "One?");
+            let second = tool
+                .call(ToolContext::standalone("x"), json!({"question": "Two?"}))
+                .await;
+            assert!(second.is_error && second.content.contains("another question"));
+            // The refused second call withdrew nothing: the first is still answerable.
+            assert!(broker.answer("x", Some("yes".into())));
+        };
+        let (out, ()) = tokio::join!(first, second_then_answer);
+        assert_eq!(out.content, "The user answered: yes");
     }
 }
