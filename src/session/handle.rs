@@ -281,6 +281,11 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<RunResult, SessionError> {
         let place = self.thread_for(&text)?;
+        // The thread's tools read their saved outputs there, and Landlock names it.
+        if let Err(err) = std::fs::create_dir_all(&place.outputs) {
+            self.forget_if_empty();
+            return Err(SessionError::Outputs(err));
+        }
         self.assembly.set_thread(place).await;
         let agent = match self.assembly.prepare().await {
             Ok(agent) => agent,
@@ -357,7 +362,7 @@ impl Session {
         if open.thread.resumed || !open.thread.messages.is_empty() {
             return;
         }
-        if let Err(err) = self.store.delete(&open.thread.id) {
+        if let Err(err) = self.store.forget_empty(&open.thread.id) {
             tracing::warn!("cannot remove the empty thread {}: {err}", open.thread.id);
         }
         self.thread = None;

@@ -255,15 +255,22 @@ impl ThreadStore {
         rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 
-    /// Deletes the thread with exactly this id and its messages.
-    pub fn delete(&self, id: &str) -> Result<(), StoreError> {
+    /// Deletes the thread with exactly this id if it has no message (a run that never
+    /// started); whether it did. Checked in the statement itself, so a thread another
+    /// process has written to meanwhile is kept.
+    pub fn forget_empty(&self, id: &str) -> Result<bool, StoreError> {
         let changed = self
             .conn()
-            .execute("DELETE FROM threads WHERE id = ?1", [id])
+            .execute(
+                "DELETE FROM threads WHERE id = ?1 \
+                 AND NOT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?1)",
+                [id],
+            )
             .map_err(|e| self.sql(e))?;
-        found(changed, id)?;
-        tracing::debug!(%id, "thread deleted");
-        Ok(())
+        if changed > 0 {
+            tracing::debug!(%id, "empty thread deleted");
+        }
+        Ok(changed > 0)
     }
 
     /// The connection. A panic while it was held cannot leave a transaction open (the

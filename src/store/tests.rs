@@ -231,7 +231,6 @@ fn unknown_threads_are_not_found() {
         store.append("abcdef012345", 0, &[user("a")], &state, &none),
         store.replace_messages("abcdef012345", &[], &state, &none),
         store.set_title("abcdef012345", "t"),
-        store.delete("abcdef012345"),
     ] {
         assert!(
             matches!(&result, Err(StoreError::NotFound(id)) if id == "abcdef012345"),
@@ -331,25 +330,29 @@ fn list_is_newest_first_and_limited() {
 }
 
 #[test]
-fn delete_removes_the_thread_and_its_messages() {
+fn only_a_thread_without_messages_is_forgotten() {
     let (_dir, store) = store();
-    let id = store.create(Path::new("/p"), "m").unwrap().id;
-    store
+    let kept = store.create(Path::new("/p"), "m").unwrap().id;
+    // Another handle (another process) writes to the thread this one thinks is empty.
+    let other = ThreadStore::open(store.path()).unwrap();
+    other
         .append(
-            &id,
+            &kept,
             0,
             &every_variant(),
             &ThreadState::default(),
             &Usage::default(),
         )
         .unwrap();
-    store.delete(&id).unwrap();
-    assert!(matches!(store.load(&id), Err(StoreError::NotFound(_))));
-    let left: i64 = store
-        .conn()
-        .query_row("SELECT COUNT(*) FROM messages", [], |row| row.get(0))
-        .unwrap();
-    assert_eq!(left, 0, "messages cascade");
+    assert!(!store.forget_empty(&kept).unwrap());
+    assert_eq!(
+        store.load(&kept).unwrap().messages.len(),
+        every_variant().len()
+    );
+    let empty = store.create(Path::new("/p"), "m").unwrap().id;
+    assert!(store.forget_empty(&empty).unwrap());
+    assert!(matches!(store.load(&empty), Err(StoreError::NotFound(_))));
+    assert!(!store.forget_empty(&empty).unwrap(), "gone already");
 }
 
 #[test]
