@@ -1,7 +1,7 @@
 //! One long-lived assembly per session: the sandbox and configured tools, the built-in
 //! tools, the MCP servers and the current deferred setup, kept from run to run. Before each
 //! step of a run, [`AgentSource::current`] checks cheaply what could have changed — the
-//! extensions file, each server's tool-list generation, the model, the thread — and rebuilds
+//! extensions file, each server's tool-list version, the model, the thread — and rebuilds
 //! only what did: a changed tool list rebuilds the MCP tier and the catalog, not the
 //! sandbox; a new thread only the prompt and the output folder (and, under Landlock, the
 //! sandbox, whose rules name that folder).
