@@ -95,19 +95,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kill_all_groups_kills_every_guarded_group_once() {
+    fn a_guarded_group_is_registered_and_killed_once() {
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .process_group(0)
             .spawn()
             .unwrap();
         let guard = ProcessGroupGuard::new(Some(child.id()));
-        kill_all_groups();
+        let pgid = child.id() as i32;
+        // `kill_all_groups` is `kill` over the registry; called on the whole registry here
+        // it would also kill the groups of the tests running beside this one.
+        let mut mine = {
+            let mut registry = groups();
+            assert!(registry.contains(&pgid), "guarded groups are registered");
+            registry.retain(|g| *g != pgid);
+            vec![pgid]
+        };
+        kill(&mut mine);
+        assert!(mine.is_empty(), "forgotten once killed");
         assert_eq!(child.wait().unwrap().signal(), Some(9), "killed by SIGKILL");
-        assert!(
-            !groups().contains(&(child.id() as i32)),
-            "forgotten once killed"
-        );
         drop(guard);
     }
 
