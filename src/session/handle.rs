@@ -310,9 +310,13 @@ impl Session {
         .await;
         if result.status == RunStatus::Failed {
             // A failed run may have failed to store something: go on from what is stored.
-            let id = open.thread.id.clone();
+            let (id, resumed) = (open.thread.id.clone(), open.thread.resumed);
             match open_stored(&self.store, &id) {
-                Ok(reloaded) => self.thread = Some(reloaded),
+                Ok(mut reloaded) => {
+                    // Still new if it was: an empty one is not kept.
+                    reloaded.thread.resumed = resumed;
+                    self.thread = Some(reloaded);
+                }
                 Err(err) => tracing::warn!("cannot reload the thread after the failed run: {err}"),
             }
         }
