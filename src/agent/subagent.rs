@@ -277,26 +277,7 @@ impl Tool for Task {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{ModelEvent, ModelRequest, ReplyFuture};
-
-    /// A model that never answers: a subagent using it runs until dropped.
-    struct Silent;
-
-    impl Provider for Silent {
-        fn complete<'a>(
-            &'a self,
-            _: &'a ModelRequest,
-            _: &'a (dyn Fn(ModelEvent) + Send + Sync),
-        ) -> ReplyFuture<'a> {
-            Box::pin(std::future::pending())
-        }
-        fn model(&self) -> &str {
-            "silent"
-        }
-        fn endpoint(&self) -> &str {
-            "silent"
-        }
-    }
+    use crate::provider::testing::Silent;
 
     fn task(max_concurrent: usize, env: Option<SubagentEnv>) -> Task {
         let config = SubagentsConfig {
@@ -313,7 +294,7 @@ mod tests {
 
     fn env() -> SubagentEnv {
         SubagentEnv {
-            provider: Arc::new(Silent),
+            provider: Arc::new(Silent::new()),
             deferred: Arc::new(DeferredSetup {
                 bound: Vec::new(),
                 catalog: None,

@@ -513,6 +513,12 @@ mod tests {
         parse_extensions_config(text, Path::new("ext.json"), &env_of(vars)).unwrap()
     }
 
+    /// Why the server `name` was skipped.
+    fn skip_reason(loaded: &Loaded<ExtensionsConfig>, name: &str) -> String {
+        let skipped = loaded.value.skipped.iter().find(|s| s.name == name);
+        skipped.unwrap().reason.clone()
+    }
+
     #[test]
     fn defaults_and_aliases() {
         let loaded = parse(
@@ -595,16 +601,7 @@ mod tests {
             .map(|s| s.name.as_str())
             .collect();
         assert_eq!(names, ["good"]);
-        let reason = |n: &str| {
-            loaded
-                .value
-                .skipped
-                .iter()
-                .find(|s| s.name == n)
-                .unwrap()
-                .reason
-                .clone()
-        };
+        let reason = |n: &str| skip_reason(&loaded, n);
         assert!(reason("nocmd").contains("needs a `command`"));
         assert!(reason("nocmd").contains("set \"type\""));
         assert!(reason("nourl").contains("needs a `url`"));
@@ -631,16 +628,7 @@ mod tests {
   }
 }"#;
         let loaded = parse(text, &[]);
-        let reason = |n: &str| {
-            loaded
-                .value
-                .skipped
-                .iter()
-                .find(|s| s.name == n)
-                .unwrap()
-                .reason
-                .clone()
-        };
+        let reason = |n: &str| skip_reason(&loaded, n);
         assert!(
             reason("a").starts_with("ext.json:3:32: mcpServers.a.args: invalid type: string"),
             "{}",

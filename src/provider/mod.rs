@@ -16,6 +16,8 @@ use crate::protocol::{ErrorKind, FinishReason, Message, ToolCall, Usage};
 pub mod openai;
 pub mod replay;
 pub mod resolve;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use openai::{OpenAiProvider, OpenAiSettings};
 pub use replay::{RecordingProvider, ReplayProvider};

@@ -44,12 +44,7 @@ fn the_deferred_flow_end_to_end_and_resumed() {
         .args(["-p", "echo hello", "--output-format", "stream-json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
 
@@ -257,12 +252,7 @@ fn rate_limits_server_errors_and_cut_streams_are_retried() {
         .args(["-p", "hi", "--output-format", "stream-json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = events(&out.stdout);
     let retries: Vec<&Value> = events.iter().filter(|e| e["type"] == "retrying").collect();
     assert_eq!(retries.len(), 3, "{events:?}");
@@ -498,12 +488,7 @@ fn replay_runs_without_a_model_and_record_writes_what_replay_plays() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["result"], "2 + 3 = 5");
     assert_eq!(result["promoted_tools"], json!(["fx_add"]));
@@ -600,12 +585,7 @@ fn a_quirky_local_server_stream_works_end_to_end() {
         .args(["-p", "pid?", "--output-format", "stream-json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = events(&out.stdout);
     assert!(
         events
@@ -659,12 +639,7 @@ fn a_tool_list_changed_mid_run_is_bound_before_the_next_model_call() {
         .args(["-p", "change the tools", "--output-format", "stream-json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let requests = mock.requests();
     let bound = |i: usize| {
         requests[i]

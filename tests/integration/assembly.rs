@@ -77,9 +77,7 @@ async fn the_tools_are_rebuilt_only_when_something_changed() {
 
     // A server announces a changed tool list: its tools are taken again.
     let change = other.deferred.tool("fx_change_tools").unwrap();
-    let out = change
-        .call(antler::tools::ToolContext::standalone("c"), json!({}))
-        .await;
+    let out = call_tool(&*change, json!({})).await;
     assert_eq!(out.content, "changed");
     let changed = assembly.current().await.unwrap();
     assert_eq!(assembly.rebuilds().await, 2);
@@ -117,9 +115,7 @@ async fn a_server_that_announces_changes_and_never_lists_stalls_one_step_only() 
         .tool("fx_change_tools")
         .unwrap_or_else(|| panic!("{statuses:?}"));
     for _ in 0..2 {
-        let out = change
-            .call(antler::tools::ToolContext::standalone("c"), json!({}))
-            .await;
+        let out = call_tool(&*change, json!({})).await;
         assert_eq!(out.content, "changed");
         // The re-list times out once; the old tools stay, and the next steps do not wait
         // for the server again while it backs off.

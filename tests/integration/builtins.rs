@@ -6,12 +6,7 @@ use crate::mock_openai::{MockOpenAi, Reply};
 use crate::support::*;
 
 fn json_result(out: &std::process::Output) -> Value {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -116,12 +111,7 @@ fn a_task_runs_a_subagent_whose_events_are_nested_and_whose_answer_returns() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = events(&out.stdout);
     let requests = mock.requests();
     assert!(

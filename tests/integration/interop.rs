@@ -72,10 +72,7 @@ async fn calls_reach_the_real_servers() {
             .find(|t| t.info().name == name)
             .unwrap()
             .clone();
-        async move {
-            tool.call(antler::tools::ToolContext::standalone("test"), args)
-                .await
-        }
+        async move { call_tool(&*tool, args).await }
     };
     for name in ["everything_echo", "web_echo"] {
         let out = call(name, json!({"message": "hello"})).await;

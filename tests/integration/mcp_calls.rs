@@ -7,7 +7,7 @@ use std::sync::Arc;
 use antler::config::{Found, Origin, parse_extensions_config};
 use antler::mcp::{McpCache, McpManager};
 use antler::protocol::ServerState;
-use antler::tools::Tool;
+use antler::tools::{Tool, ToolOutput};
 use antler::trust::{OnUntrusted, ProjectTrust, TrustStore};
 use serde_json::{Value, json};
 
@@ -22,6 +22,11 @@ async fn manager(servers: Value) -> McpManager {
         loaded.value.skipped
     );
     McpManager::start(loaded.value).await
+}
+
+/// Calls the tool `name` of `manager` with `arguments`.
+async fn call(manager: &McpManager, name: &str, arguments: Value) -> ToolOutput {
+    call_tool(&*tool(manager, name).await, arguments).await
 }
 
 async fn tool(manager: &McpManager, name: &str) -> Arc<dyn Tool> {
@@ -40,51 +45,21 @@ async fn results_mcp_errors_and_timeouts_become_tool_outputs() {
     fx["env"] = json!({"ANTLER_FIXTURE_VALUE": "from-config"});
     let m = manager(json!({"fx": fx})).await;
 
-    let out = tool(&m, "fx_echo")
-        .await
-        .call(
-            antler::tools::ToolContext::standalone("test"),
-            json!({"text": "hi"}),
-        )
-        .await;
+    let out = call(&m, "fx_echo", json!({"text": "hi"})).await;
     assert_eq!((out.content.as_str(), out.is_error), ("hi", false));
-    let out = tool(&m, "fx_add")
-        .await
-        .call(
-            antler::tools::ToolContext::standalone("test"),
-            json!({"a": 2, "b": 3}),
-        )
-        .await;
+    let out = call(&m, "fx_add", json!({"a": 2, "b": 3})).await;
     assert_eq!(out.content, "5");
-    let out = tool(&m, "fx_env")
-        .await
-        .call(
-            antler::tools::ToolContext::standalone("test"),
-            json!({"name": "ANTLER_FIXTURE_VALUE"}),
-        )
-        .await;
+    let out = call(&m, "fx_env", json!({"name": "ANTLER_FIXTURE_VALUE"})).await;
     assert_eq!(
         out.content, "from-config",
         "the configured env reaches the child"
     );
 
-    let out = tool(&m, "fx_fail")
-        .await
-        .call(
-            antler::tools::ToolContext::standalone("test"),
-            json!({"message": "boom"}),
-        )
-        .await;
+    let out = call(&m, "fx_fail", json!({"message": "boom"})).await;
     assert!(out.is_error);
     assert_eq!(out.content, "Error: boom");
 
-    let out = tool(&m, "fx_sleep")
-        .await
-        .call(
-            antler::tools::ToolContext::standalone("test"),
-            json!({"ms": 30_000}),
-        )
-        .await;
+    let out = call(&m, "fx_sleep", json!({"ms": 30_000})).await;
     assert!(out.is_error);
     assert!(
         out.content.contains("did not answer within 0.5s"),
@@ -92,35 +67,17 @@ async fn results_mcp_errors_and_timeouts_become_tool_outputs() {
         out.content
     );
 
-    let out = tool(&m, "fx_echo")
-        .await
-        .call(
-            antler::tools::ToolContext::standalone("test"),
-            json!({"text": 7}),
-        )
-        .await;
+    let out = call(&m, "fx_echo", json!({"text": 7})).await;
     assert!(
         out.is_error,
         "invalid arguments are an error result: {}",
         out.content
     );
-    let out = tool(&m, "fx_echo")
-        .await
-        .call(
-            antler::tools::ToolContext::standalone("test"),
-            json!([1, 2]),
-        )
-        .await;
+    let out = call(&m, "fx_echo", json!([1, 2])).await;
     assert!(out.is_error && out.content.contains("must be a JSON object"));
 
     // The server is still usable after all of that.
-    let out = tool(&m, "fx_echo")
-        .await
-        .call(
-            antler::tools::ToolContext::standalone("test"),
-            json!({"text": "still here"}),
-        )
-        .await;
+    let out = call(&m, "fx_echo", json!({"text": "still here"})).await;
     assert_eq!(out.content, "still here");
 }
 
@@ -128,15 +85,10 @@ async fn results_mcp_errors_and_timeouts_become_tool_outputs() {
 async fn a_crashed_stdio_server_is_restarted_at_its_next_call() {
     let m = manager(json!({"fx": fixture_stdio(&[])})).await;
     let pid = tool(&m, "fx_pid").await;
-    let first = pid
-        .call(antler::tools::ToolContext::standalone("test"), json!({}))
-        .await;
+    let first = call_tool(&*pid, json!({})).await;
     assert!(!first.is_error);
 
-    let out = tool(&m, "fx_crash")
-        .await
-        .call(antler::tools::ToolContext::standalone("test"), json!({}))
-        .await;
+    let out = call(&m, "fx_crash", json!({})).await;
     assert!(out.is_error);
     assert!(
         out.content
@@ -145,9 +97,7 @@ async fn a_crashed_stdio_server_is_restarted_at_its_next_call() {
         out.content
     );
 
-    let second = pid
-        .call(antler::tools::ToolContext::standalone("test"), json!({}))
-        .await;
+    let second = call_tool(&*pid, json!({})).await;
     assert!(!second.is_error, "{}", second.content);
     assert_ne!(first.content, second.content, "a new process answers");
     assert_eq!(m.statuses().await[0].status, ServerState::Connected);
@@ -162,23 +112,14 @@ async fn list_changes_are_seen(servers: Value, name: &str) {
             .all(|t| t.info().name != format!("{name}_added_tool"))
     );
     let mut changes = m.servers()[0].tool_list_changes();
-    let out = tool(&m, &format!("{name}_change_tools"))
-        .await
-        .call(antler::tools::ToolContext::standalone("test"), json!({}))
-        .await;
+    let out = call(&m, &format!("{name}_change_tools"), json!({})).await;
     assert_eq!(out.content, "changed");
     tokio::time::timeout(std::time::Duration::from_secs(5), changes.changed())
         .await
         .expect("no tools/list_changed within 5 s")
         .unwrap();
     let added = tool(&m, &format!("{name}_added_tool")).await;
-    assert_eq!(
-        added
-            .call(antler::tools::ToolContext::standalone("test"), json!({}))
-            .await
-            .content,
-        "added"
-    );
+    assert_eq!(call_tool(&*added, json!({})).await.content, "added");
     assert_eq!(m.statuses().await[0].tool_count, 10);
 }
 
@@ -318,37 +259,19 @@ async fn call_timeouts_and_is_error_on_every_transport() {
     for transport in ["stdio", "http", "sse"] {
         let (_p, fx) = entry(transport, &[], json!({"tool_timeout_secs": 0.5}));
         let m = manager(json!({"fx": fx})).await;
-        let out = tool(&m, "fx_sleep")
-            .await
-            .call(
-                antler::tools::ToolContext::standalone("test"),
-                json!({"ms": 30_000}),
-            )
-            .await;
+        let out = call(&m, "fx_sleep", json!({"ms": 30_000})).await;
         assert!(
             out.is_error && out.content.contains("did not answer within 0.5s"),
             "{transport}: {}",
             out.content
         );
-        let out = tool(&m, "fx_fail")
-            .await
-            .call(
-                antler::tools::ToolContext::standalone("test"),
-                json!({"message": "nope"}),
-            )
-            .await;
+        let out = call(&m, "fx_fail", json!({"message": "nope"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (true, "Error: nope"),
             "{transport}"
         );
-        let out = tool(&m, "fx_echo")
-            .await
-            .call(
-                antler::tools::ToolContext::standalone("test"),
-                json!({"text": "after"}),
-            )
-            .await;
+        let out = call(&m, "fx_echo", json!({"text": "after"})).await;
         assert_eq!(out.content, "after", "{transport}: still usable");
     }
 }
@@ -368,23 +291,17 @@ async fn a_network_server_that_died_is_reconnected_at_the_next_call() {
             .to_string();
         let m = manager(json!({"net": {"type": transport, "url": first.url}})).await;
         let pid = tool(&m, "net_pid").await;
-        let before = pid
-            .call(antler::tools::ToolContext::standalone("test"), json!({}))
-            .await;
+        let before = call_tool(&*pid, json!({})).await;
         assert!(!before.is_error);
         drop(first);
-        let out = pid
-            .call(antler::tools::ToolContext::standalone("test"), json!({}))
-            .await;
+        let out = call_tool(&*pid, json!({})).await;
         assert!(
             out.is_error,
             "{transport}: the server is gone: {}",
             out.content
         );
         let _second = fixture_network(transport, &["--port", &port]);
-        let after = pid
-            .call(antler::tools::ToolContext::standalone("test"), json!({}))
-            .await;
+        let after = call_tool(&*pid, json!({})).await;
         assert!(!after.is_error, "{transport}: {}", after.content);
         assert_ne!(
             before.content, after.content,

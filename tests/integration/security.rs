@@ -31,12 +31,7 @@ fn run_json(sandbox: &Sandbox, mock: &MockOpenAi, prompt: &str) -> Value {
         .timeout(GUARD)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

@@ -254,6 +254,25 @@ pub fn agent(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> assert
     cmd
 }
 
+/// Calls `tool` with `arguments` outside any run.
+pub async fn call_tool(
+    tool: &dyn antler::tools::Tool,
+    arguments: Value,
+) -> antler::tools::ToolOutput {
+    tool.call(antler::tools::ToolContext::standalone("test"), arguments)
+        .await
+}
+
+/// Asserts that a run exited 0, showing its stderr when it did not.
+pub fn assert_success(out: &std::process::Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `stream-json` output, one event a line.
 pub fn events(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)

@@ -10,6 +10,7 @@ use crate::config::{ToolSearchConfig, ToolSearchMode};
 use crate::deferred::setup_deferred;
 use crate::deferred::testing::mcp_tools;
 use crate::protocol::FinishReason;
+use crate::provider::testing::Silent;
 use crate::provider::{ModelEvent, ModelRequest, ProviderError, ReplyFuture};
 use crate::tools::ToolContext;
 use crate::tools::{ToolFuture, ToolInfo, ToolSource, assemble_toolset};
@@ -343,33 +344,15 @@ async fn calls_run_concurrently_only_when_every_tool_may() {
     }
 }
 
-#[tokio::test]
-async fn cancelling_the_run_cancels_its_subagents() {
+/// An agent whose one model call delegates `prompt` to a subagent answered by `subagent`.
+fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
     use crate::agent::subagent::{SubagentEnv, SubagentSlot, Task};
     use crate::config::SubagentsConfig;
-
-    /// A model that never answers.
-    struct Silent;
-    impl Provider for Silent {
-        fn complete<'a>(
-            &'a self,
-            _: &'a ModelRequest,
-            _: &'a (dyn Fn(ModelEvent) + Send + Sync),
-        ) -> ReplyFuture<'a> {
-            Box::pin(std::future::pending())
-        }
-        fn model(&self) -> &str {
-            "silent"
-        }
-        fn endpoint(&self) -> &str {
-            "silent"
-        }
-    }
 
     let provider = Scripted::new(vec![calls(&[(
         "t",
         "task",
-        json!({"description": "forever", "prompt": "never ends"}),
+        json!({"description": "delegated", "prompt": prompt}),
     )])]);
     let env = SubagentSlot::default();
     let task: Arc<dyn Tool> = Arc::new(Task::new(&SubagentsConfig::default(), env.clone()));
@@ -377,7 +360,7 @@ async fn cancelling_the_run_cancels_its_subagents() {
     let config = ToolSearchConfig::default();
     let deferred = Arc::new(setup_deferred(&toolset, &config, None).unwrap());
     env.set(SubagentEnv {
-        provider: Arc::new(Silent),
+        provider: subagent,
         deferred: deferred.clone(),
         tool_search: config.clone(),
         servers: Vec::new(),
@@ -386,14 +369,19 @@ async fn cancelling_the_run_cancels_its_subagents() {
         output_budget: None,
         redact: Default::default(),
     });
-    let agent = Agent {
+    Agent {
         provider,
         chain: agent_chain(&deferred, &config, &[], Default::default()),
         deferred,
         system_prompt: "system".into(),
         max_turns: 5,
         summarization: None,
-    };
+    }
+}
+
+#[tokio::test]
+async fn cancelling_the_run_cancels_its_subagents() {
+    let agent = delegating_agent("never ends", Arc::new(Silent::new()));
     let cancel = CancellationToken::new();
     let events = Mutex::new(Vec::new());
     // The user cancels as soon as the subagent's model call starts.
@@ -908,61 +896,9 @@ fn a_call_is_stale_unless_its_tool_is_the_one_the_model_saw() {
 
 #[tokio::test]
 async fn an_interrupted_subagent_has_still_been_paid_for() {
-    use crate::agent::subagent::{SubagentEnv, SubagentSlot, Task};
-    use crate::config::SubagentsConfig;
-
-    /// Answers its first call (with usage), then never again.
-    struct OnceThenSilent(Mutex<bool>);
-    impl Provider for OnceThenSilent {
-        fn complete<'a>(
-            &'a self,
-            _: &'a ModelRequest,
-            _: &'a (dyn Fn(ModelEvent) + Send + Sync),
-        ) -> ReplyFuture<'a> {
-            let first = std::mem::replace(&mut *self.0.lock().unwrap(), false);
-            Box::pin(async move {
-                if !first {
-                    std::future::pending::<()>().await;
-                }
-                Ok(calls(&[("u", "no_such_tool", json!({}))]))
-            })
-        }
-        fn model(&self) -> &str {
-            "sub"
-        }
-        fn endpoint(&self) -> &str {
-            "sub"
-        }
-    }
-
-    let provider = Scripted::new(vec![calls(&[(
-        "t",
-        "task",
-        json!({"description": "slow", "prompt": "work"}),
-    )])]);
-    let env = SubagentSlot::default();
-    let task: Arc<dyn Tool> = Arc::new(Task::new(&SubagentsConfig::default(), env.clone()));
-    let (toolset, _) = assemble_toolset(Vec::new(), vec![task], Vec::new());
-    let config = ToolSearchConfig::default();
-    let deferred = Arc::new(setup_deferred(&toolset, &config, None).unwrap());
-    env.set(SubagentEnv {
-        provider: Arc::new(OnceThenSilent(Mutex::new(true))),
-        deferred: deferred.clone(),
-        tool_search: config.clone(),
-        servers: Vec::new(),
-        system_prompt: "sub".into(),
-        max_turns: 5,
-        output_budget: None,
-        redact: Default::default(),
-    });
-    let agent = Agent {
-        provider,
-        chain: agent_chain(&deferred, &config, &[], Default::default()),
-        deferred,
-        system_prompt: "system".into(),
-        max_turns: 5,
-        summarization: None,
-    };
+    // Its first call (with usage) asks for a tool; its second never answers.
+    let first = calls(&[("u", "no_such_tool", json!({}))]);
+    let agent = delegating_agent("work", Arc::new(Silent::after(first)));
     let cancel = CancellationToken::new();
     // Cancelled when the subagent starts its second model call, which never answers.
     let emit = |e: Event| {
