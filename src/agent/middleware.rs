@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::state::ThreadState;
+use crate::config::json_kind;
 use crate::protocol::{Message, ToolCall};
 use crate::provider::ModelReply;
 use crate::tools::ToolContext;
@@ -249,17 +250,6 @@ pub fn parse_arguments(text: &str) -> Result<Value, String> {
         Err(err) => Err(format!(
             "the arguments are not valid JSON ({err}); send a JSON object"
         )),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -278,6 +278,7 @@ impl Tool for Task {
 mod tests {
     use super::*;
     use crate::provider::testing::Silent;
+    use crate::tools::CallStandalone;
 
     fn task(max_concurrent: usize, env: Option<SubagentEnv>) -> Task {
         let config = SubagentsConfig {
@@ -316,8 +317,8 @@ mod tests {
     #[tokio::test]
     async fn calls_beyond_max_concurrent_get_an_error_at_once() {
         let tool = task(1, Some(env()));
-        let first = tool.call(crate::tools::ToolContext::standalone("test"), args());
-        let second = tool.call(crate::tools::ToolContext::standalone("test"), args());
+        let first = tool.call_standalone(args());
+        let second = tool.call_standalone(args());
         // The first holds the only slot (its model never answers); the second is refused
         // without waiting.
         let out = tokio::select! {
@@ -332,10 +333,7 @@ mod tests {
             out.content
         );
         let out = tool
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"description": "d", "prompt": "p", "subagent_type": "x"}),
-            )
+            .call_standalone(json!({"description": "d", "prompt": "p", "subagent_type": "x"}))
             .await;
         assert!(
             out.content.contains("unknown subagent_type"),
@@ -346,15 +344,11 @@ mod tests {
 
     #[tokio::test]
     async fn without_an_environment_or_with_a_timeout_the_call_fails_cleanly() {
-        let out = task(1, None)
-            .call(crate::tools::ToolContext::standalone("test"), args())
-            .await;
+        let out = task(1, None).call_standalone(args()).await;
         assert!(out.is_error && out.content.contains("not available"));
         let mut tool = task(1, Some(env()));
         tool.timeout = Duration::from_millis(10);
-        let out = tool
-            .call(crate::tools::ToolContext::standalone("test"), args())
-            .await;
+        let out = tool.call_standalone(args()).await;
         assert!(
             out.is_error && out.content.contains("timed out"),
             "{}",

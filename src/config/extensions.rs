@@ -208,7 +208,7 @@ pub fn parse_extensions_config(
             column: 1,
             message: format!(
                 "(top level): expected an object with a `mcpServers` key, found {}",
-                kind_of(&root)
+                json_kind(&root)
             ),
         });
     };
@@ -229,7 +229,7 @@ pub fn parse_extensions_config(
                 &[Segment::Key("mcpServers".into())],
                 format!(
                     "expected an object mapping server names to settings, found {}",
-                    kind_of(&other)
+                    json_kind(&other)
                 ),
             ));
         }
@@ -292,7 +292,7 @@ fn position_suffix(text: &str, key: &[Segment]) -> String {
 }
 
 /// A JSON value's kind, for "found ..." in messages.
-fn kind_of(value: &Value) -> &'static str {
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -350,7 +350,7 @@ fn server_from_raw(
     if !raw.is_object() {
         return Err(Skip::entry(format!(
             "expected an object of settings, found {}",
-            kind_of(&raw)
+            json_kind(&raw)
         )));
     }
     let mut ignored = Vec::new();

@@ -30,6 +30,7 @@ pub(crate) use env::recording_secrets;
 pub use env::{EnvLookup, expand_env_reference, expand_string, is_secret_name, load_dotenv};
 pub use error::ConfigError;
 pub(crate) use error::read_config_file;
+pub(crate) use extensions::json_kind;
 pub use extensions::{
     ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind,
     load_extensions_config, parse_extensions_config,

@@ -148,6 +148,7 @@ impl Tool for ToolSearch {
 mod tests {
     use super::*;
     use crate::deferred::testing::sample_catalog;
+    use crate::tools::CallStandalone;
 
     fn names(search: &ToolSearch, query: &str) -> Vec<String> {
         let infos = search.catalog.infos();
@@ -243,10 +244,7 @@ mod tests {
         let catalog = sample_catalog();
         let search = ToolSearch::new(catalog.clone(), 5);
         let out = search
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"query": "select:time_get_current_time"}),
-            )
+            .call_standalone(json!({"query": "select:time_get_current_time"}))
             .await;
         assert!(!out.is_error);
         let schemas: Value = serde_json::from_str(&out.content).unwrap();
@@ -257,27 +255,14 @@ mod tests {
         assert_eq!(promoted.names, ["time_get_current_time"]);
 
         let out = search
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"query": "select:nothing_here"}),
-            )
+            .call_standalone(json!({"query": "select:nothing_here"}))
             .await;
         assert_eq!(out.content, "No tools found matching: select:nothing_here");
         assert!(out.state_update.is_none());
-        let out = search
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"q": 1}),
-            )
-            .await;
+        let out = search.call_standalone(json!({"q": 1})).await;
         assert!(out.is_error);
         let long = format!("  {}  ", "zq".repeat(5000));
-        let out = search
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({ "query": long }),
-            )
-            .await;
+        let out = search.call_standalone(json!({ "query": long })).await;
         assert_eq!(
             out.content.len(),
             "No tools found matching: ".len() + MAX_QUERY_CHARS

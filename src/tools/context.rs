@@ -90,6 +90,20 @@ impl RunScope {
     }
 }
 
+/// Calls a tool outside any run, for tests.
+#[cfg(test)]
+pub(crate) trait CallStandalone {
+    /// [`Tool::call`](crate::tools::Tool::call) with [`ToolContext::standalone`].
+    fn call_standalone(&self, arguments: serde_json::Value) -> crate::tools::ToolFuture<'_>;
+}
+
+#[cfg(test)]
+impl<T: crate::tools::Tool + ?Sized> CallStandalone for T {
+    fn call_standalone(&self, arguments: serde_json::Value) -> crate::tools::ToolFuture<'_> {
+        self.call(ToolContext::standalone("test"), arguments)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

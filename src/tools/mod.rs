@@ -9,6 +9,8 @@ pub mod sandbox;
 mod tool;
 
 pub use assemble::{Toolset, assemble_toolset};
+#[cfg(test)]
+pub(crate) use context::CallStandalone;
 pub use context::{EventEmitter, RunScope, ToolContext};
 pub use registry::{
     ConfiguredToolError, ConfiguredTools, ToolBuildContext, ToolFactory, UnknownSetting,

@@ -6,7 +6,7 @@ use crate::mock_openai::{MockOpenAi, Reply};
 use crate::support::*;
 
 fn json_result(out: &std::process::Output) -> Value {
-    assert_success(&out);
+    assert_success(out);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

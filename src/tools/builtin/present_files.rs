@@ -111,6 +111,7 @@ impl Tool for PresentFiles {
 mod tests {
     use super::*;
     use crate::config::SandboxConfig;
+    use crate::tools::CallStandalone;
 
     #[tokio::test]
     async fn existing_files_are_presented_and_others_refused() {
@@ -120,10 +121,7 @@ mod tests {
         let ws = Workspace::from_config(&SandboxConfig::default(), dir.path()).unwrap();
         let tool = PresentFiles::new(ws);
         let out = tool
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"filepaths": ["out/report.md", "./out/report.md"]}),
-            )
+            .call_standalone(json!({"filepaths": ["out/report.md", "./out/report.md"]}))
             .await;
         assert_eq!(out.content, "Presented 1 file(s): out/report.md");
         assert_eq!(out.state_update.unwrap().presented_files, ["out/report.md"]);
@@ -137,9 +135,7 @@ mod tests {
             (json!({"filepaths": []}), "is empty"),
             (json!({"files": ["a"]}), "invalid arguments"),
         ] {
-            let out = tool
-                .call(crate::tools::ToolContext::standalone("test"), args)
-                .await;
+            let out = tool.call_standalone(args).await;
             assert!(
                 out.is_error && out.content.contains(needle),
                 "{}",

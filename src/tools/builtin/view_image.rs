@@ -138,6 +138,7 @@ impl Tool for ViewImage {
 mod tests {
     use super::*;
     use crate::config::SandboxConfig;
+    use crate::tools::CallStandalone;
 
     #[tokio::test]
     async fn images_are_read_by_content_and_capped() {
@@ -150,12 +151,7 @@ mod tests {
         let ws = Workspace::from_config(&SandboxConfig::default(), dir.path()).unwrap();
         let tool = ViewImage::new(ws);
 
-        let out = tool
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"image_path": "pic.dat"}),
-            )
-            .await;
+        let out = tool.call_standalone(json!({"image_path": "pic.dat"})).await;
         assert!(!out.is_error, "{}", out.content);
         let image = &out.state_update.unwrap().images[0];
         assert_eq!(image.media_type, "image/png");
@@ -170,12 +166,7 @@ mod tests {
             ("big.png", "at most"),
             ("/etc/passwd", "outside the workspace"),
         ] {
-            let out = tool
-                .call(
-                    crate::tools::ToolContext::standalone("test"),
-                    json!({"image_path": path}),
-                )
-                .await;
+            let out = tool.call_standalone(json!({"image_path": path})).await;
             assert!(
                 out.is_error && out.content.contains(needle),
                 "{}",

@@ -133,6 +133,7 @@ fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::CallStandalone;
     use crate::tools::ToolOutput;
     use crate::tools::sandbox::testing::tool;
 
@@ -154,29 +155,16 @@ mod tests {
     async fn finds_sorted_files_respecting_gitignore() {
         let dir = tree();
         let glob = tool(dir.path(), "glob", "", &[]);
-        let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "**/*.rs"}),
-            )
-            .await;
+        let out = glob.call_standalone(json!({"pattern": "**/*.rs"})).await;
         assert_eq!(
             out,
             ToolOutput::ok(".github/ci.rs\nsrc/lib.rs\nsrc/main.rs\nsrc/sub/deep.rs")
         );
         let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "*.rs", "path": "src"}),
-            )
+            .call_standalone(json!({"pattern": "*.rs", "path": "src"}))
             .await;
         assert_eq!(out, ToolOutput::ok("src/lib.rs\nsrc/main.rs"));
-        let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "*.log"}),
-            )
-            .await;
+        let out = glob.call_standalone(json!({"pattern": "*.log"})).await;
         assert_eq!(out, ToolOutput::ok("No files match `*.log` under `.`"));
     }
 
@@ -189,12 +177,7 @@ mod tests {
             ("certs/site.crt", b"-"),
         ]);
         let glob = tool(dir.path(), "glob", "", &[]);
-        let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "**/*"}),
-            )
-            .await;
+        let out = glob.call_standalone(json!({"pattern": "**/*"})).await;
         assert_eq!(
             out,
             ToolOutput::ok("certs/site.crt\n(3 files hidden: secret)")
@@ -205,12 +188,7 @@ mod tests {
     async fn says_when_results_are_truncated() {
         let dir = tree();
         let glob = tool(dir.path(), "glob", ", max_results: 2", &[]);
-        let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "**/*.rs"}),
-            )
-            .await;
+        let out = glob.call_standalone(json!({"pattern": "**/*.rs"})).await;
         assert_eq!(
             out.content,
             ".github/ci.rs\nsrc/lib.rs\n... (results truncated to 2 matches; narrow the \
@@ -228,46 +206,27 @@ mod tests {
         let glob = tool(&ws, "glob", "", &[]);
         for path in ["..", "up", "/"] {
             let out = glob
-                .call(
-                    crate::tools::ToolContext::standalone("test"),
-                    json!({"pattern": "*", "path": path}),
-                )
+                .call_standalone(json!({"pattern": "*", "path": path}))
                 .await;
             assert!(out.content.contains("outside the workspace"), "{out:?}");
         }
         let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "a[", "path": "."}),
-            )
+            .call_standalone(json!({"pattern": "a[", "path": "."}))
             .await;
         assert!(
             out.is_error && out.content.contains("invalid glob"),
             "{out:?}"
         );
-        let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "/etc/*"}),
-            )
-            .await;
+        let out = glob.call_standalone(json!({"pattern": "/etc/*"})).await;
         assert!(out.is_error && out.content.contains("absolute"), "{out:?}");
         let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "*", "path": "f.txt"}),
-            )
+            .call_standalone(json!({"pattern": "*", "path": "f.txt"}))
             .await;
         assert!(
             out.is_error && out.content.contains("not a directory"),
             "{out:?}"
         );
-        let out = glob
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "**/*"}),
-            )
-            .await;
+        let out = glob.call_standalone(json!({"pattern": "**/*"})).await;
         assert_eq!(
             out,
             ToolOutput::ok("f.txt\nup"),

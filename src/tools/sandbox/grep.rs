@@ -213,6 +213,7 @@ fn cut(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::CallStandalone;
     use crate::tools::ToolOutput;
     use crate::tools::sandbox::testing::tool;
 
@@ -231,45 +232,28 @@ mod tests {
     async fn finds_lines_with_paths_and_numbers() {
         let dir = tree();
         let grep = tool(dir.path(), "grep", "", &[]);
-        let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "todo"}),
-            )
-            .await;
+        let out = grep.call_standalone(json!({"pattern": "todo"})).await;
         assert_eq!(
             out,
             ToolOutput::ok("src/a.rs:2:let TODO = 1;\nsrc/b.txt:1:todo: write docs")
         );
         let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "TODO", "case_sensitive": true, "glob": "*.rs"}),
-            )
+            .call_standalone(json!({"pattern": "TODO", "case_sensitive": true, "glob": "*.rs"}))
             .await;
         assert_eq!(out, ToolOutput::ok("src/a.rs:2:let TODO = 1;"));
         let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "main()", "literal": true, "path": "src/a.rs"}),
-            )
+            .call_standalone(json!({"pattern": "main()", "literal": true, "path": "src/a.rs"}))
             .await;
         assert_eq!(out, ToolOutput::ok("src/a.rs:1:fn main() {}"));
         let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "x+", "glob": "long.*"}),
-            )
+            .call_standalone(json!({"pattern": "x+", "glob": "long.*"}))
             .await;
         assert_eq!(
             out.content,
             format!("long.txt:1:{}… [line cut]", "x".repeat(MAX_LINE_CHARS))
         );
         let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "nothing here"}),
-            )
+            .call_standalone(json!({"pattern": "nothing here"}))
             .await;
         assert_eq!(
             out,
@@ -281,32 +265,19 @@ mod tests {
     async fn truncates_and_rejects_bad_patterns() {
         let dir = tree();
         let grep = tool(dir.path(), "grep", ", max_results: 1", &[]);
-        let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "todo"}),
-            )
-            .await;
+        let out = grep.call_standalone(json!({"pattern": "todo"})).await;
         assert_eq!(
             out.content,
             "src/a.rs:2:let TODO = 1;\n... (results truncated to 1 matches; narrow the \
              pattern, path or glob)"
         );
-        let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "(unclosed"}),
-            )
-            .await;
+        let out = grep.call_standalone(json!({"pattern": "(unclosed"})).await;
         assert!(
             out.is_error && out.content.contains("invalid regex"),
             "{out:?}"
         );
         let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "a", "glob": "[z"}),
-            )
+            .call_standalone(json!({"pattern": "a", "glob": "[z"}))
             .await;
         assert!(
             out.is_error && out.content.contains("invalid glob"),
@@ -322,21 +293,13 @@ mod tests {
             ("src/main.rs", b"let API_KEY = env();\n"),
         ]);
         let grep = tool(dir.path(), "grep", "", &[]);
-        let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "API_KEY"}),
-            )
-            .await;
+        let out = grep.call_standalone(json!({"pattern": "API_KEY"})).await;
         assert_eq!(
             out,
             ToolOutput::ok("src/main.rs:1:let API_KEY = env();\n(2 files hidden: secret)")
         );
         let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "KEY", "path": ".env"}),
-            )
+            .call_standalone(json!({"pattern": "KEY", "path": ".env"}))
             .await;
         assert!(
             out.is_error && out.content.contains("secret file"),
@@ -348,21 +311,13 @@ mod tests {
             .unwrap();
         assert!(status.success());
         let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "x", "path": "pipe"}),
-            )
+            .call_standalone(json!({"pattern": "x", "path": "pipe"}))
             .await;
         assert!(
             out.is_error && out.content.contains("not a regular file"),
             "{out:?}"
         );
-        let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "never"}),
-            )
-            .await;
+        let out = grep.call_standalone(json!({"pattern": "never"})).await;
         assert!(
             out.content.starts_with("No matches"),
             "the pipe in the walk never blocks"
@@ -379,19 +334,11 @@ mod tests {
         let grep = tool(&ws, "grep", "", &[]);
         for path in ["..", "link", "../secret"] {
             let out = grep
-                .call(
-                    crate::tools::ToolContext::standalone("test"),
-                    json!({"pattern": "password", "path": path}),
-                )
+                .call_standalone(json!({"pattern": "password", "path": path}))
                 .await;
             assert!(out.content.contains("outside the workspace"), "{out:?}");
         }
-        let out = grep
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"pattern": "password"}),
-            )
-            .await;
+        let out = grep.call_standalone(json!({"pattern": "password"})).await;
         assert_eq!(
             out,
             ToolOutput::ok("No matches for `password` under `.`"),

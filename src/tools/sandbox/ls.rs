@@ -124,6 +124,7 @@ impl Tool for Ls {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::CallStandalone;
     use crate::tools::ToolOutput;
     use crate::tools::sandbox::testing::tool;
 
@@ -134,22 +135,16 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "").unwrap();
         std::fs::write(dir.path().join("c.txt"), "").unwrap();
         let out = tool(dir.path(), "ls", "", &[])
-            .call(crate::tools::ToolContext::standalone("test"), json!({}))
+            .call_standalone(json!({}))
             .await;
         assert_eq!(out, ToolOutput::ok("a.txt\nb_dir/\nc.txt"));
         let out = tool(dir.path(), "ls", ", max_results: 1", &[])
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "."}),
-            )
+            .call_standalone(json!({"path": "."}))
             .await;
         assert_eq!(out.content, "a.txt\n... (2 more entries not shown)");
         std::fs::create_dir(dir.path().join("empty")).unwrap();
         let out = tool(dir.path(), "ls", "", &[])
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "empty"}),
-            )
+            .call_standalone(json!({"path": "empty"}))
             .await;
         assert_eq!(out, ToolOutput::ok("(empty directory)"));
     }
@@ -162,14 +157,11 @@ mod tests {
             ("a.txt", b""),
         ]);
         let out = tool(dir.path(), "ls", "", &[])
-            .call(crate::tools::ToolContext::standalone("test"), json!({}))
+            .call_standalone(json!({}))
             .await;
         assert_eq!(out, ToolOutput::ok(".env  (hidden: secret)\na.txt\nkeys/"));
         let out = tool(dir.path(), "ls", "", &[])
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "keys"}),
-            )
+            .call_standalone(json!({"path": "keys"}))
             .await;
         assert_eq!(out, ToolOutput::ok("id_rsa  (hidden: secret)"));
     }
@@ -178,32 +170,17 @@ mod tests {
     async fn refusals_are_tool_errors() {
         let dir = tempfile::tempdir().unwrap();
         let ls = tool(dir.path(), "ls", "", &[]);
-        let out = ls
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": ".."}),
-            )
-            .await;
+        let out = ls.call_standalone(json!({"path": ".."})).await;
         assert!(
             out.is_error && out.content.contains("outside the workspace"),
             "{out:?}"
         );
-        let out = ls
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": 3}),
-            )
-            .await;
+        let out = ls.call_standalone(json!({"path": 3})).await;
         assert!(
             out.is_error && out.content.contains("invalid arguments"),
             "{out:?}"
         );
-        let out = ls
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "nope"}),
-            )
-            .await;
+        let out = ls.call_standalone(json!({"path": "nope"})).await;
         assert!(
             out.is_error && out.content.contains("no such file"),
             "{out:?}"

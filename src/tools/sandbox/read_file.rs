@@ -211,6 +211,7 @@ fn push_line(page: &mut Page, line: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::CallStandalone;
     use crate::tools::ToolOutput;
     use crate::tools::sandbox::testing::tool;
 
@@ -236,34 +237,18 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "one\r\ntwo\nthree\nfour").unwrap();
         std::fs::write(dir.path().join("empty"), "").unwrap();
         let read = tool(dir.path(), "read_file", "", &[]);
-        let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a.txt"}),
-            )
-            .await;
+        let out = read.call_standalone(json!({"path": "a.txt"})).await;
         let all = [(1, "one"), (2, "two"), (3, "three"), (4, "four")];
         assert_eq!(out, ToolOutput::ok(numbered(&all)));
         let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a.txt", "start_line": 2, "end_line": 3}),
-            )
+            .call_standalone(json!({"path": "a.txt", "start_line": 2, "end_line": 3}))
             .await;
         assert_eq!(out, ToolOutput::ok(numbered(&all[1..3])));
         let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a.txt", "start_line": 4, "end_line": 99}),
-            )
+            .call_standalone(json!({"path": "a.txt", "start_line": 4, "end_line": 99}))
             .await;
         assert_eq!(out, ToolOutput::ok(numbered(&all[3..])));
-        let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "empty"}),
-            )
-            .await;
+        let out = read.call_standalone(json!({"path": "empty"})).await;
         assert_eq!(out, ToolOutput::ok("(empty file)"));
     }
 
@@ -273,27 +258,18 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
         let read = tool(dir.path(), "read_file", "", &[]);
         let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a.txt", "start_line": 5}),
-            )
+            .call_standalone(json!({"path": "a.txt", "start_line": 5}))
             .await;
         assert_eq!(
             out,
             ToolOutput::error("Error: start_line 5 is past the end of `a.txt`, which has 2 lines")
         );
         let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a.txt", "start_line": 2, "end_line": 1}),
-            )
+            .call_standalone(json!({"path": "a.txt", "start_line": 2, "end_line": 1}))
             .await;
         assert!(out.is_error && out.content.contains("before start_line"));
         let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a.txt", "start_line": 0}),
-            )
+            .call_standalone(json!({"path": "a.txt", "start_line": 0}))
             .await;
         assert!(out.is_error && out.content.contains("start at 1"));
     }
@@ -305,12 +281,7 @@ mod tests {
         std::fs::write(dir.path().join("big.txt"), &text).unwrap();
         std::fs::write(dir.path().join("wide.txt"), "x".repeat(100)).unwrap();
         let read = tool(dir.path(), "read_file", ", max_bytes: 20", &[]);
-        let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "big.txt"}),
-            )
-            .await;
+        let out = read.call_standalone(json!({"path": "big.txt"})).await;
         assert!(!out.is_error);
         assert!(
             out.content
@@ -328,18 +299,10 @@ mod tests {
             out.content
         );
         let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "big.txt", "start_line": 50, "end_line": 51}),
-            )
+            .call_standalone(json!({"path": "big.txt", "start_line": 50, "end_line": 51}))
             .await;
         assert_eq!(out.content, numbered(&[(50, "line 050"), (51, "line 051")]));
-        let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "wide.txt"}),
-            )
-            .await;
+        let out = read.call_standalone(json!({"path": "wide.txt"})).await;
         assert!(
             out.content
                 .starts_with(&format!("     1\t{}\n", "x".repeat(20)))
@@ -352,19 +315,9 @@ mod tests {
         std::fs::write(dir.path().join("bin"), b"ELF\x00\x01").unwrap();
         std::fs::write(dir.path().join("latin1"), b"caf\xe9\n").unwrap();
         let read = tool(dir.path(), "read_file", "", &[]);
-        let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "bin"}),
-            )
-            .await;
+        let out = read.call_standalone(json!({"path": "bin"})).await;
         assert!(out.is_error && out.content.contains("binary"), "{out:?}");
-        let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "latin1"}),
-            )
-            .await;
+        let out = read.call_standalone(json!({"path": "latin1"})).await;
         assert_eq!(out, ToolOutput::ok("     1\tcaf\u{fffd}"));
     }
 
@@ -379,23 +332,13 @@ mod tests {
         let read = tool(&ws, "read_file", "", &[]);
         let abs = outer.path().join("secret").display().to_string();
         for path in ["../secret", abs.as_str(), "link", "dirlink/secret"] {
-            let out = read
-                .call(
-                    crate::tools::ToolContext::standalone("test"),
-                    json!({ "path": path }),
-                )
-                .await;
+            let out = read.call_standalone(json!({ "path": path })).await;
             assert!(
                 out.is_error && out.content.contains("outside the workspace"),
                 "{path}: {out:?}"
             );
         }
-        let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "."}),
-            )
-            .await;
+        let out = read.call_standalone(json!({"path": "."})).await;
         assert!(
             out.is_error && out.content.contains("is a directory"),
             "{out:?}"
@@ -415,10 +358,7 @@ mod tests {
             &["read_only_paths: [../skills]"],
         );
         let out = read
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "../skills/s.md"}),
-            )
+            .call_standalone(json!({"path": "../skills/s.md"}))
             .await;
         assert_eq!(out, ToolOutput::ok("     1\tskill"));
     }

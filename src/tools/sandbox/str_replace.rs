@@ -155,6 +155,7 @@ fn line_numbers(text: &str, offsets: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::CallStandalone;
     use crate::tools::ToolOutput;
     use crate::tools::sandbox::testing::tool;
 
@@ -173,10 +174,7 @@ mod tests {
     async fn replaces_a_unique_match() {
         let (dir, edit) = setup("fn a() {}\nfn b() {}\n");
         let out = edit
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "f.rs", "old_str": "fn b", "new_str": "fn c"}),
-            )
+            .call_standalone(json!({"path": "f.rs", "old_str": "fn b", "new_str": "fn c"}))
             .await;
         assert_eq!(out, ToolOutput::ok("Replaced 1 occurrence in `f.rs`"));
         assert_eq!(content(&dir), "fn a() {}\nfn c() {}\n");
@@ -186,9 +184,7 @@ mod tests {
     async fn several_matches_need_replace_all() {
         let (dir, edit) = setup("x = 1\ny = 2\nx = 3\n\nx = 4\n");
         let call = json!({"path": "f.rs", "old_str": "x =", "new_str": "z ="});
-        let out = edit
-            .call(crate::tools::ToolContext::standalone("test"), call.clone())
-            .await;
+        let out = edit.call_standalone(call.clone()).await;
         assert_eq!(
             out,
             ToolOutput::error(
@@ -200,9 +196,7 @@ mod tests {
         assert_eq!(content(&dir), "x = 1\ny = 2\nx = 3\n\nx = 4\n", "unchanged");
         let mut all = call;
         all["replace_all"] = json!(true);
-        let out = edit
-            .call(crate::tools::ToolContext::standalone("test"), all)
-            .await;
+        let out = edit.call_standalone(all).await;
         assert_eq!(out, ToolOutput::ok("Replaced 3 occurrences in `f.rs`"));
         assert_eq!(content(&dir), "z = 1\ny = 2\nz = 3\n\nz = 4\n");
     }
@@ -211,24 +205,15 @@ mod tests {
     async fn no_match_and_bad_input_are_errors() {
         let (dir, edit) = setup("hello\n");
         let out = edit
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "f.rs", "old_str": "Hello", "new_str": "x"}),
-            )
+            .call_standalone(json!({"path": "f.rs", "old_str": "Hello", "new_str": "x"}))
             .await;
         assert!(out.is_error && out.content.contains("0 matches"), "{out:?}");
         let out = edit
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "f.rs", "old_str": "", "new_str": "x"}),
-            )
+            .call_standalone(json!({"path": "f.rs", "old_str": "", "new_str": "x"}))
             .await;
         assert!(out.is_error && out.content.contains("old_str is empty"));
         let out = edit
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "nope.rs", "old_str": "a", "new_str": "b"}),
-            )
+            .call_standalone(json!({"path": "nope.rs", "old_str": "a", "new_str": "b"}))
             .await;
         assert!(
             out.is_error && out.content.contains("no such file"),
@@ -236,10 +221,7 @@ mod tests {
         );
         std::fs::write(dir.path().join("bin"), b"\xff\xfe a").unwrap();
         let out = edit
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "bin", "old_str": "a", "new_str": "b"}),
-            )
+            .call_standalone(json!({"path": "bin", "old_str": "a", "new_str": "b"}))
             .await;
         assert!(out.is_error && out.content.contains("not valid UTF-8"));
     }
@@ -256,18 +238,12 @@ mod tests {
         let edit = tool(&ws, "str_replace", "", &["read_only_paths: [../ro]"]);
         for path in ["../victim", "link"] {
             let out = edit
-                .call(
-                    crate::tools::ToolContext::standalone("test"),
-                    json!({"path": path, "old_str": "a", "new_str": "b"}),
-                )
+                .call_standalone(json!({"path": path, "old_str": "a", "new_str": "b"}))
                 .await;
             assert!(out.content.contains("outside the workspace"), "{out:?}");
         }
         let out = edit
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "../ro/f", "old_str": "a", "new_str": "b"}),
-            )
+            .call_standalone(json!({"path": "../ro/f", "old_str": "a", "new_str": "b"}))
             .await;
         assert!(out.is_error && out.content.contains("read-only"), "{out:?}");
         assert_eq!(

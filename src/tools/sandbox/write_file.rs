@@ -86,6 +86,7 @@ fn write(workspace: &Workspace, args: &Args) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::CallStandalone;
     use crate::tools::ToolOutput;
     use crate::tools::sandbox::testing::tool;
 
@@ -94,10 +95,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let write = tool(dir.path(), "write_file", "", &[]);
         let out = write
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a/b/c.txt", "content": "héllo"}),
-            )
+            .call_standalone(json!({"path": "a/b/c.txt", "content": "héllo"}))
             .await;
         assert_eq!(
             out,
@@ -108,20 +106,14 @@ mod tests {
             "héllo"
         );
         let out = write
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a/b/c.txt", "content": ""}),
-            )
+            .call_standalone(json!({"path": "a/b/c.txt", "content": ""}))
             .await;
         assert_eq!(
             out,
             ToolOutput::ok("Wrote 0 bytes to `a/b/c.txt` (overwrote the file)")
         );
         let out = write
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "a", "content": "x"}),
-            )
+            .call_standalone(json!({"path": "a", "content": "x"}))
             .await;
         assert!(
             out.is_error && out.content.contains("is a directory"),
@@ -152,10 +144,7 @@ mod tests {
             "dirlink/new/deeper",
         ] {
             let out = write
-                .call(
-                    crate::tools::ToolContext::standalone("test"),
-                    json!({"path": path, "content": "x"}),
-                )
+                .call_standalone(json!({"path": path, "content": "x"}))
                 .await;
             assert!(
                 out.is_error && out.content.contains("outside the workspace"),
@@ -163,17 +152,11 @@ mod tests {
             );
         }
         let out = write
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "../skills/new.md", "content": "x"}),
-            )
+            .call_standalone(json!({"path": "../skills/new.md", "content": "x"}))
             .await;
         assert!(out.is_error && out.content.contains("read-only"), "{out:?}");
         let out = write
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "dangling", "content": "x"}),
-            )
+            .call_standalone(json!({"path": "dangling", "content": "x"}))
             .await;
         assert!(
             out.is_error && out.content.contains("missing target"),
@@ -195,10 +178,7 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("alias")).unwrap();
         let write = tool(dir.path(), "write_file", "", &[]);
         let out = write
-            .call(
-                crate::tools::ToolContext::standalone("test"),
-                json!({"path": "alias", "content": "new"}),
-            )
+            .call_standalone(json!({"path": "alias", "content": "new"}))
             .await;
         assert_eq!(
             out,

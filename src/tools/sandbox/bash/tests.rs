@@ -2,6 +2,7 @@ use std::path::Path;
 
 use super::*;
 use crate::config::SandboxConfig;
+use crate::tools::CallStandalone;
 use crate::tools::ToolSource;
 use crate::tools::sandbox::testing::{landlock_available, tool};
 use crate::tools::sandbox::{LandlockStatus, landlock_status};
@@ -11,10 +12,7 @@ const LANDLOCK: &[&str] = &["allow_host_bash: true", "mode: landlock"];
 
 async fn run(dir: &Path, extra: &str, sandbox: &[&str], command: &str) -> ToolOutput {
     tool(dir, "bash", extra, sandbox)
-        .call(
-            crate::tools::ToolContext::standalone("test"),
-            json!({ "command": command }),
-        )
+        .call_standalone(json!({ "command": command }))
         .await
 }
 
@@ -23,12 +21,7 @@ async fn disabled_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let bash = tool(dir.path(), "bash", "", &[]);
     assert!(bash.info().description.contains("disabled"));
-    let out = bash
-        .call(
-            crate::tools::ToolContext::standalone("test"),
-            json!({"command": "touch made"}),
-        )
-        .await;
+    let out = bash.call_standalone(json!({"command": "touch made"})).await;
     assert_eq!(out, ToolOutput::error(DISABLED));
     assert!(!dir.path().join("made").exists());
 }
@@ -120,12 +113,7 @@ async fn the_environment_is_cleaned() {
     };
     let env = exec::allowed_env(parent_env);
     let bash = Bash::new(info, runtime, true, env, Duration::from_secs(10), 10_000);
-    let out = bash
-        .call(
-            crate::tools::ToolContext::standalone("test"),
-            json!({"command": "env"}),
-        )
-        .await;
+    let out = bash.call_standalone(json!({"command": "env"})).await;
     assert!(out.content.contains("LC_ALL=C\n"), "{out:?}");
     assert!(out.content.contains("PATH="), "{out:?}");
     assert!(!out.content.contains("sk-secret"), "{out:?}");
@@ -169,12 +157,7 @@ async fn landlock_confines_bash_to_the_workspace() {
 
     let bash = tool(&ws, "bash", "", LANDLOCK);
     assert!(bash.info().description.contains("Landlock"));
-    let call = |command: &str| {
-        bash.call(
-            crate::tools::ToolContext::standalone("test"),
-            json!({ "command": command }),
-        )
-    };
+    let call = |command: &str| bash.call_standalone(json!({ "command": command }));
     let out = call("echo x > ../outside/confined").await;
     assert!(
         out.is_error && out.content.contains("Permission denied"),

@@ -1,5 +1,6 @@
 //! Loopback tests: pages served by axum on 127.0.0.1, fetched through the configured tool.
 
+use crate::tools::CallStandalone;
 use std::path::Path;
 
 use axum::Router;
@@ -129,11 +130,7 @@ fn tool(extra: &str) -> Arc<dyn Tool> {
 }
 
 async fn fetch(tool: &Arc<dyn Tool>, url: &str) -> ToolOutput {
-    tool.call(
-        crate::tools::ToolContext::standalone("test"),
-        json!({ "url": url }),
-    )
-    .await
+    tool.call_standalone(json!({ "url": url })).await
 }
 
 #[tokio::test]
@@ -344,10 +341,7 @@ async fn bad_urls_and_other_schemes_are_refused() {
         assert_eq!(fetch(&web_fetch, url).await, ToolOutput::error(expected));
     }
     let out = web_fetch
-        .call(
-            crate::tools::ToolContext::standalone("test"),
-            json!({"link": "https://example.com/"}),
-        )
+        .call_standalone(json!({"link": "https://example.com/"}))
         .await;
     assert!(
         out.is_error && out.content.contains("invalid arguments"),
