@@ -7,6 +7,24 @@ use std::sync::Mutex;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+/// What every program antler starts may inherit of its environment (besides `LC_*`): what
+/// it needs to run, never API keys or anything else antler was started with.
+pub const BASE_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ",
+];
+
+/// The proxy settings, in both spellings programs read.
+pub const PROXY_ENV: &[&str] = &[
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+];
+
 /// The process groups guarded right now, for [`kill_all_groups`].
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 

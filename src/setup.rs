@@ -248,15 +248,10 @@ fn first_admitted(
             path: found.path.clone(),
             source,
         })?;
+        // A file left out is logged by `admit`.
         if trust.admit(&file)? {
             return Ok(Some((found, Some(file))));
         }
-        tracing::warn!(
-            "{} is not used: it is a project file antler has not been told to trust ({}); \
-             `antler trust` shows it and trusts it",
-            file.path.display(),
-            trust.state(&file).describe()
-        );
     }
     Ok(None)
 }

@@ -18,10 +18,10 @@ use super::incoming::{Checked, Incoming};
 use super::sse::SseClientTransport;
 use super::stdio::StdioTransport;
 use crate::config::{McpServerConfig, TransportKind};
-use crate::process::ProcessGroupGuard;
+use crate::process::{BASE_ENV, PROXY_ENV, ProcessGroupGuard};
 
 /// The client side of one connection. It handles nothing: `tools/list_changed` is seen by
-/// the transport ([`Incoming::announce_changes_to`]), and antler offers the server no
+/// the transport ([`Incoming::announcing`]), and antler offers the server no
 /// client features.
 #[derive(Clone)]
 pub struct Client;
@@ -106,13 +106,12 @@ async fn connect_inner(
 ) -> Result<Started, McpError> {
     let handler = Client;
     let mut process_group = None;
-    let (service, incoming) = match config.transport {
+    let incoming = Incoming::announcing(changes.clone());
+    let service = match config.transport {
         TransportKind::Stdio => {
-            let transport = spawn_stdio(config)?;
+            let transport = spawn_stdio(config, incoming.clone())?;
             process_group = Some(ProcessGroupGuard::new(transport.id()));
-            let incoming = transport.incoming();
-            incoming.announce_changes_to(changes.clone());
-            let service = handler
+            handler
                 .serve(transport)
                 .await
                 .map_err(|err| match handshake(err) {
@@ -120,34 +119,29 @@ async fn connect_inner(
                         "{reason}; the server's stderr is in the antler log (--log-file)"
                     )),
                     other => other,
-                })?;
-            (service, incoming)
+                })?
         }
         TransportKind::Http => {
             let url = config.url.clone().unwrap_or_default();
             let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
             let transport_config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(header_map(&config.headers)?.into_iter().collect());
-            let transport = Checked::new(StreamableHttpClientTransport::with_client(
-                client,
-                transport_config,
-            ));
-            let incoming = transport.incoming();
-            incoming.announce_changes_to(changes.clone());
-            (handler.serve(transport).await.map_err(handshake)?, incoming)
+            let transport = Checked::new(
+                StreamableHttpClientTransport::with_client(client, transport_config),
+                incoming.clone(),
+            );
+            handler.serve(transport).await.map_err(handshake)?
         }
         TransportKind::Sse => {
             let url = config.url.clone().unwrap_or_default();
             let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
             let headers: reqwest::header::HeaderMap =
                 header_map(&config.headers)?.into_iter().collect();
-            let transport = SseClientTransport::connect(client, &url, headers)
+            let transport = SseClientTransport::connect(client, &url, headers, incoming.clone())
                 .await
                 .map_err(|e| McpError::Connect(error_chain(&e)))?;
-            let incoming = transport.incoming();
-            incoming.announce_changes_to(changes.clone());
             tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
-            (handler.serve(transport).await.map_err(handshake)?, incoming)
+            handler.serve(transport).await.map_err(handshake)?
         }
     };
     // A list_changed that arrives during the listing below makes it stale at once.
@@ -197,7 +191,7 @@ pub(crate) async fn list_all_tools(
 /// Starts the child, as the leader of its own process group, with the configured
 /// environment on top of ours; its stderr goes to the log (target `antler::mcp::stderr`),
 /// never to the terminal.
-fn spawn_stdio(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
+fn spawn_stdio(config: &McpServerConfig, incoming: Incoming) -> Result<StdioTransport, McpError> {
     let program = config.command.clone().unwrap_or_default();
     let spawn_error = |e: std::io::Error| McpError::Spawn {
         program: program.clone(),
@@ -216,7 +210,7 @@ fn spawn_stdio(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
     command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
     let mut child = command.spawn().map_err(spawn_error)?;
     let stderr = child.stderr().take();
-    let transport = StdioTransport::new(child, &config.name).map_err(spawn_error)?;
+    let transport = StdioTransport::new(child, &config.name, incoming).map_err(spawn_error)?;
     if let Some(stderr) = stderr {
         let server = config.name.clone();
         tokio::spawn(async move {
@@ -234,25 +228,9 @@ fn spawn_stdio(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
 /// temp and cache folders, proxies and CA bundles), never API keys or other secrets. More
 /// goes in the server's `env`.
 fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
-    const NAMES: &[&str] = &[
-        "HOME",
-        "LOGNAME",
-        "PATH",
+    /// Besides [`BASE_ENV`] and [`PROXY_ENV`]: the shell, and where CA bundles are.
+    const MORE: &[&str] = &[
         "SHELL",
-        "TERM",
-        "USER",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TMPDIR",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "NO_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "no_proxy",
         "SSL_CERT_FILE",
         "SSL_CERT_DIR",
         "NODE_EXTRA_CA_CERTS",
@@ -260,7 +238,10 @@ fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsStri
     ];
     std::env::vars_os().filter(|(name, _)| {
         name.to_str().is_some_and(|name| {
-            (NAMES.contains(&name) || name.starts_with("LC_") || name.starts_with("XDG_"))
+            let listed = [BASE_ENV, PROXY_ENV, MORE]
+                .iter()
+                .any(|l| l.contains(&name));
+            (listed || name.starts_with("LC_") || name.starts_with("XDG_"))
                 && !crate::config::is_secret_name(name)
         })
     })

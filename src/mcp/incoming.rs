@@ -37,7 +37,7 @@ pub enum Verdict {
 pub struct Incoming {
     ids: Arc<Mutex<Ids>>,
     fault: Arc<OnceLock<String>>,
-    changes: Arc<OnceLock<watch::Sender<u64>>>,
+    changes: Option<watch::Sender<u64>>,
 }
 
 /// Request ids by what became of them.
@@ -182,6 +182,17 @@ impl Scan<'_> {
 }
 
 impl Incoming {
+    /// Bumps `changes` whenever the server announces `tools/list_changed`. It is bumped
+    /// here, as the message is read, rather than in rmcp's handler, which runs in a task
+    /// of its own: so the change is seen before the answer the server sent after it (a
+    /// tool that changes the tool list is followed by a step that sees the new list).
+    pub fn announcing(changes: watch::Sender<u64>) -> Self {
+        Self {
+            changes: Some(changes),
+            ..Self::default()
+        }
+    }
+
     fn ids(&self) -> std::sync::MutexGuard<'_, Ids> {
         self.ids
             .lock()
@@ -193,14 +204,6 @@ impl Incoming {
         if let JsonRpcMessage::Request(request) = message {
             self.ids().outstanding.insert(request.id.clone());
         }
-    }
-
-    /// Bumps `changes` whenever the server announces `tools/list_changed`. It is bumped
-    /// here, as the message is read, rather than in rmcp's handler, which runs in a task
-    /// of its own: so the change is seen before the answer the server sent after it (a
-    /// tool that changes the tool list is followed by a step that sees the new list).
-    pub fn announce_changes_to(&self, changes: watch::Sender<u64>) {
-        let _ = self.changes.set(changes);
     }
 
     /// Why the connection was closed by [`Verdict::Close`], once it was.
@@ -240,7 +243,7 @@ impl Incoming {
                 notification.notification,
                 ServerNotification::ToolListChangedNotification(_)
             )
-            && let Some(changes) = self.changes.get()
+            && let Some(changes) = &self.changes
         {
             changes.send_modify(|generation| *generation += 1);
         }
@@ -296,17 +299,9 @@ pub struct Checked<T> {
 }
 
 impl<T> Checked<T> {
-    /// `inner`, checked.
-    pub fn new(inner: T) -> Self {
-        Self {
-            inner,
-            incoming: Incoming::default(),
-        }
-    }
-
-    /// What the transport knows about the server's messages (why it closed, if it did).
-    pub fn incoming(&self) -> Incoming {
-        self.incoming.clone()
+    /// `inner`, its messages judged by `incoming`.
+    pub fn new(inner: T, incoming: Incoming) -> Self {
+        Self { inner, incoming }
     }
 }
 
@@ -393,9 +388,8 @@ mod tests {
 
     #[test]
     fn a_changed_tool_list_is_counted_as_it_is_read() {
-        let incoming = Incoming::default();
         let (changes, seen) = watch::channel(0u64);
-        incoming.announce_changes_to(changes);
+        let incoming = Incoming::announcing(changes);
         let verdict =
             incoming.judge(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
         assert!(matches!(verdict, Verdict::Deliver(_)), "{verdict:?}");

@@ -39,7 +39,11 @@ pub struct StdioTransport {
 
 impl StdioTransport {
     /// The transport over `child`'s piped stdin and stdout; `server` names it in logs.
-    pub fn new(mut child: Box<dyn ChildWrapper>, server: &str) -> std::io::Result<Self> {
+    pub fn new(
+        mut child: Box<dyn ChildWrapper>,
+        server: &str,
+        incoming: Incoming,
+    ) -> std::io::Result<Self> {
         let missing = |what| std::io::Error::other(format!("the server's {what} is not piped"));
         let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
         let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
@@ -48,7 +52,7 @@ impl StdioTransport {
             stdout: BufReader::new(stdout),
             stdin: Arc::new(Mutex::new(Some(stdin))),
             line: Vec::new(),
-            incoming: Incoming::default(),
+            incoming,
             server: server.to_string(),
             exited: false,
         })
@@ -57,13 +61,6 @@ impl StdioTransport {
     /// The child's process id.
     pub fn id(&self) -> Option<u32> {
         self.child.as_ref().and_then(|c| c.id())
-    }
-}
-
-impl StdioTransport {
-    /// What the transport knows about the server's messages (why it closed, if it did).
-    pub fn incoming(&self) -> Incoming {
-        self.incoming.clone()
     }
 }
 

@@ -2,6 +2,7 @@
 //! longer than the budget keeps its head and tail; the full text goes to a file the model
 //! is told about (readable with `read_file`).
 
+use crate::mcp::naming::sanitize;
 use std::path::PathBuf;
 
 use crate::agent::middleware::Layer;
@@ -68,17 +69,7 @@ const MAX_NAME_PART: usize = 48;
 /// (`/`, `.`, NUL, ...) an `_`, at most [`MAX_NAME_PART`] characters; `fallback` when
 /// nothing is left.
 fn file_name_part(text: &str, fallback: &str) -> String {
-    let part: String = text
-        .chars()
-        .take(MAX_NAME_PART)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let part = sanitize(&text.chars().take(MAX_NAME_PART).collect::<String>());
     if part.chars().all(|c| c == '_') {
         fallback.to_string()
     } else {

@@ -3,6 +3,7 @@
 //! before the result reaches the model, the events, the store or a saved output. A tool
 //! that prints the environment or a config file then leaks nothing it could send on.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::agent::middleware::Layer;
@@ -52,12 +53,12 @@ impl Redact {
         self.secrets.is_empty()
     }
 
-    /// `text` with every secret replaced.
-    pub fn apply(&self, text: &str) -> String {
-        let mut out = text.to_string();
+    /// `text` with every secret replaced (borrowed when there was none: most results).
+    pub fn apply<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
         for secret in self.secrets.iter() {
             if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), REDACTED);
+                out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
             }
         }
         out
@@ -70,8 +71,8 @@ impl Layer for Redact {
     }
 
     fn after_tool(&self, _state: &mut ThreadState, _call: &ToolCall, output: &mut ToolOutput) {
-        if !self.is_empty() {
-            output.content = self.apply(&output.content);
+        if let Cow::Owned(redacted) = self.apply(&output.content) {
+            output.content = redacted;
         }
     }
 }

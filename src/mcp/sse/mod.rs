@@ -134,6 +134,7 @@ impl SseClientTransport {
         client: reqwest::Client,
         url: &str,
         headers: HeaderMap,
+        incoming: Incoming,
     ) -> Result<Self, SseTransportError> {
         let sse_url = Url::parse(url).map_err(|e| SseTransportError::InvalidUrl {
             url: url.to_owned(),
@@ -183,7 +184,7 @@ impl SseClientTransport {
             post_headers,
             events: Some(events),
             closed: false,
-            incoming: Incoming::default(),
+            incoming,
         })
     }
 

@@ -192,7 +192,7 @@ fn http_client() -> reqwest::Client {
 async fn connect(url: &str, headers: HeaderMap) -> Result<SseClientTransport, SseTransportError> {
     tokio::time::timeout(
         GUARD,
-        SseClientTransport::connect(http_client(), url, headers),
+        SseClientTransport::connect(http_client(), url, headers, Default::default()),
     )
     .await
     .expect("connect hung")

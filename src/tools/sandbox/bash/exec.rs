@@ -11,22 +11,17 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::process::ProcessGroupGuard;
+use crate::process::{BASE_ENV, ProcessGroupGuard};
 use crate::tools::sandbox::SandboxRuntime;
-
-/// The only variables a command inherits (plus `LC_*`): never API keys or anything else
-/// antler was started with.
-const ALLOWED_ENV: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ",
-];
 
 /// How long the output pipes may stay open after the shell has exited (a background
 /// process that still holds them).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
-/// Whether a variable of antler's environment is passed on to commands.
+/// Whether a variable of antler's environment is passed on to commands: only
+/// [`BASE_ENV`] and `LC_*`.
 pub(super) fn is_allowed(name: &str) -> bool {
-    ALLOWED_ENV.contains(&name) || name.starts_with("LC_")
+    BASE_ENV.contains(&name) || name.starts_with("LC_")
 }
 
 /// The allowed subset of `vars`.

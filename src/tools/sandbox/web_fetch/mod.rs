@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use self::network::{FilteringResolver, HopError, NetworkPolicy};
 use super::common::positive_setting;
+use crate::process::PROXY_ENV;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput};
 
@@ -230,17 +231,11 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
 
 /// The proxies reqwest would send requests through (it reads these variables).
 fn proxy_urls() -> Vec<String> {
-    [
-        "HTTP_PROXY",
-        "http_proxy",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-    ]
-    .iter()
-    .filter_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
-    .collect()
+    PROXY_ENV
+        .iter()
+        .filter(|name| !name.eq_ignore_ascii_case("no_proxy"))
+        .filter_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        .collect()
 }
 
 impl Tool for WebFetch {
@@ -334,9 +329,8 @@ impl WebFetch {
     }
 
     async fn fetch_url(&self, url: &Url) -> Result<String, FetchError> {
-        let url = url.clone();
         tracing::debug!(url = %url, "web_fetch");
-        let mut response = self.follow(&url).await?;
+        let mut response = self.follow(url).await?;
         let final_url = response.url().clone();
         let status = response.status();
         let content_type = response
@@ -412,7 +406,7 @@ impl WebFetch {
         tracing::debug!(url = %final_url, %status, bytes = body.len(), truncated, "web_fetch done");
 
         let mut out = format!("URL: {final_url}\n");
-        if final_url != url {
+        if final_url != *url {
             out.push_str(&format!("Redirected from: {url}\n"));
         }
         out.push_str(&format!(
@@ -443,10 +437,6 @@ impl WebFetch {
             FetchError::Timeout {
                 host,
                 seconds: self.timeout.as_secs_f64(),
-            }
-        } else if e.is_redirect() {
-            FetchError::Redirects {
-                url: url.to_string(),
             }
         } else if e.is_connect() {
             FetchError::Connect {
