@@ -39,7 +39,8 @@ impl TransportKind {
         }
     }
 
-    fn parse(value: &str) -> Option<Self> {
+    /// A `type` (or `transport`) value as the loader reads it.
+    pub(crate) fn parse(value: &str) -> Option<Self> {
         match value {
             "stdio" => Some(Self::Stdio),
             "sse" => Some(Self::Sse),
