@@ -99,14 +99,9 @@ fn init_logging(verbose: u8, log_file: Option<PathBuf>) {
 fn open_log_file(path: Option<PathBuf>) -> anyhow::Result<std::fs::File> {
     let path = match path {
         Some(p) => p,
-        None => {
-            let state = std::env::var_os("XDG_STATE_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-                .context("neither XDG_STATE_HOME nor HOME is set")?;
-            state.join("antler").join("antler.log")
-        }
+        None => antler::config::dirs::state_dir(&|name: &str| std::env::var(name).ok())
+            .context("neither XDG_STATE_HOME nor HOME is set")?
+            .join("antler.log"),
     };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

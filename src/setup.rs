@@ -240,9 +240,15 @@ fn first_admitted(
     kind: ProjectFileKind,
     trust: &ProjectTrust,
 ) -> Result<Option<(Found, Option<ProjectFile>)>, SetupError> {
+    // Only the first project file is the project's (the one `antler trust` shows): once it
+    // is left out, a later project candidate is not used in its place.
+    let mut project_seen = false;
     for found in candidates {
         if found.origin != Origin::Project {
             return Ok(Some((found, None)));
+        }
+        if std::mem::replace(&mut project_seen, true) {
+            continue;
         }
         let file = ProjectFile::read(kind, &found.path).map_err(|source| ConfigError::Read {
             path: found.path.clone(),

@@ -6,6 +6,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use super::error::CliError;
 use super::{Cli, Exit, Invocation};
 use crate::config::load_dotenv;
 use crate::trust::summary::describe;
@@ -27,8 +28,7 @@ pub struct Startup {
 /// exists. `Err` is the exit status of a run that must not go on (the reason is printed).
 pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
     let cwd = std::env::current_dir().map_err(|err| {
-        eprintln!("error: cannot read the working directory: {err}");
-        Exit::Config
+        CliError::usage(format!("cannot read the working directory: {err}")).report()
     })?;
     let env = |name: &str| std::env::var(name).ok();
     let invocation = cli.invocation();
@@ -45,10 +45,13 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
             notices,
         });
     }
-    let files = project_files(&cli.config_paths(), &cwd, &env).map_err(|err| {
-        eprintln!("error: {err}");
-        Exit::Config
-    })?;
+    // `doctor` and `threads` go on without files they cannot read (doctor reports the
+    // error in its own checks); the others stop here.
+    let files = match project_files(&cli.config_paths(), &cwd, &env) {
+        Ok(files) => files,
+        Err(_) if on_untrusted == OnUntrusted::Skip => Vec::new(),
+        Err(err) => return Err(CliError::usage(err.to_string()).report()),
+    };
     let untrusted: Vec<&ProjectFile> = files
         .iter()
         .filter(|f| !trust.state(f).is_trusted())
@@ -84,10 +87,8 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
     }
     if let Some(dotenv) = files.iter().find(|f| f.kind == ProjectFileKind::DotEnv) {
         if trust.state(dotenv).is_trusted() {
-            load_dotenv(&dotenv.path, &dotenv.content).map_err(|err| {
-                eprintln!("error: {err}");
-                Exit::Config
-            })?;
+            load_dotenv(&dotenv.path, &dotenv.content)
+                .map_err(|err| CliError::usage(err.to_string()).report())?;
         } else {
             notices.push(format!(
                 "{} is not loaded: antler has not been told to trust it ({}); `antler trust` \

@@ -4,6 +4,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
+use super::error::CliError;
 use super::{Exit, TrustArgs};
 use crate::config::{ConfigPaths, EnvLookup};
 use crate::trust::summary::{describe, printable};
@@ -18,18 +19,17 @@ pub fn run(
     trust: &ProjectTrust,
 ) -> Exit {
     let Some(store) = trust.store() else {
-        eprintln!("error: there is no data folder to keep trust in (set HOME or ANTLER_DATA_DIR)");
-        return Exit::Config;
+        return CliError::usage(
+            "there is no data folder to keep trust in (set HOME or ANTLER_DATA_DIR)",
+        )
+        .report();
     };
     if args.list {
         return list(store);
     }
     let files = match project_files(paths, cwd, env) {
         Ok(files) => files,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Exit::Config;
-        }
+        Err(err) => return CliError::usage(err.to_string()).report(),
     };
     if files.is_empty() {
         println!(
@@ -56,8 +56,8 @@ pub fn run(
     }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
-            eprintln!("error: not trusted; run `antler trust --yes` to trust this content");
-            return Exit::Config;
+            return CliError::usage("not trusted; run `antler trust --yes` to trust this content")
+                .report();
         }
         let _ = write!(
             out,
@@ -75,8 +75,7 @@ pub fn run(
     }
     for file in untrusted {
         if let Err(err) = store.trust(&file.key, &file.sha256) {
-            eprintln!("error: {err}");
-            return Exit::Failure;
+            return CliError::failure(err.to_string()).report();
         }
         let _ = writeln!(out, "Trusted {}.", file.path.display());
     }
@@ -125,10 +124,7 @@ fn list(store: &TrustStore) -> Exit {
             }
             Exit::Success
         }
-        Err(err) => {
-            eprintln!("error: {err}");
-            Exit::Failure
-        }
+        Err(err) => CliError::failure(err.to_string()).report(),
     }
 }
 
@@ -137,10 +133,7 @@ fn revoke(store: &TrustStore, files: &[ProjectFile]) -> Exit {
         match store.revoke(&file.key) {
             Ok(true) => println!("No longer trusted: {}", file.path.display()),
             Ok(false) => println!("Was not trusted: {}", file.path.display()),
-            Err(err) => {
-                eprintln!("error: {err}");
-                return Exit::Failure;
-            }
+            Err(err) => return CliError::failure(err.to_string()).report(),
         }
     }
     Exit::Success

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use yaml_serde::Value as Yaml;
 
 use super::app::{AppConfig, KNOWN_TOP_LEVEL, ModelConfig, ToolGroupConfig};
-use super::error::read_config_file;
 use super::locate::{Segment, display_path, locate};
 use super::{ConfigError, EnvLookup, expand_env_reference, recording_secrets};
 
@@ -26,12 +25,6 @@ pub struct Loaded<T> {
     /// Values it holds that must never reach the model: API keys, and what secret-named
     /// variables (`*KEY*`, `*TOKEN*`, ...) expanded to.
     pub secrets: Vec<String>,
-}
-
-/// Reads and parses `config.yaml` at `path`.
-pub fn load_app_config(path: &Path, env: EnvLookup<'_>) -> Result<Loaded<AppConfig>, ConfigError> {
-    let text = read_config_file(path)?;
-    parse_app_config(&text, path, env)
 }
 
 /// Parses the text of `config.yaml`; `path` is only used in messages.

@@ -10,7 +10,6 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::read_config_file;
 use super::locate::{Segment, display_path, locate_json};
 use super::{ConfigError, EnvLookup, Loaded, expand_string, is_secret_name, recording_secrets};
 
@@ -165,15 +164,6 @@ fn default_startup_timeout() -> f64 {
 }
 fn default_tool_timeout() -> f64 {
     60.0
-}
-
-/// Reads and parses the extensions file at `path`.
-pub fn load_extensions_config(
-    path: &Path,
-    env: EnvLookup<'_>,
-) -> Result<Loaded<ExtensionsConfig>, ConfigError> {
-    let text = read_config_file(path)?;
-    parse_extensions_config(&text, path, env)
 }
 
 /// Parses the text of an extensions file; `path` is only used in messages.

@@ -20,7 +20,7 @@ pub use app::{
     ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode,
     WebFetchPolicy,
 };
-pub use app_load::{Loaded, load_app_config, parse_app_config};
+pub use app_load::{Loaded, parse_app_config};
 pub use discovery::{
     ConfigPaths, Found, Origin, app_config_candidates, dotenv_candidate, extensions_candidates,
 };
@@ -33,7 +33,7 @@ pub(crate) use error::read_config_file;
 pub(crate) use extensions::json_kind;
 pub use extensions::{
     ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind,
-    load_extensions_config, parse_extensions_config,
+    parse_extensions_config,
 };
 pub(crate) use locate::{Segment, locate};
 pub use signature::FileSignature;

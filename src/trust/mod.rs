@@ -233,11 +233,6 @@ impl ProjectTrust {
         self.store.as_ref()
     }
 
-    /// What happens to an untrusted file.
-    pub fn on_untrusted(&self) -> OnUntrusted {
-        self.on_untrusted
-    }
-
     /// Changes what happens to an untrusted file.
     pub fn set_on_untrusted(&mut self, on_untrusted: OnUntrusted) {
         self.on_untrusted = on_untrusted;

@@ -280,3 +280,58 @@ fn startup_files_in_the_working_directory_are_protected_under_a_parent_workspace
     assert!(results[2].starts_with("Wrote 2 bytes"), "{}", results[2]);
     assert!(!project.join("extensions_config.json").exists());
 }
+
+#[test]
+fn a_left_out_extensions_file_is_not_replaced_by_a_later_project_candidate() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.path().join("fallback-ran");
+    // mcp_config.json is trusted; then an untrusted extensions_config.json appears, which
+    // comes first: neither is used (the one `antler trust` would show is the first).
+    sandbox.write(
+        "mcp_config.json",
+        &json!({"mcpServers": {"fallback": planted(&marker)}}).to_string(),
+    );
+    sandbox
+        .antler_untrusted()
+        .args(["trust", "--yes"])
+        .assert()
+        .success();
+    sandbox.write("extensions_config.json", r#"{"mcpServers": {}}"#);
+    let out = sandbox
+        .antler_untrusted()
+        .args(["doctor", "--json", "--offline"])
+        .timeout(GUARD)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("fallback"), "{stdout}");
+    assert!(
+        !marker.exists(),
+        "the later candidate's server did not start"
+    );
+}
+
+#[test]
+fn doctor_and_threads_go_on_when_a_named_config_file_is_missing() {
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .antler_untrusted()
+        .env("ANTLER_CONFIG", sandbox.path().join("nope.yaml"))
+        .args(["threads", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = sandbox
+        .antler_untrusted()
+        .args(["doctor", "--json", "--offline", "--config", "nope.yaml"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    assert!(report.to_string().contains("nope.yaml"), "{report}");
+}
