@@ -411,7 +411,7 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
         catalog_tools(data.tools.clone()),
     );
     assert!(warnings.is_empty(), "{warnings:?}");
-    let deferred = setup.deferred(&toolset, Some(MODEL)).unwrap();
+    let deferred = setup.deferred(&toolset, Some(MODEL), &[]).unwrap();
     assert_eq!(
         deferred.catalog.as_ref().map(|c| c.len()),
         Some(data.tools.len()),
@@ -429,6 +429,7 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
             dir.join("outputs"),
         )),
         redact: Default::default(),
+        instructions: Default::default(),
     };
     Agent {
         provider,

@@ -204,7 +204,7 @@ async fn rebuild_as_before(
         .toolset(mcp, None, builtins.tools, &outputs)
         .await
         .unwrap();
-    let deferred = Arc::new(setup.deferred(&toolset, Some(MODEL)).unwrap());
+    let deferred = Arc::new(setup.deferred(&toolset, Some(MODEL), &[]).unwrap());
     let servers: Vec<_> = mcp.servers().iter().map(|s| s.config().clone()).collect();
     let config = &setup.app.value;
     let section = deferred.prompt_section();
@@ -216,6 +216,7 @@ async fn rebuild_as_before(
             place.outputs.clone(),
         )),
         redact: setup.redact(mcp),
+        instructions: Default::default(),
     };
     Agent {
         provider,

@@ -32,6 +32,16 @@ pub fn utc_datetime(secs: i64) -> String {
     )
 }
 
+/// An age as listings show it: `40 s ago`, `12 min ago`, `5 h ago`, `3 d ago`.
+pub fn age_words(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs} s ago"),
+        60..3_600 => format!("{} min ago", secs / 60),
+        3_600..86_400 => format!("{} h ago", secs / 3_600),
+        _ => format!("{} d ago", secs / 86_400),
+    }
+}
+
 /// Howard Hinnant's days-to-civil: the proleptic Gregorian (year, month, day) of the day
 /// `days` after 1970-01-01.
 fn civil_from_days(days: i64) -> (i64, u32, u32) {

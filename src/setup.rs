@@ -6,11 +6,13 @@ use std::sync::Arc;
 use crate::agent::layers::redact::Redact;
 use crate::agent::subagent::{SubagentSlot, Task};
 use crate::config::{
-    AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, ModelConfig, Origin, Segment,
-    app_config_candidates, extensions_candidates, locate, parse_app_config,
+    AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, McpServerConfig, ModelConfig,
+    Origin, Segment, ToolSearchMode, app_config_candidates, extensions_candidates, locate,
+    parse_app_config,
 };
-use crate::deferred::{DeferredError, DeferredSetup, setup_deferred};
-use crate::mcp::{ExtensionsError, McpCache, McpManager};
+use crate::deferred::{DeferredError, DeferredSetup, setup_deferred_for};
+use crate::mcp::manifest::ManifestStore;
+use crate::mcp::{ExtensionsError, McpCache, McpManager, StartSettings};
 use crate::tools::builtin::{self, Clarifications};
 use crate::tools::sandbox::{Protected, ThreadOutputs, Workspace};
 use crate::tools::{
@@ -94,6 +96,13 @@ impl Setup {
             .iter()
             .chain(extensions.as_ref().map(|found| &found.path));
         let protected = antlers_own(env, cwd, in_use.cloned().collect());
+        let start_settings = StartSettings {
+            manifests: ManifestStore::in_data_dir(env),
+            cwd: cwd.to_path_buf(),
+            max_age: std::time::Duration::from_secs(app.value.mcp.manifest_max_age_secs),
+            deferral_off: app.value.tool_search.enabled == ToolSearchMode::Off,
+            accept_stale: false,
+        };
         if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
             tracing::warn!("{warning}");
             app.warnings.push(warning);
@@ -103,8 +112,15 @@ impl Setup {
             cwd: cwd.to_path_buf(),
             protected,
             env_secrets: environment_secrets(env),
-            mcp: McpCache::new(extensions, trust.clone()),
+            mcp: McpCache::new(extensions, trust.clone(), start_settings),
         })
+    }
+
+    /// Lets servers stay idle on a manifest that is too old (the chat refreshes such
+    /// manifests in the background once its screen is up). Before the first
+    /// [`Setup::mcp`].
+    pub fn accept_stale_manifests(&mut self) {
+        self.mcp.settings.accept_stale = true;
     }
 
     /// The MCP servers of the extensions file as it is now (restarted if it changed).
@@ -217,18 +233,21 @@ impl Setup {
         self.model_config(model).and_then(|m| m.context_window)
     }
 
-    /// Decides what of `toolset` is deferred, with the configured `tool_search` and the
-    /// context window of `model` (see [`Setup::model_config`]).
+    /// Decides what of `toolset` is deferred, with the configured `tool_search`, the
+    /// context window of `model` (see [`Setup::model_config`]) and the `defer` setting of
+    /// each of `servers`.
     pub fn deferred(
         &self,
         toolset: &Toolset,
         model: Option<&str>,
+        servers: &[McpServerConfig],
     ) -> Result<DeferredSetup, SetupError> {
         let context_window = self.context_window(model);
-        Ok(setup_deferred(
+        Ok(setup_deferred_for(
             toolset,
             &self.app.value.tool_search,
             context_window,
+            servers,
         )?)
     }
 }

@@ -496,8 +496,10 @@ impl Run<'_> {
             .iter()
             .all(|(_, _, tool)| tool.as_ref().is_some_and(|t| t.info().parallel));
         let (emit, cancel) = (self.emit, self.cancel);
+        let turn = self.turn;
         let context = |call: &ToolCall| ToolContext {
             call_id: call.id.clone(),
+            turn,
             cancel: cancel.child_token(),
             events: emit,
             scope: self.scope.clone(),

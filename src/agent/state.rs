@@ -1,6 +1,6 @@
 //! Thread state and its reducer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,9 @@ pub struct ThreadState {
     /// Images waiting to be attached to the next model call (`view_image`).
     #[serde(default)]
     pub pending_images: Vec<ImagePart>,
+    /// MCP servers whose `instructions` the model has been shown in this thread.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub instructed_servers: BTreeSet<String>,
 }
 
 /// The promotion reducer: a different or missing hash on either side replaces the set;

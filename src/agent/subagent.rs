@@ -57,6 +57,8 @@ pub struct SubagentEnv {
     pub output_budget: Option<(usize, std::path::PathBuf)>,
     /// The parent's secrets, kept out of the subagents' tool results too.
     pub redact: Redact,
+    /// The MCP servers' `instructions`, for the subagents' own first searches.
+    pub instructions: std::collections::BTreeMap<String, String>,
 }
 
 /// Where the `task` tool finds its [`SubagentEnv`]: set by whoever assembles the parent
@@ -173,6 +175,7 @@ impl Task {
                         OutputBudget::new(*max, dir.join(format!("subagent-{id}")))
                     }),
                     redact: env.redact.clone(),
+                    instructions: env.instructions.clone(),
                 },
             ),
             deferred: Arc::new(setup),
@@ -307,6 +310,7 @@ mod tests {
             max_turns: 5,
             output_budget: None,
             redact: Redact::default(),
+            instructions: Default::default(),
         }
     }
 

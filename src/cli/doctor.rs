@@ -201,7 +201,7 @@ async fn deferred_check(
         }
         Err(err) => Err(err),
     };
-    let deferred = toolset.and_then(|toolset| setup.deferred(&toolset, model));
+    let deferred = toolset.and_then(|toolset| setup.deferred(&toolset, model, &mcp.configs()));
     checks.push(match deferred {
         Ok(deferred) => {
             let mut detail = deferred.reason.clone();

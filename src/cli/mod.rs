@@ -292,14 +292,32 @@ pub struct ToolsListArgs {
 /// `antler mcp ...`: the MCP servers themselves, for diagnosing connections.
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
-    /// Start every MCP server and show its transport, status, tool count, protocol version
-    /// and start-up time.
-    List(JsonFlag),
+    /// Show every MCP server: running (with protocol version and start-up time), idle
+    /// (its tools from a manifest, with its age), failed or disabled. Idle servers are not
+    /// started; servers without a usable manifest are, to list their tools.
+    List(McpListArgs),
+    /// Start the servers (all enabled ones, or those named), list their tools, save their
+    /// manifests and stop them again.
+    Refresh(McpRefreshArgs),
 }
 
-/// `--json`, for scripts and CI.
+/// Options of `antler mcp list`.
 #[derive(Debug, Args)]
-pub struct JsonFlag {
+pub struct McpListArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Refresh every manifest first (starts the idle servers, then stops them again).
+    #[arg(long)]
+    pub refresh: bool,
+}
+
+/// Options of `antler mcp refresh`.
+#[derive(Debug, Args)]
+pub struct McpRefreshArgs {
+    /// Only these servers (their keys in `mcpServers`).
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -77,6 +77,7 @@ async fn inspect(
             Some(_) => Arc::new(McpManager::empty()),
             None => setup.mcp(env).await?,
         };
+        let mut refresh_failed = false;
         let output = match command {
             Command::Tools(ToolsCommand::List(args)) => {
                 tools_list(&setup, &mcp, &args, model).await?
@@ -85,12 +86,32 @@ async fn inspect(
                 .await?
                 .map_err(CliError::usage)?,
             Command::Tools(ToolsCommand::Stats(args)) => tools_stats(&setup, &mcp, &args).await?,
-            Command::Mcp(McpCommand::List(flag)) => {
+            Command::Mcp(McpCommand::List(args)) => {
+                if args.refresh {
+                    report_refresh_failures(&mcp.refresh_manifests(&[]).await);
+                }
                 let statuses = mcp.statuses().await;
-                if flag.json {
+                if args.json {
                     to_json(&statuses)
                 } else {
                     listing::servers_table(&statuses)
+                }
+            }
+            Command::Mcp(McpCommand::Refresh(args)) => {
+                let outcomes = mcp.refresh_manifests(&args.names).await;
+                report_refresh_failures(&outcomes);
+                if outcomes.iter().any(|(_, error)| error.is_some()) {
+                    refresh_failed = true;
+                }
+                let statuses = mcp.statuses().await;
+                let shown: Vec<_> = statuses
+                    .into_iter()
+                    .filter(|s| outcomes.iter().any(|(name, _)| *name == s.name))
+                    .collect();
+                if args.json {
+                    to_json(&shown)
+                } else {
+                    listing::servers_table(&shown)
                 }
             }
             Command::Threads(_) | Command::Doctor(_) | Command::Trust(_) => String::new(),
@@ -99,7 +120,7 @@ async fn inspect(
         mcp.shutdown(SHUTDOWN_GRACE).await;
         let exit = if !mcp.skipped().is_empty() {
             Exit::Config
-        } else if statuses.iter().any(|s| s.status == ServerState::Failed) {
+        } else if refresh_failed || statuses.iter().any(|s| s.status == ServerState::Failed) {
             Exit::Failure
         } else {
             Exit::Success
@@ -108,6 +129,15 @@ async fn inspect(
         Ok::<_, CliError>(exit)
     };
     result.await.unwrap_or_else(CliError::report)
+}
+
+/// Tells the user which servers could not be refreshed, and why.
+fn report_refresh_failures(outcomes: &[(String, Option<String>)]) {
+    for (name, error) in outcomes {
+        if let Some(error) = error {
+            eprintln!("error: MCP server `{name}` could not be refreshed: {error}");
+        }
+    }
 }
 
 async fn tools_list(
@@ -121,7 +151,7 @@ async fn tools_list(
     let toolset = setup
         .toolset(mcp, groups, builtins, &Default::default())
         .await?;
-    let deferred = setup.deferred(&toolset, model)?;
+    let deferred = setup.deferred(&toolset, model, &mcp.configs())?;
     let rows = listing::tool_rows(&toolset, &deferred);
     Ok(if args.json {
         to_json(&rows)

@@ -22,6 +22,7 @@ pub(super) const KNOWN_TOP_LEVEL: &[&str] = &[
     "subagents",
     "summarization",
     "tool_output",
+    "mcp",
 ];
 
 /// Keys of DeerFlow's config.yaml that antler reads nothing from, accepted without a
@@ -83,6 +84,27 @@ pub struct AppConfig {
     pub summarization: SummarizationConfig,
     /// The per-call budget of tool results.
     pub tool_output: ToolOutputConfig,
+    /// Settings for all MCP servers (each server's own are in extensions_config.json).
+    pub mcp: McpConfig,
+}
+
+/// `mcp:` in config.yaml.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct McpConfig {
+    /// How old a server's cached tool list (its manifest) may be before the server is
+    /// started to list its tools again (default 86,400: one day); a server's own
+    /// `manifest_max_age_secs` wins.
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub manifest_max_age_secs: u64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            manifest_max_age_secs: 86_400,
+        }
+    }
 }
 
 /// How much of one tool result the model reads.

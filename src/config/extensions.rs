@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::locate::{Segment, display_path, locate_json};
+use super::server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};
 use super::{ConfigError, EnvLookup, Loaded, expand_string, is_secret_name, recording_secrets};
 
 /// Top-level keys we know; DeerFlow's file also carries `skills`, which is not ours to warn about.
@@ -78,6 +79,8 @@ pub struct McpServerConfig {
     pub tool_timeout: Duration,
     /// Routing hint for deferred tool loading.
     pub routing: Option<RoutingHint>,
+    /// When it starts, whether its tools are deferred, which tools exist.
+    pub policy: ServerPolicy,
 }
 
 /// A server's routing hint: promote its tools when the user mentions these keywords
@@ -140,6 +143,16 @@ struct RawServer {
     tool_timeout_secs: f64,
     #[serde(default)]
     routing: Option<RawRouting>,
+    #[serde(default)]
+    start: Option<String>,
+    #[serde(default)]
+    defer: Option<String>,
+    #[serde(default)]
+    enabled_tools: Option<Vec<String>>,
+    #[serde(default)]
+    disabled_tools: Option<Vec<String>>,
+    #[serde(default)]
+    manifest_max_age_secs: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -430,6 +443,13 @@ fn server_from_raw(
             ));
         }
     };
+    let policy = policy_from_raw(
+        raw.start,
+        raw.defer,
+        raw.enabled_tools,
+        raw.disabled_tools,
+        raw.manifest_max_age_secs,
+    )?;
     Ok(McpServerConfig {
         name: name.to_string(),
         enabled: raw.enabled,
@@ -446,6 +466,58 @@ fn server_from_raw(
         tool_timeout: seconds("tool_timeout_secs", raw.tool_timeout_secs)
             .map_err(|reason| Skip::at("tool_timeout_secs", reason))?,
         routing,
+        policy,
+    })
+}
+
+/// `start`, `defer`, `enabled_tools`, `disabled_tools` and `manifest_max_age_secs`.
+fn policy_from_raw(
+    start: Option<String>,
+    defer: Option<String>,
+    enabled_tools: Option<Vec<String>>,
+    disabled_tools: Option<Vec<String>>,
+    manifest_max_age_secs: Option<f64>,
+) -> Result<ServerPolicy, Skip> {
+    let start = start
+        .map(|value| {
+            StartMode::parse(&value).ok_or_else(|| {
+                Skip::at(
+                    "start",
+                    format!("unknown `start` {value:?} (expected \"lazy\" or \"eager\")"),
+                )
+            })
+        })
+        .transpose()?;
+    let defer = defer
+        .map(|value| {
+            DeferMode::parse(&value).ok_or_else(|| {
+                Skip::at(
+                    "defer",
+                    format!(
+                        "unknown `defer` {value:?} (expected \"auto\", \"always\" or \"never\")"
+                    ),
+                )
+            })
+        })
+        .transpose()?
+        .unwrap_or_default();
+    let tools = ToolFilter::new(enabled_tools, disabled_tools)
+        .map_err(|(field, reason)| Skip::at(field, reason))?;
+    let manifest_max_age = manifest_max_age_secs
+        .map(|secs| {
+            Duration::try_from_secs_f64(secs).map_err(|_| {
+                Skip::at(
+                    "manifest_max_age_secs",
+                    format!("`manifest_max_age_secs` must be a number of seconds >= 0, got {secs}"),
+                )
+            })
+        })
+        .transpose()?;
+    Ok(ServerPolicy {
+        start,
+        defer,
+        tools,
+        manifest_max_age,
     })
 }
 

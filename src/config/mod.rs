@@ -13,12 +13,13 @@ mod error;
 mod extensions;
 mod lenient;
 mod locate;
+mod server_policy;
 mod signature;
 
 pub use app::{
-    AppConfig, ModelConfig, SandboxConfig, SandboxMode, SubagentsConfig, SummarizationConfig,
-    ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode,
-    WebFetchPolicy,
+    AppConfig, McpConfig, ModelConfig, SandboxConfig, SandboxMode, SubagentsConfig,
+    SummarizationConfig, ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig,
+    ToolSearchMode, WebFetchPolicy,
 };
 pub use app_load::{Loaded, parse_app_config};
 pub use discovery::{
@@ -36,5 +37,6 @@ pub use extensions::{
     parse_extensions_config,
 };
 pub(crate) use locate::{Segment, locate};
+pub use server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};
 pub use signature::FileSignature;
 pub(crate) use signature::hex;

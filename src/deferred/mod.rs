@@ -17,7 +17,9 @@ mod tool_search;
 pub use catalog::{DeferredCatalog, Found};
 pub use hash::{catalog_hash, function_schema};
 pub use prompt::deferred_tools_section;
-pub use setup::{DEFAULT_CONTEXT_WINDOW, DeferredError, DeferredSetup, setup_deferred};
+pub use setup::{
+    DEFAULT_CONTEXT_WINDOW, DeferredError, DeferredSetup, setup_deferred, setup_deferred_for,
+};
 pub use stats::{TokenStats, token_stats};
 pub use tokens::{TokenizerError, count_tokens, schemas_tokens};
 pub use tool_search::{TOOL_SEARCH, ToolSearch};

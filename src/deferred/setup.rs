@@ -5,8 +5,8 @@ use std::sync::Arc;
 use super::tokens::schemas_tokens;
 use super::tool_search::{TOOL_SEARCH, ToolSearch};
 use super::{DeferredCatalog, deferred_tools_section};
-use crate::config::{ToolSearchConfig, ToolSearchMode};
-use crate::tools::{Tool, Toolset};
+use crate::config::{DeferMode, McpServerConfig, ToolSearchConfig, ToolSearchMode};
+use crate::tools::{Tool, ToolSource, Toolset};
 
 /// The context window assumed for `enabled: auto` when the model has none configured.
 pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
@@ -62,71 +62,124 @@ impl DeferredSetup {
     }
 }
 
-/// Decides what to defer: nothing when tool search is off or there are no MCP tools; every
-/// MCP tool when it is on; with `auto`, only when the MCP schemas would take more than
-/// `auto_threshold_percent` of `context_window` tokens. Built-in and configured tools are
-/// never deferred.
+/// Decides what to defer with every server's `defer` at `auto` (see
+/// [`setup_deferred_for`]).
 pub fn setup_deferred(
     toolset: &Toolset,
     config: &ToolSearchConfig,
     context_window: Option<u32>,
 ) -> Result<DeferredSetup, DeferredError> {
-    let mcp: Vec<Arc<dyn Tool>> = toolset
+    setup_deferred_for(toolset, config, context_window, &[])
+}
+
+/// Decides what to defer. Tools of `defer: never` servers are bound and those of
+/// `defer: always` servers deferred, whatever `tool_search.enabled` says; the others
+/// (`auto`, and servers not in `servers`) follow it: nothing when it is off, all when it is
+/// on, and with `auto` only when their schemas would take more than
+/// `auto_threshold_percent` of `context_window` tokens. Built-in and configured tools are
+/// never deferred.
+pub fn setup_deferred_for(
+    toolset: &Toolset,
+    config: &ToolSearchConfig,
+    context_window: Option<u32>,
+    servers: &[McpServerConfig],
+) -> Result<DeferredSetup, DeferredError> {
+    let defer_of = |tool: &Arc<dyn Tool>| match &tool.info().source {
+        ToolSource::Mcp { server, .. } => servers
+            .iter()
+            .find(|s| &s.name == server)
+            .map_or(DeferMode::Auto, |s| s.policy.defer),
+        _ => DeferMode::Auto,
+    };
+    let mcp: Vec<&Arc<dyn Tool>> = toolset
         .tools()
         .iter()
         .filter(|t| t.info().is_mcp())
-        .cloned()
         .collect();
-    let (defer, reason) = match config.enabled {
+    let auto: Vec<Arc<dyn Tool>> = mcp
+        .iter()
+        .filter(|t| defer_of(t) == DeferMode::Auto)
+        .map(|t| Arc::clone(t))
+        .collect();
+    let (defer_auto, mut reason) = decide_auto(&auto, config, context_window)?;
+    let deferred: Vec<Arc<dyn Tool>> = mcp
+        .iter()
+        .filter(|t| match defer_of(t) {
+            DeferMode::Always => true,
+            DeferMode::Never => false,
+            DeferMode::Auto => defer_auto,
+        })
+        .map(|t| Arc::clone(t))
+        .collect();
+    let always = mcp
+        .iter()
+        .filter(|t| defer_of(t) == DeferMode::Always)
+        .count();
+    let never = mcp
+        .iter()
+        .filter(|t| defer_of(t) == DeferMode::Never)
+        .count();
+    if always > 0 {
+        reason.push_str(&format!(
+            "; {always} tools of `defer: always` servers deferred"
+        ));
+    }
+    if never > 0 {
+        reason.push_str(&format!("; {never} tools of `defer: never` servers bound"));
+    }
+    let catalog = (!deferred.is_empty()).then(|| Arc::new(DeferredCatalog::new(deferred)));
+    let meant_bound = never + if defer_auto { 0 } else { auto.len() };
+    finish(toolset, catalog, config.max_results, reason, meant_bound)
+}
+
+/// Whether the `defer: auto` tools are deferred, and why.
+fn decide_auto(
+    auto: &[Arc<dyn Tool>],
+    config: &ToolSearchConfig,
+    context_window: Option<u32>,
+) -> Result<(bool, String), DeferredError> {
+    Ok(match config.enabled {
         ToolSearchMode::Off => (false, String::from("tool_search is disabled")),
-        _ if mcp.is_empty() => (false, String::from("there are no MCP tools")),
+        _ if auto.is_empty() => (false, String::from("there are no MCP tools")),
         ToolSearchMode::On => (
             true,
-            format!("tool_search is enabled: {} MCP tools deferred", mcp.len()),
+            format!("tool_search is enabled: {} MCP tools deferred", auto.len()),
         ),
         ToolSearchMode::Auto => {
             let window = context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
-            let infos: Vec<_> = mcp.iter().map(|t| t.info().clone()).collect();
-            match schemas_tokens(&infos) {
-                Ok(tokens) => {
-                    let limit = f64::from(window) * config.auto_threshold_percent / 100.0;
-                    let share = 100.0 * tokens as f64 / f64::from(window);
-                    let defer = tokens as f64 > limit;
-                    let verdict = if defer { "deferred" } else { "bound" };
-                    (
-                        defer,
-                        format!(
-                            "auto: the MCP schemas take {tokens} tokens, {share:.1}% of a {window}-token \
-                         context window (threshold {}%): {verdict}",
-                            config.auto_threshold_percent
-                        ),
-                    )
-                }
-                Err(err) => {
-                    return Err(DeferredError::FailClosed {
-                        count: mcp.len(),
-                        reason: err.to_string(),
-                    });
-                }
-            }
+            let infos: Vec<_> = auto.iter().map(|t| t.info().clone()).collect();
+            let tokens = schemas_tokens(&infos).map_err(|err| DeferredError::FailClosed {
+                count: auto.len(),
+                reason: err.to_string(),
+            })?;
+            let limit = f64::from(window) * config.auto_threshold_percent / 100.0;
+            let share = 100.0 * tokens as f64 / f64::from(window);
+            let defer = tokens as f64 > limit;
+            let verdict = if defer { "deferred" } else { "bound" };
+            (
+                defer,
+                format!(
+                    "auto: the MCP schemas take {tokens} tokens, {share:.1}% of a {window}-token \
+                     context window (threshold {}%): {verdict}",
+                    config.auto_threshold_percent
+                ),
+            )
         }
-    };
-    let catalog = defer.then(|| Arc::new(DeferredCatalog::new(mcp.clone())));
-    finish(toolset, defer, catalog, config.max_results, reason)
+    })
 }
 
-/// Assembles the bound list and checks the fail-closed invariant: when deferral was
-/// decided, no MCP tool may be bound without a catalog.
+/// Assembles the bound list and checks the fail-closed invariant: exactly the MCP tools
+/// meant to be bound (`meant_bound`) are bound, every other one is in the catalog.
 fn finish(
     toolset: &Toolset,
-    defer: bool,
     catalog: Option<Arc<DeferredCatalog>>,
     max_results: usize,
     reason: String,
+    meant_bound: usize,
 ) -> Result<DeferredSetup, DeferredError> {
-    let mcp_count = toolset.tools().iter().filter(|t| t.info().is_mcp()).count();
     let Some(catalog) = catalog else {
-        if defer && mcp_count > 0 {
+        let mcp_count = toolset.tools().iter().filter(|t| t.info().is_mcp()).count();
+        if mcp_count != meant_bound {
             return Err(DeferredError::FailClosed {
                 count: mcp_count,
                 reason: String::from("the catalog is missing"),
@@ -145,15 +198,15 @@ fn finish(
         .cloned()
         .collect();
     let leaked = bound.iter().filter(|t| t.info().is_mcp()).count();
-    if leaked > 0 {
+    if leaked != meant_bound {
         return Err(DeferredError::FailClosed {
-            count: leaked,
+            count: leaked.saturating_sub(meant_bound),
             reason: String::from("MCP tools are missing from the catalog"),
         });
     }
     if bound.iter().any(|t| t.info().name == TOOL_SEARCH) {
         return Err(DeferredError::FailClosed {
-            count: mcp_count,
+            count: catalog.len(),
             reason: format!("another tool is already named `{TOOL_SEARCH}`"),
         });
     }
@@ -269,16 +322,64 @@ mod tests {
 
     #[test]
     fn fails_closed_instead_of_binding_every_schema() {
-        let err = finish(&toolset(2), true, None, 5, String::new()).unwrap_err();
+        let err = finish(&toolset(2), None, 5, String::new(), 0).unwrap_err();
         assert!(
             err.to_string().contains("refusing to bind their schemas"),
             "{err}"
         );
         let partial = Arc::new(DeferredCatalog::new(toolset(2).tools()[1..2].to_vec()));
-        let err = finish(&toolset(2), true, Some(partial), 5, String::new()).unwrap_err();
+        let err = finish(&toolset(2), Some(partial), 5, String::new(), 0).unwrap_err();
         assert!(
             err.to_string().contains("missing from the catalog"),
             "{err}"
         );
+    }
+
+    fn server(defer: &str) -> Vec<McpServerConfig> {
+        let text =
+            format!(r#"{{"mcpServers": {{"srv": {{"command": "x", "defer": "{defer}"}}}}}}"#);
+        crate::config::parse_extensions_config(&text, Path::new("e.json"), &|_| None)
+            .unwrap()
+            .value
+            .servers
+    }
+
+    #[test]
+    fn a_servers_defer_setting_overrides_the_global_decision() {
+        let tools = toolset(3);
+        let never = setup_deferred_for(&tools, &config(ToolSearchMode::On), None, &server("never"))
+            .unwrap();
+        assert!(never.catalog.is_none(), "nothing left to defer");
+        assert_eq!(
+            never.bound.len(),
+            4,
+            "ls and the three tools, no tool_search"
+        );
+        assert!(
+            never
+                .reason
+                .contains("3 tools of `defer: never` servers bound"),
+            "{}",
+            never.reason
+        );
+
+        let always = setup_deferred_for(
+            &tools,
+            &config(ToolSearchMode::Off),
+            None,
+            &server("always"),
+        )
+        .unwrap();
+        assert_eq!(always.catalog.as_ref().map(|c| c.len()), Some(3));
+        let bound: Vec<_> = always.bound.iter().map(|t| t.info().name.clone()).collect();
+        assert_eq!(bound, ["ls", "tool_search"]);
+
+        // `auto` below its threshold binds, but `always` still defers.
+        let mut cfg = config(ToolSearchMode::Auto);
+        cfg.auto_threshold_percent = 99.0;
+        let auto = setup_deferred_for(&tools, &cfg, Some(1_000_000), &server("auto")).unwrap();
+        assert!(auto.catalog.is_none());
+        let always = setup_deferred_for(&tools, &cfg, Some(1_000_000), &server("always")).unwrap();
+        assert_eq!(always.catalog.as_ref().map(|c| c.len()), Some(3));
     }
 }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::McpManager;
+use super::manager::StartSettings;
 use crate::config::{
     ConfigError, EnvLookup, FileSignature, Found, Origin, parse_extensions_config,
 };
@@ -31,16 +32,19 @@ pub enum ExtensionsError {
 pub struct McpCache {
     file: Option<Found>,
     trust: Arc<ProjectTrust>,
+    /// How servers start (manifests, lazy or eager).
+    pub settings: StartSettings,
     current: Option<(FileSignature, Arc<McpManager>)>,
     empty: Arc<McpManager>,
 }
 
 impl McpCache {
     /// A cache for `file`; `None` means no extensions file (no MCP servers).
-    pub fn new(file: Option<Found>, trust: Arc<ProjectTrust>) -> Self {
+    pub fn new(file: Option<Found>, trust: Arc<ProjectTrust>, settings: StartSettings) -> Self {
         Self {
             file,
             trust,
+            settings,
             current: None,
             empty: Arc::new(McpManager::empty()),
         }
@@ -112,7 +116,7 @@ impl McpCache {
         if let Some((_, old)) = self.current.take() {
             old.shutdown(SHUTDOWN_GRACE).await;
         }
-        let manager = Arc::new(McpManager::start(loaded.value).await);
+        let manager = Arc::new(McpManager::start(loaded.value, &self.settings).await);
         self.current = Some((signature, manager.clone()));
         Ok(manager)
     }

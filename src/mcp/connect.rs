@@ -46,6 +46,8 @@ pub struct Connection {
     pub process_group: Option<ProcessGroupGuard>,
     /// Every tool, all pages followed.
     pub tools: Vec<rmcp::model::Tool>,
+    /// The shortest `ttlMs` of the listing's pages, if the server gave one.
+    pub ttl_ms: Option<u64>,
     /// The negotiated protocol version.
     pub protocol_version: String,
     /// The change generation the tool list is current for.
@@ -67,7 +69,7 @@ pub async fn connect(
     match tokio::time::timeout(timeout, connect_inner(config, changes)).await {
         Ok(Ok(Started {
             service,
-            tools,
+            listing: Listing { tools, ttl_ms },
             listed_generation,
             process_group,
             incoming,
@@ -80,6 +82,7 @@ pub async fn connect(
                 service,
                 process_group,
                 tools,
+                ttl_ms,
                 protocol_version,
                 listed_generation,
                 startup: started.elapsed(),
@@ -94,7 +97,7 @@ pub async fn connect(
 /// What `connect_inner` hands back.
 struct Started {
     service: McpService,
-    tools: Vec<rmcp::model::Tool>,
+    listing: Listing,
     listed_generation: u64,
     process_group: Option<ProcessGroupGuard>,
     incoming: Incoming,
@@ -146,10 +149,10 @@ async fn connect_inner(
     };
     // A list_changed that arrives during the listing below makes it stale at once.
     let generation = *changes.borrow();
-    let tools = list_all_tools(service.peer()).await?;
+    let listing = list_all_tools(service.peer()).await?;
     Ok(Started {
         service,
-        tools,
+        listing,
         listed_generation: generation,
         process_group,
         incoming,
@@ -159,12 +162,18 @@ async fn connect_inner(
 /// At most this many `tools/list` pages; a server that pages forever is broken.
 const MAX_PAGES: usize = 1000;
 
+/// A whole tool list and how long the server says it stays fresh.
+pub(crate) struct Listing {
+    pub tools: Vec<rmcp::model::Tool>,
+    /// The shortest `ttlMs` of its pages.
+    pub ttl_ms: Option<u64>,
+}
+
 /// Follows `tools/list` pagination to the end. Unlike rmcp's `list_all_tools` it stops with
 /// an error when a server repeats a cursor or never stops paging.
-pub(crate) async fn list_all_tools(
-    peer: &rmcp::Peer<RoleClient>,
-) -> Result<Vec<rmcp::model::Tool>, McpError> {
+pub(crate) async fn list_all_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Listing, McpError> {
     let mut tools = Vec::new();
+    let mut ttl_ms: Option<u64> = None;
     let mut seen = std::collections::HashSet::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -175,8 +184,11 @@ pub(crate) async fn list_all_tools(
             .await
             .map_err(|e| McpError::ListTools(error_chain(&e)))?;
         tools.extend(page.tools);
+        if let Some(ttl) = page.ttl_ms {
+            ttl_ms = Some(ttl_ms.map_or(ttl, |t| t.min(ttl)));
+        }
         match page.next_cursor {
-            None => return Ok(tools),
+            None => return Ok(Listing { tools, ttl_ms }),
             Some(next) if !seen.insert(next.clone()) => {
                 return Err(McpError::ListTools(format!(
                     "the server repeated the cursor {next:?}"

@@ -1,11 +1,15 @@
 //! All MCP servers of one extensions config, started together.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
+use super::manifest::{ManifestStore, entry_hash};
 use super::naming::ToolNamer;
-use super::server::McpServer;
+use super::server::{McpServer, StartPlan};
 use super::tool::McpTool;
-use crate::config::{ExtensionsConfig, SkippedServer};
+use crate::config::{DeferMode, ExtensionsConfig, McpServerConfig, SkippedServer, StartMode};
 use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::Tool;
 
@@ -17,12 +21,67 @@ pub struct McpManager {
     secrets: Vec<String>,
 }
 
+/// What decides how the servers start, besides their own entries.
+#[derive(Debug, Clone)]
+pub struct StartSettings {
+    /// Where manifests are kept (none: every server starts at once, nothing is cached).
+    pub manifests: Option<ManifestStore>,
+    /// The folder stdio servers start in (part of their manifests' identity).
+    pub cwd: PathBuf,
+    /// `mcp.manifest_max_age_secs`, for servers that do not set their own.
+    pub max_age: Duration,
+    /// `tool_search.enabled: false`: tools of `defer: auto` servers are bound.
+    pub deferral_off: bool,
+    /// Use a manifest that is too old too, for a front-end that refreshes it in the
+    /// background (the chat).
+    pub accept_stale: bool,
+}
+
+impl StartSettings {
+    /// Settings that start every server at once and keep no manifest (tests, tools
+    /// that must see the live servers).
+    pub fn eager() -> Self {
+        Self {
+            manifests: None,
+            cwd: PathBuf::new(),
+            max_age: Duration::ZERO,
+            deferral_off: true,
+            accept_stale: false,
+        }
+    }
+
+    /// How `server` starts: lazily unless its entry says `start: eager`, or its tools are
+    /// bound and it does not say `start: lazy` (bound schemas should be live ones).
+    fn plan(&self, server: &McpServerConfig) -> StartPlan {
+        let deferred = match server.policy.defer {
+            DeferMode::Always => true,
+            DeferMode::Never => false,
+            DeferMode::Auto => !self.deferral_off,
+        };
+        StartPlan {
+            manifests: self.manifests.clone(),
+            entry_hash: entry_hash(server, &self.cwd),
+            lazy: server
+                .policy
+                .start
+                .map_or(deferred, |s| s == StartMode::Lazy),
+            max_age: server.policy.manifest_max_age.unwrap_or(self.max_age),
+            accept_stale: self.accept_stale,
+        }
+    }
+}
+
 impl McpManager {
-    /// Starts every enabled server concurrently: start-up takes as long as the slowest
-    /// server (bounded by its own timeout), not the sum. Failures become statuses.
-    pub async fn start(config: ExtensionsConfig) -> Self {
-        let servers =
-            futures::future::join_all(config.servers.into_iter().map(McpServer::start)).await;
+    /// Starts every enabled server that cannot stay idle concurrently: start-up takes as
+    /// long as the slowest of them (bounded by its own timeout), not the sum; a server
+    /// whose fresh manifest lists its tools is not started at all. Failures become
+    /// statuses.
+    pub async fn start(config: ExtensionsConfig, settings: &StartSettings) -> Self {
+        let servers = futures::future::join_all(config.servers.into_iter().map(|server| {
+            let plan = settings.plan(&server);
+            McpServer::start(server, plan)
+        }))
+        .await;
         Self {
             servers: servers.into_iter().map(Arc::new).collect(),
             skipped: config.skipped,
@@ -59,6 +118,7 @@ impl McpManager {
             tool_count: 0,
             protocol_version: None,
             startup_ms: None,
+            manifest_age_secs: None,
         }));
         statuses
     }
@@ -80,6 +140,53 @@ impl McpManager {
     /// Entries of the config that were skipped as invalid.
     pub fn skipped(&self) -> &[SkippedServer] {
         &self.skipped
+    }
+
+    /// The servers' entries, in config order.
+    pub fn configs(&self) -> Vec<McpServerConfig> {
+        self.servers.iter().map(|s| s.config().clone()).collect()
+    }
+
+    /// Each server's `instructions`, by server name, for those that gave any.
+    pub async fn instructions(&self) -> BTreeMap<String, String> {
+        let mut all = BTreeMap::new();
+        for server in &self.servers {
+            if let Some(text) = server.instructions().await.filter(|t| !t.trim().is_empty()) {
+                all.insert(server.config().name.clone(), text);
+            }
+        }
+        all
+    }
+
+    /// Lists the named servers (all enabled ones when `names` is empty) again now and
+    /// saves their manifests, concurrently; idle servers go back to idle after. Returns
+    /// each server's name with its error, if it failed; an unknown name is an error.
+    pub async fn refresh_manifests(&self, names: &[String]) -> Vec<(String, Option<String>)> {
+        let mut unknown: Vec<(String, Option<String>)> = names
+            .iter()
+            .filter(|n| !self.servers.iter().any(|s| &s.config().name == *n))
+            .map(|n| {
+                (
+                    n.clone(),
+                    Some(String::from("no such server in the extensions config")),
+                )
+            })
+            .collect();
+        let chosen = self.servers.iter().filter(|s| {
+            if names.is_empty() {
+                s.config().enabled
+            } else {
+                names.contains(&s.config().name)
+            }
+        });
+        let done = futures::future::join_all(chosen.map(|server| async move {
+            let outcome = server.refresh_manifest().await;
+            (server.config().name.clone(), outcome.err())
+        }))
+        .await;
+        let mut all = done;
+        all.append(&mut unknown);
+        all
     }
 
     /// Each server's tool-list version (see [`McpServer::refresh_tools`]), the servers

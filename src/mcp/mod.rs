@@ -6,6 +6,7 @@ mod connect;
 mod content;
 mod incoming;
 mod manager;
+pub mod manifest;
 pub mod naming;
 mod server;
 pub mod sse;
@@ -15,8 +16,8 @@ mod tool;
 use std::time::Duration;
 
 pub use cache::{ExtensionsError, McpCache};
-pub use manager::McpManager;
-pub use server::McpServer;
+pub use manager::{McpManager, StartSettings};
+pub use server::{McpServer, StartPlan};
 pub use tool::McpTool;
 
 /// Why a server could not be used.

@@ -1,10 +1,13 @@
-//! One configured MCP server over its lifetime: connected, failed, restarted, re-listed.
+//! One configured MCP server over its lifetime: idle (its tools from a manifest),
+//! connected, failed, restarted, re-listed.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceError;
 use rmcp::model::CallToolRequestParams;
+use rmcp::model::JsonObject;
 use serde_json::Value;
 use tokio::sync::{Mutex, watch};
 
@@ -12,6 +15,8 @@ use super::McpError;
 use super::connect::{Connection, connect, error_chain, list_all_tools};
 use super::content::result_text;
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
+use super::manifest::{Manifest, ManifestStore};
+use crate::clock::now_unix;
 use crate::config::McpServerConfig;
 use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::ToolOutput;
@@ -25,11 +30,72 @@ const RESTART_BACKOFF: Duration = Duration::from_secs(5);
 /// step of a run.
 const RELIST_BACKOFF: Duration = Duration::from_secs(30);
 
+/// Now in unix seconds, as manifests count.
+fn now() -> u64 {
+    u64::try_from(now_unix()).unwrap_or(0)
+}
+
 enum State {
     Disabled,
+    /// Not started: its tools are those of a manifest, until the first call starts it.
+    Idle(Arc<Manifest>),
     Stopped,
     Connected(Box<Live>),
-    Failed { reason: String, at: Instant },
+    /// `manifest`: the tools of an idle server whose start failed stay, so its failure
+    /// does not change the catalog (the calls say why they cannot run).
+    Failed {
+        reason: String,
+        at: Instant,
+        manifest: Option<Arc<Manifest>>,
+    },
+}
+
+impl State {
+    /// The tools the server is taken to have in this state.
+    fn tools(&self) -> &[rmcp::model::Tool] {
+        match self {
+            Self::Connected(live) => &live.connection.tools,
+            Self::Idle(manifest)
+            | Self::Failed {
+                manifest: Some(manifest),
+                ..
+            } => &manifest.tools,
+            Self::Disabled | Self::Stopped | Self::Failed { manifest: None, .. } => &[],
+        }
+    }
+
+    fn manifest(&self) -> Option<&Arc<Manifest>> {
+        match self {
+            Self::Idle(manifest)
+            | Self::Failed {
+                manifest: Some(manifest),
+                ..
+            } => Some(manifest),
+            _ => None,
+        }
+    }
+}
+
+/// How a server is started, decided by the manager from its entry and the settings.
+#[derive(Debug, Clone)]
+pub struct StartPlan {
+    /// Where its manifest is kept (none: no data folder, nothing cached).
+    pub manifests: Option<ManifestStore>,
+    /// The entry's hash ([`super::manifest::entry_hash`]).
+    pub entry_hash: String,
+    /// Start on first call when a manifest may stand in for a listing.
+    pub lazy: bool,
+    /// How old that manifest may be.
+    pub max_age: Duration,
+    /// Take a manifest that is too old too (it is refreshed in the background).
+    pub accept_stale: bool,
+}
+
+/// Whether the called tool is the one the caller knew.
+enum Known {
+    Same,
+    Changed,
+    Gone,
 }
 
 struct Live {
@@ -52,6 +118,7 @@ impl Live {
 /// a slow server never holds up other calls or listings; the lock is held to (re)connect.
 pub struct McpServer {
     config: McpServerConfig,
+    plan: StartPlan,
     changes: watch::Sender<u64>,
     state: Mutex<State>,
     next_id: AtomicU64,
@@ -60,44 +127,119 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    /// Connects (if enabled) and records the outcome; never fails, a failure is a status.
-    pub async fn start(config: McpServerConfig) -> Self {
+    /// Makes the server ready: idle when the plan is lazy and a usable manifest lists its
+    /// tools, else connected now (if enabled). Never fails; a failure is a status.
+    pub async fn start(config: McpServerConfig, plan: StartPlan) -> Self {
         let (changes, _) = watch::channel(0);
         let server = Self {
             config,
+            plan,
             changes,
             state: Mutex::new(State::Disabled),
             next_id: AtomicU64::new(0),
             list_version: AtomicU64::new(0),
         };
-        if server.config.enabled {
-            let state = server.connect_state().await;
-            if let State::Failed { reason, .. } = &state {
-                tracing::warn!(server = %server.config.name, "MCP server failed to start: {reason}");
-            }
-            *server.state.lock().await = state;
+        if !server.config.enabled {
+            return server;
         }
+        if let Some(manifest) = server.usable_manifest() {
+            tracing::debug!(server = %server.config.name, tools = manifest.tools.len(), "MCP server idle; its tools come from its manifest");
+            *server.state.lock().await = State::Idle(Arc::new(manifest));
+            return server;
+        }
+        let mut state = server.state.lock().await;
+        server.connect_into(&mut state).await;
+        if let State::Failed { reason, .. } = &*state {
+            tracing::warn!(server = %server.config.name, "MCP server failed to start: {reason}");
+        }
+        drop(state);
         server
     }
 
-    async fn connect_state(&self) -> State {
+    /// The manifest that may stand in for starting the server now, if the plan is lazy.
+    fn usable_manifest(&self) -> Option<Manifest> {
+        if !self.plan.lazy {
+            return None;
+        }
+        let manifest = self.plan.manifests.as_ref()?.load(&self.plan.entry_hash)?;
+        let fresh = manifest.is_fresh(now(), self.plan.max_age);
+        if !fresh && !self.plan.accept_stale {
+            tracing::debug!(server = %self.config.name, "the MCP manifest is too old; starting the server");
+            return None;
+        }
+        Some(manifest)
+    }
+
+    /// Connects and puts the outcome in `state`. An idle server's manifest survives a
+    /// failed start; a successful one is saved as the new manifest.
+    async fn connect_into(&self, state: &mut State) {
         // A new connection (a restart, `/mcp reconnect`) may bring other tools: whoever
         // took the old list takes them again.
         self.changes.send_modify(|generation| *generation += 1);
-        match connect(&self.config, self.changes.clone()).await {
-            Ok(connection) => {
-                self.list_version.fetch_add(1, Ordering::Relaxed);
-                State::Connected(Box::new(Live {
-                    id: self.next_id.fetch_add(1, Ordering::Relaxed),
-                    connection,
-                    broken: false,
-                    relist_after: None,
-                }))
-            }
+        let kept = state.manifest().cloned();
+        let next = match connect(&self.config, self.changes.clone()).await {
+            Ok(connection) => State::Connected(Box::new(Live {
+                id: self.next_id.fetch_add(1, Ordering::Relaxed),
+                connection,
+                broken: false,
+                relist_after: None,
+            })),
             Err(err) => State::Failed {
                 reason: err.to_string(),
                 at: Instant::now(),
+                manifest: kept,
             },
+        };
+        self.replace(state, next);
+        if let State::Connected(live) = &*state {
+            self.save_manifest(&live.connection).await;
+        }
+    }
+
+    /// Puts `next` in place; the list version grows only when the tools held change, so
+    /// an idle server that starts with the tools its manifest promised rebuilds nothing.
+    fn replace(&self, state: &mut State, next: State) {
+        if state.tools() != next.tools() {
+            self.list_version.fetch_add(1, Ordering::Relaxed);
+        }
+        *state = next;
+    }
+
+    /// Saves what `connection` listed as the server's manifest (a failure is logged).
+    async fn save_manifest(&self, connection: &Connection) {
+        let Some(store) = &self.plan.manifests else {
+            return;
+        };
+        let info = connection.service.peer_info();
+        let implementation = info.as_ref().and_then(|i| i.server_info.as_ref());
+        let manifest = Manifest {
+            format: super::manifest::FORMAT,
+            entry_hash: self.plan.entry_hash.clone(),
+            server: self.config.name.clone(),
+            listed_at: now(),
+            ttl_ms: connection.ttl_ms,
+            protocol_version: connection.protocol_version.clone(),
+            server_name: implementation.map(|i| i.name.clone()).unwrap_or_default(),
+            server_version: implementation
+                .map(|i| i.version.clone())
+                .unwrap_or_default(),
+            instructions: info.and_then(|i| i.instructions.clone()),
+            tools: connection.tools.clone(),
+        };
+        if let Err(err) = store.save(&manifest).await {
+            tracing::warn!(server = %self.config.name, "{err}");
+        }
+    }
+
+    /// The server's `instructions`, from its connection or its manifest.
+    pub async fn instructions(&self) -> Option<String> {
+        match &*self.state.lock().await {
+            State::Connected(live) => live
+                .connection
+                .service
+                .peer_info()
+                .and_then(|i| i.instructions.clone()),
+            state => state.manifest().and_then(|m| m.instructions.clone()),
         }
     }
 
@@ -115,54 +257,53 @@ impl McpServer {
     /// The server's status for listings. A connection that has died since is `failed`.
     pub async fn status(&self) -> ServerStatus {
         let state = self.state.lock().await;
-        let (status, error, tool_count, protocol_version, startup_ms) = match &*state {
-            State::Disabled => (ServerState::Disabled, None, 0, None, None),
-            State::Stopped => (
-                ServerState::Failed,
-                Some(McpError::Stopped.to_string()),
-                0,
-                None,
-                None,
-            ),
-            State::Failed { reason, .. } => {
-                (ServerState::Failed, Some(reason.clone()), 0, None, None)
-            }
-            State::Connected(live) if live.connection.service.is_transport_closed() => (
-                ServerState::Failed,
-                Some(String::from(
-                    "the server exited; it is restarted at the next call",
-                )),
-                live.connection.tools.len(),
-                None,
-                None,
-            ),
-            State::Connected(live) => (
-                ServerState::Connected,
-                None,
-                live.connection.tools.len(),
-                Some(live.connection.protocol_version.clone()),
-                Some(u64::try_from(live.connection.startup.as_millis()).unwrap_or(u64::MAX)),
-            ),
-        };
-        ServerStatus {
+        let now = now();
+        let mut status = ServerStatus {
             name: self.config.name.clone(),
             transport: self.config.transport.as_str().to_string(),
-            status,
-            error,
-            tool_count,
-            protocol_version,
-            startup_ms,
+            status: ServerState::Failed,
+            error: None,
+            tool_count: self.kept(state.tools()).count(),
+            protocol_version: None,
+            startup_ms: None,
+            manifest_age_secs: state.manifest().map(|m| m.age(now).as_secs()),
+        };
+        match &*state {
+            State::Disabled => status.status = ServerState::Disabled,
+            State::Idle(_) => status.status = ServerState::Idle,
+            State::Stopped => status.error = Some(McpError::Stopped.to_string()),
+            State::Failed { reason, .. } => status.error = Some(reason.clone()),
+            State::Connected(live) if live.connection.service.is_transport_closed() => {
+                status.error = Some(String::from(
+                    "the server exited; it is restarted at the next call",
+                ));
+            }
+            State::Connected(live) => {
+                status.status = ServerState::Connected;
+                status.protocol_version = Some(live.connection.protocol_version.clone());
+                status.startup_ms =
+                    Some(u64::try_from(live.connection.startup.as_millis()).unwrap_or(u64::MAX));
+            }
         }
+        status
     }
 
-    /// The server's tools, listed again first if the server announced a change (see
+    /// The tools of `all` that the entry's `enabled_tools` / `disabled_tools` keep.
+    fn kept<'a>(
+        &'a self,
+        all: &'a [rmcp::model::Tool],
+    ) -> impl Iterator<Item = &'a rmcp::model::Tool> + 'a {
+        all.iter()
+            .filter(|tool| self.config.policy.tools.allows(&tool.name))
+    }
+
+    /// The server's tools that its entry's filter keeps (an idle server's from its
+    /// manifest), listed again first if the server announced a change (see
     /// [`McpServer::refresh_tools`]).
     pub async fn tools(&self) -> Vec<rmcp::model::Tool> {
         self.refresh_tools().await;
-        match &*self.state.lock().await {
-            State::Connected(live) => live.connection.tools.clone(),
-            _ => Vec::new(),
-        }
+        let state = self.state.lock().await;
+        self.kept(state.tools()).cloned().collect()
     }
 
     /// Lists the tools again if the server announced a change since the last listing,
@@ -192,12 +333,16 @@ impl McpServer {
             return version();
         }
         let failed = match listed {
-            Ok(Ok(tools)) => {
-                tracing::info!(server = %self.config.name, count = tools.len(), "tools re-listed after list_changed");
-                live.connection.tools = tools;
+            Ok(Ok(listing)) => {
+                tracing::info!(server = %self.config.name, count = listing.tools.len(), "tools re-listed after list_changed");
+                if live.connection.tools != listing.tools {
+                    self.list_version.fetch_add(1, Ordering::Relaxed);
+                }
+                live.connection.tools = listing.tools;
+                live.connection.ttl_ms = listing.ttl_ms;
                 live.connection.listed_generation = generation;
                 live.relist_after = None;
-                self.list_version.fetch_add(1, Ordering::Relaxed);
+                self.save_manifest(&live.connection).await;
                 return version();
             }
             Ok(Err(err)) => format!("re-listing tools failed: {err}"),
@@ -211,11 +356,14 @@ impl McpServer {
         version()
     }
 
-    /// Calls `tool` (its name on the server). Every failure — `isError`, a timeout, a dead
-    /// or crashed server — is a tool error the model can read. A server whose connection
-    /// has died is restarted first. A timed-out call is cancelled on the server (rmcp sends
+    /// Calls `tool` (its name on the server), whose input schema the caller knew as
+    /// `schema`. Every failure — `isError`, a timeout, a dead or crashed server, a server
+    /// that cannot start — is a tool error the model can read. An idle server is started
+    /// first, a server whose connection has died restarted. A call whose tool the live
+    /// server no longer offers with that schema (its manifest was out of date) does not
+    /// run. A timed-out call is cancelled on the server (rmcp sends
     /// `notifications/cancelled` when the request is dropped).
-    pub async fn call(&self, tool: &str, arguments: Value) -> ToolOutput {
+    pub async fn call(&self, tool: &str, schema: &JsonObject, arguments: Value) -> ToolOutput {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = match arguments {
             Value::Object(map) => Some(map),
@@ -226,8 +374,20 @@ impl McpServer {
                 ));
             }
         };
-        let (peer, id, incoming) = match self.live_peer().await {
-            Ok(live) => live,
+        let (peer, id, incoming) = match self.live_peer(tool, schema).await {
+            Ok((live, Known::Same)) => live,
+            Ok((_, known)) => {
+                let what = match known {
+                    Known::Gone => "no longer offers",
+                    Known::Changed | Known::Same => "now has another schema for",
+                };
+                return ToolOutput::error(format!(
+                    "Error: MCP server `{}` {what} `{tool}` (its tools changed since they were \
+                     last listed); the call did not run. Call tool_search again for the \
+                     current tools.",
+                    self.config.name
+                ));
+            }
             Err(err) => {
                 return ToolOutput::error(format!(
                     "Error: MCP server `{}` is not available: {err}",
@@ -286,31 +446,72 @@ impl McpServer {
     /// server stopped.
     pub async fn shutdown(&self) {
         let mut state = self.state.lock().await;
-        if let State::Connected(live) = std::mem::replace(&mut *state, State::Stopped) {
+        let old = std::mem::replace(&mut *state, State::Stopped);
+        if !old.tools().is_empty() {
+            self.list_version.fetch_add(1, Ordering::Relaxed);
+        }
+        if let State::Connected(live) = old {
             let Live { connection, .. } = *live;
-            let Connection {
-                service,
-                process_group,
-                ..
-            } = connection;
-            if let Err(err) = service.cancel().await {
-                tracing::debug!(server = %self.config.name, "shutdown: {err}");
-            }
-            if let Some(group) = process_group {
-                group.end().await;
-            }
+            close(&self.config.name, connection).await;
         }
     }
 
     /// Drops the current connection, if any, and connects again now (`/mcp` in the chat).
     /// A disabled server stays disabled.
     pub async fn reconnect(&self) {
+        if matches!(*self.state.lock().await, State::Disabled) {
+            return;
+        }
         self.shutdown().await;
         let mut state = self.state.lock().await;
-        if !matches!(*state, State::Disabled) {
-            tracing::info!(server = %self.config.name, "reconnecting MCP server");
-            *state = self.connect_state().await;
+        tracing::info!(server = %self.config.name, "reconnecting MCP server");
+        self.connect_into(&mut state).await;
+    }
+
+    /// Lists the server's tools now and saves them as its manifest (`antler mcp refresh`,
+    /// the chat's background refresh of old manifests). An idle server is started for it
+    /// and goes back to idle after, with the new manifest; a connected one is listed
+    /// again. Returns the error when it could not be listed.
+    pub async fn refresh_manifest(&self) -> Result<(), String> {
+        let mut state = self.state.lock().await;
+        let was_idle = match &*state {
+            State::Disabled => return Err(McpError::Disabled.to_string()),
+            State::Idle(_) | State::Failed { .. } | State::Stopped => true,
+            State::Connected(live) if !live.usable() => true,
+            State::Connected(_) => false,
+        };
+        if !was_idle {
+            // Mark the list stale so the re-list below asks the server.
+            drop(state);
+            self.changes.send_modify(|generation| *generation += 1);
+            self.refresh_tools().await;
+            return match self.status().await.error {
+                None => Ok(()),
+                Some(err) => Err(err),
+            };
         }
+        self.connect_into(&mut state).await;
+        match &*state {
+            State::Connected(_) => {}
+            State::Failed { reason, .. } => return Err(reason.clone()),
+            _ => return Err(McpError::Stopped.to_string()),
+        }
+        // Back to idle with what was just saved, so a refresh leaves no process behind.
+        let Some(manifest) = self
+            .plan
+            .manifests
+            .as_ref()
+            .and_then(|store| store.load(&self.plan.entry_hash))
+        else {
+            return Ok(());
+        };
+        let old = std::mem::replace(&mut *state, State::Idle(Arc::new(manifest)));
+        drop(state);
+        if let State::Connected(live) = old {
+            let Live { connection, .. } = *live;
+            close(&self.config.name, connection).await;
+        }
+        Ok(())
     }
 
     async fn mark_broken(&self, id: u64) {
@@ -321,32 +522,68 @@ impl McpServer {
         }
     }
 
-    /// The peer (and connection id) of a live connection, reconnecting if the previous one
-    /// has died (at most once per [`RESTART_BACKOFF`] after a failed restart).
-    async fn live_peer(&self) -> Result<(rmcp::Peer<rmcp::RoleClient>, u64, Incoming), McpError> {
+    /// The peer (and connection id) of a live connection, starting an idle server and
+    /// reconnecting one whose connection has died (at most once per [`RESTART_BACKOFF`]
+    /// after a failed start), with whether the live server still has `tool` as `schema`.
+    async fn live_peer(
+        &self,
+        tool: &str,
+        schema: &JsonObject,
+    ) -> Result<((rmcp::Peer<rmcp::RoleClient>, u64, Incoming), Known), McpError> {
         let mut state = self.state.lock().await;
         let live_of = |live: &Live| {
-            (
+            let known = match live.connection.tools.iter().find(|t| t.name == tool) {
+                Some(found) if *found.input_schema == *schema => Known::Same,
+                Some(_) => Known::Changed,
+                None => Known::Gone,
+            };
+            let peer = (
                 live.connection.service.peer().clone(),
                 live.id,
                 live.connection.incoming.clone(),
-            )
+            );
+            (peer, known)
         };
         match &*state {
             State::Connected(live) if live.usable() => return Ok(live_of(live)),
             State::Disabled => return Err(McpError::Disabled),
             State::Stopped => return Err(McpError::Stopped),
-            State::Failed { reason, at } if at.elapsed() < RESTART_BACKOFF => {
+            State::Failed { reason, at, .. } if at.elapsed() < RESTART_BACKOFF => {
                 return Err(McpError::Unavailable(reason.clone()));
             }
-            State::Connected(_) | State::Failed { .. } => {}
+            State::Idle(_) => {
+                tracing::info!(server = %self.config.name, tool, "starting idle MCP server for its first call");
+            }
+            State::Connected(_) | State::Failed { .. } => {
+                tracing::info!(server = %self.config.name, "restarting MCP server");
+            }
         }
-        tracing::info!(server = %self.config.name, "restarting MCP server");
-        *state = self.connect_state().await;
+        self.connect_into(&mut state).await;
         match &*state {
             State::Connected(live) => Ok(live_of(live)),
             State::Failed { reason, .. } => Err(McpError::Unavailable(reason.clone())),
-            State::Disabled | State::Stopped => Err(McpError::Stopped),
+            State::Disabled | State::Idle(_) | State::Stopped => Err(McpError::Stopped),
         }
+    }
+
+    /// Whether the server is idle (not started; its tools from a manifest).
+    pub async fn is_idle(&self) -> bool {
+        matches!(*self.state.lock().await, State::Idle(_))
+    }
+}
+
+/// Ends a connection: a stdio child gets its stdin closed, then SIGTERM, then SIGKILL
+/// (rmcp's shutdown sequence); then the rest of its process group is ended.
+async fn close(server: &str, connection: Connection) {
+    let Connection {
+        service,
+        process_group,
+        ..
+    } = connection;
+    if let Err(err) = service.cancel().await {
+        tracing::debug!(server, "shutdown: {err}");
+    }
+    if let Some(group) = process_group {
+        group.end().await;
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::server::McpServer;
+use crate::protocol::{Event, ServerState};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolSource};
 
 /// One tool of one MCP server, under its model-facing name.
@@ -12,6 +13,8 @@ pub struct McpTool {
     info: ToolInfo,
     server: Arc<McpServer>,
     original_name: String,
+    /// The input schema as listed, to tell whether the live server still has this tool.
+    schema: Arc<rmcp::model::JsonObject>,
 }
 
 impl McpTool {
@@ -54,6 +57,7 @@ impl McpTool {
             },
             server,
             original_name,
+            schema: tool.input_schema.clone(),
         }
     }
 }
@@ -63,7 +67,28 @@ impl Tool for McpTool {
         &self.info
     }
 
-    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
-        Box::pin(self.server.call(&self.original_name, arguments))
+    fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let was_idle = self.server.is_idle().await;
+            let output = self
+                .server
+                .call(&self.original_name, &self.schema, arguments)
+                .await;
+            if was_idle && output.is_error {
+                let status = self.server.status().await;
+                if status.status == ServerState::Failed {
+                    // The model reads the error; the user learns that a server is down.
+                    (ctx.events)(Event::Notice {
+                        turn: ctx.turn,
+                        message: format!(
+                            "MCP server `{}` could not start for its first call: {}",
+                            status.name,
+                            status.error.unwrap_or_default()
+                        ),
+                    });
+                }
+            }
+            output
+        })
     }
 }

@@ -8,6 +8,8 @@ use serde::Serialize;
 pub enum ServerState {
     /// Connected, its tools listed.
     Connected,
+    /// Not started: its tools come from its manifest until the first call starts it.
+    Idle,
     /// It could not start, stopped, or its entry is invalid.
     Failed,
     /// `enabled: false` in the config.
@@ -19,6 +21,7 @@ impl ServerState {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Connected => "connected",
+            Self::Idle => "idle",
             Self::Failed => "failed",
             Self::Disabled => "disabled",
         }
@@ -42,4 +45,6 @@ pub struct ServerStatus {
     pub protocol_version: Option<String>,
     /// Time from start to the first tool list, in milliseconds.
     pub startup_ms: Option<u64>,
+    /// How old the manifest its tools come from is, when they come from one.
+    pub manifest_age_secs: Option<u64>,
 }

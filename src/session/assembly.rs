@@ -6,6 +6,7 @@
 //! sandbox; a new thread only the prompt and the output folder (and, under Landlock, the
 //! sandbox, whose rules name that folder).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -223,7 +224,11 @@ impl Inner {
             self.builtins.clone(),
             self.mcp.tools().await,
         );
-        let deferred = Arc::new(self.setup.deferred(&toolset, self.spec.model.as_deref())?);
+        let deferred = Arc::new(self.setup.deferred(
+            &toolset,
+            self.spec.model.as_deref(),
+            &self.mcp.configs(),
+        )?);
         self.deferred = Some(deferred.clone());
         self.listed = versions;
         self.agent = None;
@@ -237,14 +242,19 @@ impl Inner {
         if let Some(agent) = &self.agent {
             return Ok(agent.clone());
         }
-        let agent = Arc::new(self.agent_over(deferred)?);
+        let instructions = self.mcp.instructions().await;
+        let agent = Arc::new(self.agent_over(deferred, instructions)?);
         self.agent = Some(agent.clone());
         Ok(agent)
     }
 
     /// The agent over `deferred` for the thread; the subagents' environment is set to
     /// match it.
-    fn agent_over(&self, deferred: Arc<DeferredSetup>) -> Result<Agent, SetupError> {
+    fn agent_over(
+        &self,
+        deferred: Arc<DeferredSetup>,
+        instructions: BTreeMap<String, String>,
+    ) -> Result<Agent, SetupError> {
         let Some(place) = &self.place else {
             return Err(SetupError::Workspace(std::io::Error::other(
                 "no thread to work on yet",
@@ -274,6 +284,7 @@ impl Inner {
                 max_turns: self.spec.max_turns,
                 output_budget: Some((config.tool_output.max_chars, place.outputs.clone())),
                 redact: redact.clone(),
+                instructions: instructions.clone(),
             });
         }
         let options = ChainOptions {
@@ -282,6 +293,7 @@ impl Inner {
                 place.outputs.clone(),
             )),
             redact,
+            instructions,
         };
         Ok(Agent {
             provider: self.spec.provider.clone(),

@@ -19,6 +19,8 @@ const NO_EVENTS: EventEmitter<'static> = &|_| {};
 pub struct ToolContext<'a> {
     /// The call's id, as the model gave it.
     pub call_id: String,
+    /// The run's turn the call belongs to, for the events it emits.
+    pub turn: u32,
     /// Cancelled when the run is (a child of the run's token): a long call should stop.
     pub cancel: CancellationToken,
     /// Where the call's own events go.
@@ -42,6 +44,7 @@ impl ToolContext<'static> {
     pub fn standalone(call_id: impl Into<String>) -> Self {
         Self {
             call_id: call_id.into(),
+            turn: 0,
             cancel: CancellationToken::new(),
             events: NO_EVENTS,
             scope: RunScope::default(),

@@ -105,6 +105,8 @@ pub fn servers_table(statuses: &[ServerStatus]) -> String {
                 s.protocol_version.clone().unwrap_or_else(|| "-".into()),
                 s.startup_ms
                     .map_or_else(|| "-".into(), |ms| format!("{ms} ms")),
+                s.manifest_age_secs
+                    .map_or_else(|| "-".into(), crate::clock::age_words),
                 s.error.clone().unwrap_or_default(),
             ]
         })
@@ -117,6 +119,7 @@ pub fn servers_table(statuses: &[ServerStatus]) -> String {
             "TOOLS",
             "PROTOCOL",
             "STARTUP",
+            "MANIFEST",
             "ERROR",
         ],
         &body,

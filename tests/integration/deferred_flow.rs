@@ -28,7 +28,7 @@ impl Session {
     async fn start(servers: Value) -> Self {
         let text = json!({"mcpServers": servers}).to_string();
         let loaded = parse_extensions_config(&text, Path::new("e.json"), &|_| None).unwrap();
-        let manager = McpManager::start(loaded.value).await;
+        let manager = McpManager::start(loaded.value, &antler::mcp::StartSettings::eager()).await;
         let mut session = Session {
             manager,
             setup: DeferredSetup {
@@ -59,7 +59,7 @@ impl Session {
             .iter()
             .map(|s| s.config().clone())
             .collect();
-        self.chain = deferred_chain(&self.setup, &config, &servers);
+        self.chain = deferred_chain(&self.setup, &config, &servers, Default::default());
     }
 
     fn user(&mut self, text: &str) {

@@ -64,7 +64,8 @@ async fn calls_reach_the_real_servers() {
     let loaded =
         antler::config::parse_extensions_config(&text, std::path::Path::new("x.json"), &|_| None)
             .unwrap();
-    let manager = antler::mcp::McpManager::start(loaded.value).await;
+    let manager =
+        antler::mcp::McpManager::start(loaded.value, &antler::mcp::StartSettings::eager()).await;
     let tools = manager.tools().await;
     let call = |name: &str, args: serde_json::Value| {
         let tool = tools

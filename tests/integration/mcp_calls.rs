@@ -21,7 +21,7 @@ async fn manager(servers: Value) -> McpManager {
         "{:?}",
         loaded.value.skipped
     );
-    McpManager::start(loaded.value).await
+    McpManager::start(loaded.value, &antler::mcp::StartSettings::eager()).await
 }
 
 /// Calls the tool `name` of `manager` with `arguments`.
@@ -149,7 +149,11 @@ async fn the_toolset_is_cached_against_the_file_signature() {
         path: path.to_path_buf(),
         origin: Origin::Flag,
     };
-    let mut cache = McpCache::new(Some(named(&path)), ProjectTrust::everything());
+    let mut cache = McpCache::new(
+        Some(named(&path)),
+        ProjectTrust::everything(),
+        antler::mcp::StartSettings::eager(),
+    );
     let first = cache.get(&env).await.unwrap();
     let again = cache.get(&env).await.unwrap();
     assert!(Arc::ptr_eq(&first, &again), "unchanged file: same servers");
@@ -177,7 +181,11 @@ async fn the_toolset_is_cached_against_the_file_signature() {
     );
     assert_eq!(deleted.tools().await.len(), 9);
 
-    let mut fresh = McpCache::new(Some(named(&path)), ProjectTrust::everything());
+    let mut fresh = McpCache::new(
+        Some(named(&path)),
+        ProjectTrust::everything(),
+        antler::mcp::StartSettings::eager(),
+    );
     assert!(fresh.get(&env).await.unwrap().statuses().await.is_empty());
 }
 
@@ -192,7 +200,7 @@ async fn a_project_file_changed_while_running_is_used_only_once_trusted() {
         origin: Origin::Project,
     };
     let env = |_: &str| None;
-    let mut cache = McpCache::new(Some(project), trust);
+    let mut cache = McpCache::new(Some(project), trust, antler::mcp::StartSettings::eager());
     let Err(err) = cache.get(&env).await else {
         panic!("an untrusted project file was used");
     };

@@ -18,6 +18,8 @@
 //!    one of its routing keywords (so the filter below binds them in the same call).
 //! 7. [`deferred_filter::DeferredFilter`] — binds non-deferred tools plus promoted ones,
 //!    blocks calls to deferred tools that are not promoted, keeps the working set small.
+//!    [`server_instructions::ServerInstructions`] — adds a server's `instructions` to the
+//!    first `tool_search` result of a thread that promotes one of its tools.
 //! 8. [`loop_detection::LoopDetection`] — warns the model at the 3rd identical call, stops
 //!    the run at the 5th.
 //! 9. [`finish_reason::FinishReasons`] — as the innermost layer its `after_model` runs
@@ -32,8 +34,11 @@ pub mod loop_detection;
 pub mod output_budget;
 pub mod redact;
 pub mod routing;
+pub mod server_instructions;
 pub mod summarize;
 pub mod tool_errors;
+
+use std::collections::BTreeMap;
 
 use crate::agent::middleware::Chain;
 use crate::config::{McpServerConfig, ToolSearchConfig};
@@ -46,6 +51,8 @@ pub struct ChainOptions {
     pub output_budget: Option<output_budget::OutputBudget>,
     /// The secrets to keep out of tool results.
     pub redact: redact::Redact,
+    /// The MCP servers' `instructions`, by server name.
+    pub instructions: BTreeMap<String, String>,
 }
 
 /// The full chain in the documented order (summarisation aside) for a deferred setup.
@@ -69,17 +76,19 @@ pub fn agent_chain(
         .with(options.redact)
         .with(tool_errors::ToolErrors::new(known))
         .with(images::Images)
-        .then(deferred_chain(setup, config, servers))
+        .then(deferred_chain(setup, config, servers, options.instructions))
         .with(loop_detection::LoopDetection::default())
         .with(finish_reason::FinishReasons)
 }
 
 /// The chain of the deferred layers in the documented order, configured from
-/// `tool_search` and the servers' routing hints. Empty when nothing is deferred.
+/// `tool_search`, the servers' routing hints and their `instructions`. Empty when nothing
+/// is deferred.
 pub fn deferred_chain(
     setup: &DeferredSetup,
     config: &ToolSearchConfig,
     servers: &[McpServerConfig],
+    instructions: BTreeMap<String, String>,
 ) -> Chain {
     let Some(catalog) = &setup.catalog else {
         return Chain::new();
@@ -94,5 +103,9 @@ pub fn deferred_chain(
         .with(deferred_filter::DeferredFilter::new(
             catalog.clone(),
             config.max_promoted,
+        ))
+        .with(server_instructions::ServerInstructions::new(
+            catalog.clone(),
+            instructions,
         ))
 }

@@ -368,6 +368,7 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         max_turns: 5,
         output_budget: None,
         redact: Default::default(),
+        instructions: Default::default(),
     });
     Agent {
         provider,
@@ -711,6 +712,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         max_turns: 10,
         output_budget: None,
         redact: Default::default(),
+        instructions: Default::default(),
     });
     let agent = Agent {
         provider: provider.clone(),

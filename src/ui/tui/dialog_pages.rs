@@ -167,6 +167,7 @@ pub(super) fn mcp(
         }
         let (icon, style) = match s.status {
             ServerState::Connected => ("●", theme.ok),
+            ServerState::Idle => ("◌", theme.dim),
             ServerState::Failed => ("✗", theme.error),
             ServerState::Disabled => ("○", theme.dim),
         };
@@ -176,6 +177,12 @@ pub(super) fn mcp(
             facts.push_str(&format!(" {} tools", s.tool_count));
             if let Some(ms) = s.startup_ms {
                 facts.push_str(&format!(" · {ms} ms"));
+            }
+        }
+        if s.status == ServerState::Idle {
+            facts.push_str(&format!(" {} tools", s.tool_count));
+            if let Some(age) = s.manifest_age_secs {
+                facts.push_str(&format!(" · listed {}", crate::clock::age_words(age)));
             }
         }
         let (marker, name_style) = if is_selected {

@@ -88,6 +88,7 @@ fn mcp_view() {
                 0
             },
             protocol_version: Some("2025-06-18".into()),
+            manifest_age_secs: None,
             startup_ms: (status == ServerState::Connected).then_some(340),
         };
     app.update(Update::Mcp(vec![

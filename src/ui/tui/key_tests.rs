@@ -207,6 +207,7 @@ fn tools_and_mcp_views_ask_the_core_and_mcp_reconnects() {
         error: None,
         tool_count: 3,
         protocol_version: None,
+        manifest_age_secs: None,
         startup_ms: Some(120),
     };
     app.update(Update::Mcp(vec![

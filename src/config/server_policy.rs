@@ -1,0 +1,171 @@
+//! What a server entry says about its tools besides how to reach it: when the server
+//! starts, whether its tools are deferred, and which of them exist for antler at all.
+
+use std::time::Duration;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Serialize;
+
+/// When a server's process (or connection) is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartMode {
+    /// On the first call of one of its tools, when a fresh manifest lists them meanwhile.
+    Lazy,
+    /// At start-up, as before manifests existed.
+    Eager,
+}
+
+impl StartMode {
+    pub(crate) fn parse(value: &str) -> Option<Self> {
+        match value {
+            "lazy" => Some(Self::Lazy),
+            "eager" => Some(Self::Eager),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a server's tools are deferred behind `tool_search`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeferMode {
+    /// As `tool_search.enabled` decides for all MCP tools.
+    #[default]
+    Auto,
+    /// Deferred whatever `tool_search.enabled` says.
+    Always,
+    /// Bound on every call: for a small server the model uses every turn.
+    Never,
+}
+
+impl DeferMode {
+    pub(crate) fn parse(value: &str) -> Option<Self> {
+        match value {
+            "auto" => Some(Self::Auto),
+            "always" => Some(Self::Always),
+            "never" => Some(Self::Never),
+            _ => None,
+        }
+    }
+}
+
+/// `enabled_tools` / `disabled_tools`: exact names or globs on the server's own tool
+/// names. A tool filtered out does not exist for antler: not bound, listed, searchable or
+/// callable.
+#[derive(Debug, Clone, Default)]
+pub struct ToolFilter {
+    enabled: Option<(Vec<String>, GlobSet)>,
+    disabled: Option<(Vec<String>, GlobSet)>,
+}
+
+impl PartialEq for ToolFilter {
+    fn eq(&self, other: &Self) -> bool {
+        let patterns =
+            |side: &Option<(Vec<String>, GlobSet)>| side.as_ref().map(|(p, _)| p.clone());
+        patterns(&self.enabled) == patterns(&other.enabled)
+            && patterns(&self.disabled) == patterns(&other.disabled)
+    }
+}
+
+impl ToolFilter {
+    /// A filter from the two lists; `Err((field, reason))` names the list with a bad glob.
+    pub(crate) fn new(
+        enabled: Option<Vec<String>>,
+        disabled: Option<Vec<String>>,
+    ) -> Result<Self, (&'static str, String)> {
+        Ok(Self {
+            enabled: enabled
+                .map(|p| compile(&p).map(|set| (p, set)))
+                .transpose()
+                .map_err(|reason| ("enabled_tools", reason))?,
+            disabled: disabled
+                .map(|p| compile(&p).map(|set| (p, set)))
+                .transpose()
+                .map_err(|reason| ("disabled_tools", reason))?,
+        })
+    }
+
+    /// Whether the server's tool `name` is kept: listed in `enabled_tools` (when given)
+    /// and not in `disabled_tools`.
+    pub fn allows(&self, name: &str) -> bool {
+        let enabled = self
+            .enabled
+            .as_ref()
+            .is_none_or(|(_, set)| set.is_match(name));
+        let disabled = self
+            .disabled
+            .as_ref()
+            .is_some_and(|(_, set)| set.is_match(name));
+        enabled && !disabled
+    }
+
+    /// Whether the filter keeps every tool.
+    pub fn is_empty(&self) -> bool {
+        self.enabled.is_none() && self.disabled.is_none()
+    }
+}
+
+fn compile(patterns: &[String]) -> Result<GlobSet, String> {
+    let mut set = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob =
+            Glob::new(pattern).map_err(|e| format!("{pattern:?} is not a valid glob: {e}"))?;
+        set.add(glob);
+    }
+    set.build().map_err(|e| e.to_string())
+}
+
+/// The per-server settings of this module, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerPolicy {
+    /// `start`; `None` lets antler choose (lazy when the tools are deferred).
+    pub start: Option<StartMode>,
+    /// `defer`.
+    pub defer: DeferMode,
+    /// `enabled_tools` / `disabled_tools`.
+    pub tools: ToolFilter,
+    /// `manifest_max_age_secs`; `None` takes the global setting.
+    pub manifest_max_age: Option<Duration>,
+}
+
+impl Default for ServerPolicy {
+    fn default() -> Self {
+        Self {
+            start: None,
+            defer: DeferMode::Auto,
+            tools: ToolFilter::default(),
+            manifest_max_age: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(enabled: Option<&[&str]>, disabled: Option<&[&str]>) -> ToolFilter {
+        let list = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+        ToolFilter::new(enabled.map(list), disabled.map(list)).unwrap()
+    }
+
+    #[test]
+    fn enabled_then_disabled_by_name_or_glob() {
+        let all = filter(None, None);
+        assert!(all.is_empty() && all.allows("anything"));
+        let f = filter(Some(&["get_*", "echo"]), Some(&["get_secret*"]));
+        assert!(f.allows("echo") && f.allows("get_time"));
+        assert!(!f.allows("get_secret_key"), "disabled wins");
+        assert!(!f.allows("delete_all"), "not enabled");
+        assert!(!f.allows("echo2"), "exact names are exact");
+        let none = filter(Some(&[]), None);
+        assert!(!none.allows("echo"), "an empty enabled list keeps nothing");
+    }
+
+    #[test]
+    fn a_bad_glob_names_its_list() {
+        let err = ToolFilter::new(None, Some(vec!["a[".into()])).unwrap_err();
+        assert_eq!(err.0, "disabled_tools");
+        assert!(err.1.contains("\"a[\""), "{}", err.1);
+    }
+}

@@ -1,0 +1,357 @@
+//! A server's last successful listing, kept so that its tools exist before (and without)
+//! its process: tools with full schemas, its instructions, name, version and protocol.
+//!
+//! One JSON file per server entry in `$DATA/mcp-manifests/`, named by the SHA-256 of
+//! everything in the entry that decides what the server is (how it is started or reached,
+//! its environment and headers, the naming of its tools), so an edited entry never meets
+//! the manifest of its old self, and no name a config or server chose becomes a path.
+//! Files are written whole to a temporary name and renamed, so a reader never sees half
+//! of one; a file that does not parse or belongs to another entry is ignored.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::{EnvLookup, McpServerConfig, TransportKind};
+
+/// The folder's name inside the data folder.
+const DIR: &str = "mcp-manifests";
+/// The manifest format this build writes and reads.
+pub(super) const FORMAT: u32 = 1;
+/// A larger file is not read: no listing antler keeps is near this size.
+const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+/// Clock skew tolerated before a manifest dated in the future counts as stale.
+const FUTURE_SLACK_SECS: u64 = 60;
+
+/// What a server said about itself the last time it was listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The hash of the entry it was listed for ([`entry_hash`]).
+    pub entry_hash: String,
+    /// The entry's name in `mcpServers`, for people reading the folder.
+    pub server: String,
+    /// When it was listed (unix seconds).
+    pub listed_at: u64,
+    /// The server's `ttlMs` caching hint for the listing, if it gave one.
+    pub ttl_ms: Option<u64>,
+    /// The negotiated protocol version.
+    pub protocol_version: String,
+    /// `serverInfo.name` and `.version`.
+    pub server_name: String,
+    /// See above.
+    pub server_version: String,
+    /// The server's `instructions` from `initialize`.
+    pub instructions: Option<String>,
+    /// Every tool it listed, unfiltered (a changed filter needs no new listing).
+    pub tools: Vec<rmcp::model::Tool>,
+}
+
+impl Manifest {
+    /// Its age at `now` (unix seconds); a date in the future counts as age zero.
+    pub fn age(&self, now: u64) -> Duration {
+        Duration::from_secs(now.saturating_sub(self.listed_at))
+    }
+
+    /// Whether it may stand in for a listing at `now`: younger than `max_age` and than the
+    /// server's own `ttlMs`, and not dated (much) in the future.
+    pub fn is_fresh(&self, now: u64, max_age: Duration) -> bool {
+        if self.listed_at > now + FUTURE_SLACK_SECS {
+            return false;
+        }
+        let limit = match self.ttl_ms {
+            Some(ttl) => max_age.min(Duration::from_millis(ttl)),
+            None => max_age,
+        };
+        self.age(now) < limit
+    }
+}
+
+/// Why a manifest could not be saved (logged; a run never fails on it).
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The folder or file could not be written.
+    #[error("cannot write the MCP manifest {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// It could not be encoded.
+    #[error("cannot encode the MCP manifest: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// The manifest folder.
+#[derive(Debug, Clone)]
+pub struct ManifestStore {
+    dir: PathBuf,
+}
+
+impl ManifestStore {
+    /// The folder under antler's data folder; `None` when there is no data folder.
+    pub fn in_data_dir(env: EnvLookup<'_>) -> Option<Self> {
+        crate::config::dirs::data_dir(env).map(|dir| Self::at(dir.join(DIR)))
+    }
+
+    /// The folder `dir`.
+    pub fn at(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    fn file(&self, hash: &str) -> PathBuf {
+        self.dir.join(format!("{hash}.json"))
+    }
+
+    /// The manifest saved for the entry with `hash`, if there is a usable one.
+    pub fn load(&self, hash: &str) -> Option<Manifest> {
+        let path = self.file(hash);
+        let read = || -> std::io::Result<Option<Vec<u8>>> {
+            let file = match std::fs::File::open(&path) {
+                Ok(file) => file,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(err) => return Err(err),
+            };
+            let meta = file.metadata()?;
+            if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+                return Err(std::io::Error::other(
+                    "not a regular file of a sensible size",
+                ));
+            }
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut bytes)?;
+            Ok(Some(bytes))
+        };
+        let bytes = match read() {
+            Ok(bytes) => bytes?,
+            Err(err) => {
+                tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {err}");
+                return None;
+            }
+        };
+        match serde_json::from_slice::<Manifest>(&bytes) {
+            Ok(manifest) if manifest.format == FORMAT && manifest.entry_hash == hash => {
+                Some(manifest)
+            }
+            Ok(_) => {
+                tracing::warn!(path = %path.display(), "ignoring an MCP manifest of another format or entry");
+                None
+            }
+            Err(err) => {
+                tracing::warn!(path = %path.display(), "ignoring an unreadable MCP manifest: {err}");
+                None
+            }
+        }
+    }
+
+    /// Saves `manifest` under its entry hash, replacing the previous one at once.
+    pub async fn save(&self, manifest: &Manifest) -> Result<(), ManifestError> {
+        let bytes = serde_json::to_vec(manifest)?;
+        let path = self.file(&manifest.entry_hash);
+        let write_error = |source| ManifestError::Write {
+            path: path.clone(),
+            source,
+        };
+        tokio::fs::create_dir_all(&self.dir)
+            .await
+            .map_err(write_error)?;
+        // A name of our own per writer: two antler processes saving at once never mix.
+        let temporary = self.dir.join(format!(
+            ".{}.{}.{}.tmp",
+            manifest.entry_hash,
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        if let Err(source) = tokio::fs::write(&temporary, &bytes).await {
+            let _ = tokio::fs::remove_file(&temporary).await;
+            return Err(write_error(source));
+        }
+        if let Err(source) = tokio::fs::rename(&temporary, &path).await {
+            let _ = tokio::fs::remove_file(&temporary).await;
+            return Err(write_error(source));
+        }
+        Ok(())
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// The SHA-256 (hex) of what makes an entry the server it is: its name (which names its
+/// tools), transport, command, arguments, environment (names and values), URL, headers,
+/// the tool-name prefix setting, and for a stdio server the working directory it is
+/// started in (a relative `./server.py` is another program in another folder). Settings
+/// that only decide what antler does with the tools (filters, `defer`, timeouts) are left
+/// out: changing them needs no new listing.
+pub fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
+    #[derive(Serialize)]
+    struct Identity<'a> {
+        name: &'a str,
+        transport: TransportKind,
+        command: &'a Option<String>,
+        args: &'a [String],
+        env: &'a std::collections::BTreeMap<String, String>,
+        url: &'a Option<String>,
+        headers: &'a std::collections::BTreeMap<String, String>,
+        tool_name_prefix: bool,
+        cwd: Option<&'a Path>,
+    }
+    let identity = Identity {
+        name: &config.name,
+        transport: config.transport,
+        command: &config.command,
+        args: &config.args,
+        env: &config.env,
+        url: &config.url,
+        headers: &config.headers,
+        tool_name_prefix: config.tool_name_prefix,
+        cwd: (config.transport == TransportKind::Stdio).then_some(cwd),
+    };
+    // Serialising these plain types cannot fail; an empty text would still hash safely.
+    let text = serde_json::to_string(&identity).unwrap_or_default();
+    crate::config::hex(&Sha256::digest(text.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_extensions_config;
+
+    fn server(entry: &str) -> McpServerConfig {
+        let text = format!(r#"{{"mcpServers": {{"s": {entry}}}}}"#);
+        parse_extensions_config(&text, Path::new("e.json"), &|_| None)
+            .unwrap()
+            .value
+            .servers
+            .remove(0)
+    }
+
+    fn manifest(hash: &str, listed_at: u64, ttl_ms: Option<u64>) -> Manifest {
+        Manifest {
+            format: FORMAT,
+            entry_hash: hash.to_string(),
+            server: String::from("s"),
+            listed_at,
+            ttl_ms,
+            protocol_version: String::from("2025-11-25"),
+            server_name: String::from("fixture"),
+            server_version: String::from("1"),
+            instructions: Some(String::from("use me")),
+            tools: vec![rmcp::model::Tool::new(
+                "echo",
+                "echoes",
+                std::sync::Arc::new(serde_json::Map::new()),
+            )],
+        }
+    }
+
+    #[test]
+    fn the_hash_follows_what_the_server_is_not_what_antler_does_with_it() {
+        let cwd = Path::new("/p");
+        let base = entry_hash(&server(r#"{"command": "node", "args": ["a"]}"#), cwd);
+        assert_eq!(base.len(), 64);
+        for other in [
+            r#"{"command": "node", "args": ["b"]}"#,
+            r#"{"command": "deno", "args": ["a"]}"#,
+            r#"{"command": "node", "args": ["a"], "env": {"K": "v"}}"#,
+            r#"{"command": "node", "args": ["a"], "tool_name_prefix": false}"#,
+        ] {
+            assert_ne!(entry_hash(&server(other), cwd), base, "{other}");
+        }
+        assert_ne!(
+            entry_hash(
+                &server(r#"{"command": "node", "args": ["a"]}"#),
+                Path::new("/q")
+            ),
+            base,
+            "a stdio server in another folder is another server"
+        );
+        let same = r#"{"command": "node", "args": ["a"], "disabled_tools": ["x"],
+                       "defer": "never", "tool_timeout_secs": 5}"#;
+        assert_eq!(entry_hash(&server(same), cwd), base);
+        let http = |h: &str| {
+            entry_hash(
+                &server(&format!(
+                    r#"{{"type": "http", "url": "http://h/mcp", "headers": {h}}}"#
+                )),
+                cwd,
+            )
+        };
+        assert_ne!(http(r#"{"A": "1"}"#), http(r#"{"A": "2"}"#));
+        assert_eq!(
+            http("{}"),
+            entry_hash(
+                &server(r#"{"type": "http", "url": "http://h/mcp"}"#),
+                Path::new("/elsewhere")
+            )
+        );
+    }
+
+    #[test]
+    fn freshness_is_the_shorter_of_max_age_and_ttl() {
+        let day = Duration::from_secs(86_400);
+        let m = manifest("h", 1_000, None);
+        assert!(m.is_fresh(1_000 + 86_399, day));
+        assert!(!m.is_fresh(1_000 + 86_400, day));
+        assert!(
+            !manifest("h", 1_000, Some(0)).is_fresh(1_000, day),
+            "ttlMs 0: stale at once"
+        );
+        assert!(manifest("h", 1_000, Some(10_000)).is_fresh(1_009, day));
+        assert!(!manifest("h", 1_000, Some(10_000)).is_fresh(1_010, day));
+        assert!(
+            !manifest("h", 1_000, Some(u64::MAX)).is_fresh(1_000 + 86_400, day),
+            "the server cannot extend max age"
+        );
+        assert!(!m.is_fresh(1_000, Duration::ZERO), "max age 0: never fresh");
+        assert!(
+            !manifest("h", 10_000, None).is_fresh(1_000, day),
+            "dated in the future"
+        );
+        assert!(
+            manifest("h", 1_030, None).is_fresh(1_000, day),
+            "small skew is tolerated"
+        );
+    }
+
+    #[tokio::test]
+    async fn saved_manifests_load_and_bad_files_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ManifestStore::at(dir.path().join("m"));
+        let hash = "a".repeat(64);
+        assert_eq!(store.load(&hash), None, "nothing saved yet");
+        let saved = manifest(&hash, 5, Some(7));
+        store.save(&saved).await.unwrap();
+        assert_eq!(store.load(&hash), Some(saved.clone()));
+        let leftovers: Vec<_> = std::fs::read_dir(store.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(
+            leftovers,
+            [format!("{hash}.json")],
+            "no temporary file stays"
+        );
+
+        // Another entry's manifest under this name (a copied file) is not used.
+        let other = "b".repeat(64);
+        std::fs::copy(store.file(&hash), store.file(&other)).unwrap();
+        assert_eq!(store.load(&other), None);
+        // Garbage, another format, a folder: ignored, never a panic.
+        std::fs::write(store.file(&hash), b"{not json").unwrap();
+        assert_eq!(store.load(&hash), None);
+        let mut newer = serde_json::to_value(&saved).unwrap();
+        newer["format"] = serde_json::json!(99);
+        std::fs::write(store.file(&hash), newer.to_string()).unwrap();
+        assert_eq!(store.load(&hash), None);
+        std::fs::remove_file(store.file(&hash)).unwrap();
+        std::fs::create_dir(store.file(&hash)).unwrap();
+        assert_eq!(store.load(&hash), None);
+    }
+}
