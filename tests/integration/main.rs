@@ -14,6 +14,7 @@ mod cli_mcp;
 mod deferred_flow;
 mod examples;
 mod interop;
+mod lazy_servers;
 mod mcp_calls;
 #[path = "../support/mock_openai/mod.rs"]
 mod mock_openai;

@@ -1,5 +1,6 @@
 //! The deferred schema filter: what the model sees and may call.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::agent::middleware::{Layer, ModelCall};
@@ -16,6 +17,9 @@ use crate::tools::ToolOutput;
 pub struct DeferredFilter {
     catalog: Arc<DeferredCatalog>,
     max_promoted: usize,
+    /// MCP tools bound on purpose (`defer: never` servers); every other MCP tool is
+    /// bound only when promoted.
+    bound_mcp: HashSet<String>,
 }
 
 impl DeferredFilter {
@@ -24,7 +28,14 @@ impl DeferredFilter {
         Self {
             catalog,
             max_promoted,
+            bound_mcp: HashSet::new(),
         }
+    }
+
+    /// Keeps these MCP tools bound (the deferred setup chose to bind them).
+    pub fn binding(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        self.bound_mcp.extend(names);
+        self
     }
 
     /// The message a blocked call gets.
@@ -44,8 +55,9 @@ impl Layer for DeferredFilter {
     fn before_model(&self, state: &mut ThreadState, call: &mut ModelCall<'_>) {
         state.evict_to(self.max_promoted, &[]);
         // Every MCP tool is deferred, also one that appeared after the catalog was built:
-        // none is ever bound unless promoted from this catalog.
-        call.tools.retain(|tool| !tool.info().is_mcp());
+        // none is ever bound unless promoted from this catalog or bound by the setup.
+        call.tools
+            .retain(|tool| !tool.info().is_mcp() || self.bound_mcp.contains(&tool.info().name));
         if state.promoted.catalog_hash.as_deref() != Some(self.catalog.hash()) {
             return;
         }

@@ -100,10 +100,15 @@ pub fn deferred_chain(
             routes,
             config.auto_promote_top_k,
         ))
-        .with(deferred_filter::DeferredFilter::new(
-            catalog.clone(),
-            config.max_promoted,
-        ))
+        .with(
+            deferred_filter::DeferredFilter::new(catalog.clone(), config.max_promoted).binding(
+                setup
+                    .bound
+                    .iter()
+                    .filter(|t| t.info().is_mcp())
+                    .map(|t| t.info().name.clone()),
+            ),
+        )
         .with(server_instructions::ServerInstructions::new(
             catalog.clone(),
             instructions,

@@ -67,6 +67,19 @@ struct Cli {
     /// Serve stdio by hand and answer every tool call this broken way.
     #[arg(long, value_enum)]
     hostile: Option<hostile::Hostile>,
+    /// Append one line to this file each time the process starts (tests count starts).
+    #[arg(long)]
+    starts_log: Option<PathBuf>,
+    /// The `instructions` to send with `initialize`.
+    #[arg(long)]
+    instructions: Option<String>,
+    /// If this file exists at start, also offer one echo-like tool per line of it (so a
+    /// test can change the live list without changing the server's configuration).
+    #[arg(long)]
+    extra_tools_file: Option<PathBuf>,
+    /// Exit with an error at start if this file exists.
+    #[arg(long)]
+    fail_if_exists: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -99,6 +112,19 @@ fn parse_header(text: &str) -> Result<RequiredHeader, String> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(log) = &cli.starts_log {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .context("opening --starts-log")?;
+        writeln!(file, "{}", std::process::id())?;
+    }
+    if let Some(marker) = &cli.fail_if_exists
+        && marker.exists()
+    {
+        anyhow::bail!("{} exists (--fail-if-exists)", marker.display());
+    }
     if let Some(mode) = cli.hostile {
         return hostile::serve(mode);
     }
@@ -107,15 +133,25 @@ async fn main() -> anyhow::Result<()> {
         startup_delay: Duration::from_millis(cli.startup_delay_ms),
         hang: cli.hang,
         hang_relist: cli.hang_relist,
+        instructions: cli.instructions.clone(),
         page_size: cli
             .page_size
             .map(usize::try_from)
             .transpose()
             .context("--page-size is too large")?,
     };
+    let extra = match &cli.extra_tools_file {
+        Some(file) if file.exists() => std::fs::read_to_string(file)?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    };
     let fixture = match &cli.catalog {
         Some(catalog) => Fixture::catalog(behaviour, catalog, cli.server.as_deref())?,
-        None => Fixture::builtin(behaviour),
+        None => Fixture::builtin(behaviour, &extra),
     };
     match cli.transport {
         Transport::Stdio => serve_stdio(fixture).await,

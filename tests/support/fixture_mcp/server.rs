@@ -29,6 +29,8 @@ pub struct Behaviour {
     pub hang_relist: bool,
     /// Maximum number of tools per `tools/list` page; `None` = one page.
     pub page_size: Option<usize>,
+    /// The `instructions` sent with `initialize`.
+    pub instructions: Option<String>,
 }
 
 /// Where the tools come from, which decides how a call is answered.
@@ -57,8 +59,16 @@ const ADDED_TOOL: &str = "added_tool";
 
 impl Fixture {
     /// A server with the built-in test tools.
-    pub fn builtin(behaviour: Behaviour) -> Self {
-        Self::new(behaviour, Mode::Builtin, builtin_tools())
+    pub fn builtin(behaviour: Behaviour, extra: &[String]) -> Self {
+        let mut tools = builtin_tools();
+        tools.extend(extra.iter().map(|name| {
+            tool(
+                name,
+                "An extra tool; echoes `text`.",
+                params(&[("text", json!({"type": "string"}))]),
+            )
+        }));
+        Self::new(behaviour, Mode::Builtin, tools)
     }
 
     /// A server with the tools of `catalog` (a JSON file mapping server names
@@ -165,6 +175,16 @@ impl Fixture {
             }
             ADDED_TOOL => text("added"),
             WEIRD_TOOL => text("weird"),
+            // The tools of --extra-tools-file echo.
+            _ if self
+                .tools
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .any(|t| t.name == name) =>
+            {
+                text(str_arg(args, "text")?)
+            }
             _ => return Err(McpError::invalid_params("tool not found", None)),
         };
         Ok(result)
@@ -177,8 +197,12 @@ impl ServerHandler for Fixture {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new(self.behaviour.name.clone(), "0.1.0"))
+        let config = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(self.behaviour.name.clone(), "0.1.0"));
+        match &self.behaviour.instructions {
+            Some(text) => config.with_instructions(text.clone()),
+            None => config,
+        }
     }
 
     async fn initialize(
