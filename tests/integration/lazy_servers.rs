@@ -351,3 +351,85 @@ fn a_server_that_cannot_start_on_first_call_is_a_tool_error_and_a_notice() {
     assert_eq!(last["status"], "success", "the run goes on");
     assert_eq!(mock.requests().len(), 3);
 }
+
+#[test]
+fn with_deferral_off_servers_start_eagerly_unless_lazy_and_warm() {
+    let sandbox = Sandbox::new();
+    sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
+    let (mut lazy, lazy_log) = logged(&sandbox, "lazy", &[]);
+    lazy["start"] = json!("lazy");
+    let (plain, plain_log) = logged(&sandbox, "plain", &[]);
+    write_extensions(&sandbox, json!({"lazy": lazy, "plain": plain}));
+    mcp_list(&sandbox, 0);
+    assert_eq!((starts(&lazy_log), starts(&plain_log)), (1, 1));
+
+    // Bound tools: `plain` starts at once; `lazy` binds its schemas from its manifest and
+    // starts only for its call.
+    let mock = MockOpenAi::start(vec![Reply::text("no calls")]);
+    run(&sandbox, &mock);
+    assert_eq!((starts(&lazy_log), starts(&plain_log)), (1, 2));
+    let bound = mock.requests()[0].tool_names();
+    assert!(bound.contains(&"lazy_echo".to_string()), "{bound:?}");
+    assert!(bound.contains(&"plain_echo".to_string()), "{bound:?}");
+
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "lazy_echo", json!({"text": "bound"}))]),
+        Reply::text("done"),
+    ]);
+    let events = run(&sandbox, &mock);
+    assert_eq!(finished(&events, "c1")["content"], "bound");
+    assert_eq!(starts(&lazy_log), 2);
+
+    // `start: eager` starts a deferred server even with a fresh manifest.
+    let sandbox = deferred();
+    let (mut eager, eager_log) = logged(&sandbox, "eager", &[]);
+    eager["start"] = json!("eager");
+    write_extensions(&sandbox, json!({"eager": eager}));
+    mcp_list(&sandbox, 0);
+    assert_eq!(
+        status_of(&mcp_list(&sandbox, 0), "eager")["status"],
+        "connected"
+    );
+    assert_eq!(starts(&eager_log), 2);
+
+    // A manifest older than `manifest_max_age_secs` (here: any) is not used.
+    let sandbox = deferred();
+    let (mut young, young_log) = logged(&sandbox, "young", &[]);
+    young["manifest_max_age_secs"] = json!(0);
+    write_extensions(&sandbox, json!({"young": young}));
+    mcp_list(&sandbox, 0);
+    assert_eq!(
+        status_of(&mcp_list(&sandbox, 0), "young")["status"],
+        "connected"
+    );
+    assert_eq!(starts(&young_log), 2);
+}
+
+#[test]
+fn a_bad_policy_setting_skips_the_server_naming_the_field() {
+    let sandbox = deferred();
+    write_extensions(
+        &sandbox,
+        json!({
+            "a": {"command": fixture_bin(), "start": "later"},
+            "b": {"command": fixture_bin(), "disabled_tools": ["[x"]},
+            "c": {"command": fixture_bin(), "defer": "sometimes"},
+        }),
+    );
+    let (list, code, stderr) = sandbox.json(&["mcp", "list", "--json"]);
+    assert_eq!(code, 2, "{stderr}");
+    for (name, field) in [("a", "start"), ("b", "disabled_tools"), ("c", "defer")] {
+        let error = status_of(&list, name)["error"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains(&format!("mcpServers.{name}.{field}")),
+            "{error}"
+        );
+        assert!(
+            error.contains("extensions_config.json:"),
+            "file and line: {error}"
+        );
+    }
+}
