@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::{EnvLookup, McpServerConfig, TransportKind};
+use crate::tools::sandbox::files::{OpenError, open_read};
 
 /// The folder's name inside the data folder.
 const DIR: &str = "mcp-manifests";
@@ -110,29 +111,29 @@ impl ManifestStore {
     /// The manifest saved for the entry with `hash`, if there is a usable one.
     pub fn load(&self, hash: &str) -> Option<Manifest> {
         let path = self.file(hash);
-        let read = || -> std::io::Result<Option<Vec<u8>>> {
-            let file = match std::fs::File::open(&path) {
-                Ok(file) => file,
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(err) => return Err(err),
-            };
-            let meta = file.metadata()?;
-            if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-                return Err(std::io::Error::other(
-                    "not a regular file of a sensible size",
-                ));
-            }
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut bytes)?;
-            Ok(Some(bytes))
-        };
-        let bytes = match read() {
-            Ok(bytes) => bytes?,
+        // Regular files only, opened without blocking: a pipe planted here cannot hang
+        // the start.
+        let file = match open_read(&path, &path.display().to_string()) {
+            Ok(file) => file,
+            Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => return None,
             Err(err) => {
-                tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {err}");
+                let why = err.message("read", &path.display().to_string());
+                tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {why}");
                 return None;
             }
         };
+        let mut bytes = Vec::new();
+        if let Err(err) = std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
+            &mut bytes,
+        ) {
+            tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {err}");
+            return None;
+        }
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            tracing::warn!(path = %path.display(), "ignoring an MCP manifest over {MAX_FILE_BYTES} bytes");
+            return None;
+        }
         match serde_json::from_slice::<Manifest>(&bytes) {
             Ok(manifest) if manifest.format == FORMAT && manifest.entry_hash == hash => {
                 Some(manifest)
@@ -353,5 +354,13 @@ mod tests {
         std::fs::remove_file(store.file(&hash)).unwrap();
         std::fs::create_dir(store.file(&hash)).unwrap();
         assert_eq!(store.load(&hash), None);
+        // A named pipe nobody writes to is refused at once, not waited on.
+        let pipe = "c".repeat(64);
+        let made = std::process::Command::new("mkfifo")
+            .arg(store.file(&pipe))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(store.load(&pipe), None);
     }
 }
