@@ -102,6 +102,7 @@ impl Setup {
             max_age: std::time::Duration::from_secs(app.value.mcp.manifest_max_age_secs),
             deferral_off: app.value.tool_search.enabled == ToolSearchMode::Off,
             accept_stale: false,
+            progress: None,
         };
         if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
             tracing::warn!("{warning}");
@@ -121,6 +122,14 @@ impl Setup {
     /// [`Setup::mcp`].
     pub fn accept_stale_manifests(&mut self) {
         self.mcp.settings.accept_stale = true;
+    }
+
+    /// Sends each server's status to `progress` as it becomes ready at start-up.
+    pub fn report_server_progress(
+        &mut self,
+        progress: tokio::sync::mpsc::UnboundedSender<crate::protocol::ServerStatus>,
+    ) {
+        self.mcp.settings.progress = Some(progress);
     }
 
     /// The MCP servers of the extensions file as it is now (restarted if it changed).

@@ -1,20 +1,23 @@
 //! `antler` in a terminal with no prompt: the interactive chat. The session controller
-//! runs the core; the TUI renders its updates and sends the user's commands.
+//! runs the core; the TUI renders its updates and sends the user's commands. The screen
+//! comes up before the MCP servers do: the session starts beside the TUI, which shows
+//! each server as it is ready and holds typed messages until the session is.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use tokio::sync::mpsc::unbounded_channel;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::error::CliError;
 use super::{Exit, RunArgs};
 use crate::config::{ConfigPaths, EnvLookup};
 use crate::protocol::Command;
-use crate::session::controller::serve;
+use crate::session::controller::{Served, start_and_serve};
 use crate::session::{Session, SessionOptions};
 use crate::setup::Setup;
 use crate::trust::ProjectTrust;
-use crate::ui::tui::run_tui;
+use crate::ui::tui::{Ending, run_tui};
 
 /// Opens the chat; returns when the user quits.
 pub async fn run_chat(
@@ -25,11 +28,16 @@ pub async fn run_chat(
     env: EnvLookup<'_>,
     trust: &Arc<ProjectTrust>,
 ) -> Exit {
-    // Everything that can fail on bad configuration fails here, before the screen is taken.
-    let setup = match Setup::load(paths, cwd, env, trust) {
+    // Everything that can fail on bad configuration, the model or the thread asked for
+    // fails here, before the screen is taken; only the MCP servers start behind it.
+    let mut setup = match Setup::load(paths, cwd, env, trust) {
         Ok(setup) => setup,
         Err(err) => return CliError::from(err).report(),
     };
+    // Servers on an old manifest stay idle; it is refreshed once the session is up.
+    setup.accept_stale_manifests();
+    let (progress, progress_receiver) = unbounded_channel();
+    setup.report_server_progress(progress);
     let options = SessionOptions {
         model: model.map(str::to_string),
         max_turns: args.max_turns,
@@ -38,46 +46,73 @@ pub async fn run_chat(
         record: args.record.clone(),
         clarify: true,
     };
-    let (commands, command_receiver) = unbounded_channel();
-    let (updates, update_receiver) = unbounded_channel();
-    // Ctrl-C while the MCP servers start stops them (dropping the start) and exits 130.
-    let started = tokio::select! {
-        started = Session::start(setup, env, cwd, options) => started,
-        _ = tokio::signal::ctrl_c() => return Exit::Interrupted,
-    };
-    let (session, questions) = match started {
-        Ok(started) => started,
+    let starting = match Session::prepare(setup, env, cwd, options) {
+        Ok(starting) => starting,
         Err(err) => return CliError::from(err).report(),
     };
-    let info = session.info(false).await;
-    // SIGTERM and SIGHUP end the session like /quit: the session stops, which closes the
-    // TUI's updates, which gives the terminal back.
-    let terminate = tokio::spawn(quit_on_terminate(commands.clone()));
+    let info = starting.info();
+    let (commands, command_receiver) = unbounded_channel();
+    let (updates, update_receiver) = unbounded_channel();
+    // SIGINT, SIGTERM and SIGHUP end the session like /quit: the session stops, which
+    // closes the TUI's updates, which gives the terminal back. Registered before the
+    // screen is taken, so no signal finds the terminal raw with nobody to restore it.
+    let signals = match quit_signals() {
+        Ok(signals) => Some(tokio::spawn(quit_on_signal(signals, commands.clone()))),
+        Err(err) => {
+            tracing::warn!("cannot watch for signals: {err}");
+            None
+        }
+    };
+    let quit = commands.clone();
+    let tui = async move {
+        let ended = run_tui(commands, update_receiver, info).await;
+        // However the TUI ended (a terminal error too), the session must end with it.
+        let _ = quit.send(Command::Quit);
+        ended
+    };
     crate::ui::set_stderr_quiet(true);
-    let (tui, ()) = tokio::join!(
-        run_tui(commands, update_receiver, info),
-        serve(session, command_receiver, questions, updates)
+    let (tui, served) = tokio::join!(
+        tui,
+        start_and_serve(starting, env, progress_receiver, command_receiver, updates)
     );
     crate::ui::set_stderr_quiet(false);
-    terminate.abort();
-    tui.map_or_else(
-        |err| CliError::failure(err.to_string()).report(),
-        |()| Exit::Success,
-    )
+    let sigint = match signals {
+        Some(task) if task.is_finished() => task.await.unwrap_or(false),
+        Some(task) => {
+            task.abort();
+            false
+        }
+        None => false,
+    };
+    // The terminal is restored by now: errors go to stderr as before the screen was up.
+    match (served, tui) {
+        (Served::Failed(err), _) => CliError::from(err).report(),
+        (_, Err(err)) => CliError::failure(err.to_string()).report(),
+        // A Ctrl-C before the session was ready interrupted its start, as one before the
+        // screen was up would have.
+        (_, Ok(Ending::Interrupted)) => Exit::Interrupted,
+        _ if sigint => Exit::Interrupted,
+        (Served::Closed | Served::QuitWhileStarting, Ok(Ending::Quit)) => Exit::Success,
+    }
 }
 
-/// Sends `Quit` on SIGTERM or SIGHUP.
-async fn quit_on_terminate(commands: tokio::sync::mpsc::UnboundedSender<Command>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return;
+/// SIGINT, SIGTERM and SIGHUP, registered now.
+fn quit_signals() -> std::io::Result<[Signal; 3]> {
+    Ok([
+        signal(SignalKind::interrupt())?,
+        signal(SignalKind::terminate())?,
+        signal(SignalKind::hangup())?,
+    ])
+}
+
+/// Sends `Quit` on the first of `signals`; true if it was SIGINT.
+async fn quit_on_signal(signals: [Signal; 3], commands: UnboundedSender<Command>) -> bool {
+    let [mut int, mut term, mut hup] = signals;
+    let sigint = tokio::select! {
+        _ = int.recv() => true,
+        _ = term.recv() => false,
+        _ = hup.recv() => false,
     };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
-    }
     let _ = commands.send(Command::Quit);
+    sigint
 }

@@ -35,6 +35,9 @@ pub struct StartSettings {
     /// Use a manifest that is too old too, for a front-end that refreshes it in the
     /// background (the chat).
     pub accept_stale: bool,
+    /// Where each server's status goes as soon as it is ready (idle, connected or
+    /// failed), for a front-end that shows start-up progress.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<ServerStatus>>,
 }
 
 impl StartSettings {
@@ -47,6 +50,7 @@ impl StartSettings {
             max_age: Duration::ZERO,
             deferral_off: true,
             accept_stale: false,
+            progress: None,
         }
     }
 
@@ -79,7 +83,14 @@ impl McpManager {
     pub async fn start(config: ExtensionsConfig, settings: &StartSettings) -> Self {
         let servers = futures::future::join_all(config.servers.into_iter().map(|server| {
             let plan = settings.plan(&server);
-            McpServer::start(server, plan)
+            async move {
+                let server = McpServer::start(server, plan).await;
+                if let Some(progress) = &settings.progress {
+                    // A front-end that went away no longer needs to know.
+                    let _ = progress.send(server.status().await);
+                }
+                server
+            }
         }))
         .await;
         Self {
@@ -187,6 +198,21 @@ impl McpManager {
         let mut all = done;
         all.append(&mut unknown);
         all
+    }
+
+    /// Refreshes the manifests of the idle servers whose manifest is too old (the chat,
+    /// once its screen is up), concurrently; see [`McpManager::refresh_manifests`].
+    pub async fn refresh_stale(&self) -> Vec<(String, Option<String>)> {
+        let mut stale = Vec::new();
+        for server in &self.servers {
+            if server.has_stale_manifest().await {
+                stale.push(server.config().name.clone());
+            }
+        }
+        if stale.is_empty() {
+            return Vec::new();
+        }
+        self.refresh_manifests(&stale).await
     }
 
     /// Each server's tool-list version (see [`McpServer::refresh_tools`]), the servers

@@ -566,6 +566,15 @@ impl McpServer {
         }
     }
 
+    /// Whether the server is idle on a manifest older than its maximum age (the chat
+    /// accepts one at start and refreshes it in the background).
+    pub async fn has_stale_manifest(&self) -> bool {
+        match &*self.state.lock().await {
+            State::Idle(manifest) => !manifest.is_fresh(now(), self.plan.max_age),
+            _ => false,
+        }
+    }
+
     /// Whether the server is idle (not started; its tools from a manifest).
     pub async fn is_idle(&self) -> bool {
         matches!(*self.state.lock().await, State::Idle(_))

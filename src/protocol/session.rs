@@ -57,6 +57,16 @@ pub enum Update {
     Clarify(ClarificationRequest),
     /// Something the user should see that is not part of a run (a bad command, ...).
     Error(String),
+    /// Something the user should know that went wrong in the background (a cached tool
+    /// list that could not be refreshed): shown, with no effect on what waits for an answer.
+    Notice(String),
+    /// An MCP server finished starting (idle, connected or failed), sent as each one does
+    /// while the session starts, so the front-end can show progress before
+    /// [`Update::Ready`].
+    ServerReady(ServerStatus),
+    /// The session has started (its MCP servers are up): its facts. The front-end sends
+    /// what it held back until now, such as messages typed during start-up.
+    Ready(SessionInfo),
 }
 
 /// A question the model asks the user, waiting for [`Command::Answer`] with its call id.
@@ -85,7 +95,7 @@ pub struct SessionInfo {
     pub usage: Usage,
     /// How many deferred tools are promoted.
     pub promoted: usize,
-    /// MCP servers connected.
+    /// MCP servers that can be used: connected, or idle on their cached tool list.
     pub mcp_up: usize,
     /// MCP servers failed or disabled.
     pub mcp_down: usize,

@@ -1,14 +1,21 @@
 //! The chat's controller: turns a front-end's [`Command`]s into calls on the [`Session`]
 //! and sends back [`Update`]s. One run at a time; while it runs, `Cancel`, `Quit`,
 //! `Answer` and `ShowMcp` act at once and other commands wait for the run to end.
+//! [`start_and_serve`] does the same from the start of the session, while the front-end
+//! is already up: it reports each MCP server as it is ready, and commands wait for the
+//! session.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::handle::Session;
-use crate::protocol::{ClarificationRequest, Command, Event, Update};
+use super::handle::{Session, SessionError, Starting};
+use crate::config::EnvLookup;
+use crate::mcp::McpManager;
+use crate::protocol::{ClarificationRequest, Command, Event, ServerStatus, Update};
 
 /// Serves `commands` on `session` until `Quit` or until the front-end goes away, then
 /// closes the session. `questions` are `ask_clarification`'s, passed on as updates.
@@ -18,8 +25,88 @@ pub async fn serve(
     questions: Option<UnboundedReceiver<ClarificationRequest>>,
     updates: UnboundedSender<Update>,
 ) {
+    forward_questions(questions, &updates);
+    let mut controller = Controller::new(session, commands, updates);
+    controller.greet().await;
+    controller.run().await;
+    controller.close().await;
+}
+
+/// How [`start_and_serve`] ended.
+#[derive(Debug)]
+pub enum Served {
+    /// The session started, was served until `Quit` and closed.
+    Closed,
+    /// The front-end quit (or went away) before the session was ready: the servers that
+    /// were starting were stopped.
+    QuitWhileStarting,
+    /// The session could not start.
+    Failed(SessionError),
+}
+
+/// Starts the session of `starting` and serves it, for a front-end that is already up.
+/// A stored thread's history is sent at once; each MCP server's status from `progress`
+/// as [`Update::ServerReady`] when it is ready (those of invalid entries when all are);
+/// then [`Update::Ready`]. Commands that arrive meanwhile wait for the session, except
+/// `Quit`, which ends the start. Once ready, idle servers on a manifest that is too old
+/// are listed again in the background; a failure is an [`Update::Notice`].
+pub async fn start_and_serve(
+    starting: Starting,
+    env: EnvLookup<'_>,
+    progress: UnboundedReceiver<ServerStatus>,
+    mut commands: UnboundedReceiver<Command>,
+    updates: UnboundedSender<Update>,
+) -> Served {
+    if let Some(history) = starting.history() {
+        let _ = updates.send(Update::History(history.to_vec()));
+    }
+    let mut progress = Progress {
+        statuses: progress,
+        updates: updates.clone(),
+        reported: Vec::new(),
+    };
+    let mut waiting = VecDeque::new();
+    let start = starting.finish(env);
+    tokio::pin!(start);
+    let started = loop {
+        tokio::select! {
+            // Statuses first, so that every one sent before the end arrives before Ready.
+            biased;
+            Some(status) = progress.statuses.recv() => progress.report(status),
+            started = &mut start => break started,
+            command = commands.recv() => match command {
+                Some(Command::Quit) | None => return Served::QuitWhileStarting,
+                Some(command) => waiting.push_back(command),
+            },
+        }
+    };
+    let (session, questions) = match started {
+        Ok(started) => started,
+        Err(err) => return Served::Failed(err),
+    };
+    let mcp = session.mcp().await;
+    progress.report_rest(&mcp).await;
+    let _ = updates.send(Update::Ready(session.info(false).await));
+    forward_questions(questions, &updates);
+    let mut controller = Controller::new(session, commands, updates.clone());
+    controller.queued = waiting;
+    // A server restarted later (an edited extensions file) is reported the same way.
+    controller.background.push(tokio::spawn(progress.forward()));
+    controller
+        .background
+        .push(tokio::spawn(refresh_stale(mcp, updates)));
+    controller.run().await;
+    controller.close().await;
+    Served::Closed
+}
+
+/// Passes `ask_clarification`'s questions on as updates; ends with the session (when its
+/// broker is dropped).
+fn forward_questions(
+    questions: Option<UnboundedReceiver<ClarificationRequest>>,
+    updates: &UnboundedSender<Update>,
+) {
     if let Some(mut questions) = questions {
-        // Ends with the session (when its broker is dropped).
         let forward = updates.clone();
         tokio::spawn(async move {
             while let Some(question) = questions.recv().await {
@@ -27,30 +114,97 @@ pub async fn serve(
             }
         });
     }
-    let mut controller = Controller {
-        session,
-        updates,
-        commands,
-        queued: VecDeque::new(),
-    };
-    controller.run().await;
-    controller.session.close().await;
+}
+
+/// The MCP servers' start-up statuses on their way to the front-end.
+struct Progress {
+    statuses: UnboundedReceiver<ServerStatus>,
+    updates: UnboundedSender<Update>,
+    /// The servers reported so far.
+    reported: Vec<String>,
+}
+
+impl Progress {
+    fn report(&mut self, status: ServerStatus) {
+        self.reported.push(status.name.clone());
+        let _ = self.updates.send(Update::ServerReady(status));
+    }
+
+    /// Once the start is done: the statuses still on their way, then every server not
+    /// reported yet (invalid entries are never started, so they send none).
+    async fn report_rest(&mut self, mcp: &McpManager) {
+        while let Ok(status) = self.statuses.try_recv() {
+            self.report(status);
+        }
+        for status in mcp.statuses().await {
+            if !self.reported.contains(&status.name) {
+                self.report(status);
+            }
+        }
+    }
+
+    /// Reports what comes later, until the session (holding the sender) ends.
+    async fn forward(mut self) {
+        while let Some(status) = self.statuses.recv().await {
+            self.report(status);
+        }
+    }
+}
+
+/// Lists the idle servers whose manifest is too old again; those that cannot be started
+/// to do so are a notice (a success needs no word: the tools are the same or better).
+async fn refresh_stale(mcp: Arc<McpManager>, updates: UnboundedSender<Update>) {
+    for (name, error) in mcp.refresh_stale().await {
+        if let Some(error) = error {
+            let _ = updates.send(Update::Notice(format!(
+                "MCP server `{name}` could not be started to refresh its cached tool list: {error}"
+            )));
+        }
+    }
 }
 
 struct Controller {
     session: Session,
     updates: UnboundedSender<Update>,
     commands: UnboundedReceiver<Command>,
-    /// Commands that arrived during a run, to handle after it.
+    /// Commands that arrived during a run (or the start), to handle after it.
     queued: VecDeque<Command>,
+    /// Work for the session in the background, stopped when it closes.
+    background: Vec<JoinHandle<()>>,
 }
 
 impl Controller {
-    async fn run(&mut self) {
+    fn new(
+        session: Session,
+        commands: UnboundedReceiver<Command>,
+        updates: UnboundedSender<Update>,
+    ) -> Self {
+        Self {
+            session,
+            updates,
+            commands,
+            queued: VecDeque::new(),
+            background: Vec::new(),
+        }
+    }
+
+    /// Tells a front-end that did not see the start what the session is.
+    async fn greet(&self) {
         self.info(false).await;
         if let Some(history) = self.session.history() {
             self.send(Update::History(history.to_vec()));
         }
+    }
+
+    /// Stops the background work, then the session.
+    async fn close(self) {
+        for task in &self.background {
+            task.abort();
+        }
+        self.session.close().await;
+    }
+
+    async fn run(&mut self) {
         loop {
             let command = match self.queued.pop_front() {
                 Some(command) => command,
@@ -191,3 +345,7 @@ impl Controller {
         quit
     }
 }
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;

@@ -108,16 +108,84 @@ pub struct Session {
     clarifications: Option<Clarifications>,
 }
 
+/// A session whose quick part is done — the model resolved, the store and the thread to
+/// start on opened — before its MCP servers start ([`Starting::finish`]). The split lets
+/// the chat report these errors before it takes the screen, and draw the screen while the
+/// servers start.
+pub struct Starting {
+    setup: Setup,
+    spec: AssemblySpec,
+    models: Vec<ModelConfig>,
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+    store: ThreadStore,
+    outputs: PathBuf,
+    thread: Option<OpenThread>,
+    questions: Option<UnboundedReceiver<ClarificationRequest>>,
+}
+
+impl Starting {
+    /// The status line's facts before the servers are up (no MCP counts yet).
+    pub fn info(&self) -> SessionInfo {
+        thread_info(
+            self.spec.provider.as_ref(),
+            &self.models,
+            self.thread.as_ref(),
+            false,
+        )
+    }
+
+    /// The messages of the thread to start on, if it is a stored one.
+    pub fn history(&self) -> Option<&[Message]> {
+        self.thread.as_ref().map(|t| t.thread.messages.as_slice())
+    }
+
+    /// Starts the MCP servers and builds the tools: the session is ready. With
+    /// `clarify`, the questions of `ask_clarification` arrive on the receiver returned.
+    /// Dropping the future stops the servers that were starting.
+    pub async fn finish(
+        self,
+        env: EnvLookup<'_>,
+    ) -> Result<(Session, Option<UnboundedReceiver<ClarificationRequest>>), SessionError> {
+        let provider = self.spec.provider.clone();
+        let clarifications = self.spec.clarifications.clone();
+        let assembly = Assembly::new(self.setup, &self.cwd, self.spec, env).await?;
+        let session = Session {
+            assembly,
+            models: self.models,
+            env: self.env,
+            cwd: self.cwd,
+            store: self.store,
+            outputs: self.outputs,
+            provider,
+            thread: self.thread,
+            clarifications,
+        };
+        Ok((session, self.questions))
+    }
+}
+
 impl Session {
     /// Resolves the model, opens the store and the thread to start on, and starts the MCP
-    /// servers. With `options.clarify`, the questions of `ask_clarification` arrive on the
-    /// receiver returned.
+    /// servers: [`Session::prepare`], then [`Starting::finish`].
     pub async fn start(
         setup: Setup,
         env: EnvLookup<'_>,
         cwd: &Path,
         options: SessionOptions,
     ) -> Result<(Self, Option<UnboundedReceiver<ClarificationRequest>>), SessionError> {
+        Self::prepare(setup, env, cwd, options)?.finish(env).await
+    }
+
+    /// The quick part of the start, which fails on what the user can fix at once (the
+    /// model, the thread asked for, the replay file) or the store: everything but the MCP
+    /// servers.
+    pub fn prepare(
+        setup: Setup,
+        env: EnvLookup<'_>,
+        cwd: &Path,
+        options: SessionOptions,
+    ) -> Result<Starting, SessionError> {
         let models = setup.app.value.models.clone();
         let provider = provider_for(&models, options.model.as_deref(), env, cwd, &options)?;
         let db = default_path(env)?;
@@ -138,15 +206,14 @@ impl Session {
             }
             false => (None, None),
         };
-        let spec = AssemblySpec {
-            provider: provider.clone(),
-            model: options.model,
-            max_turns: options.max_turns,
-            clarifications: clarifications.clone(),
-        };
-        let assembly = Assembly::new(setup, cwd, spec, env).await?;
-        let session = Self {
-            assembly,
+        Ok(Starting {
+            setup,
+            spec: AssemblySpec {
+                provider,
+                model: options.model,
+                max_turns: options.max_turns,
+                clarifications,
+            },
             models,
             env: MODEL_ENV
                 .iter()
@@ -155,31 +222,28 @@ impl Session {
             cwd: cwd.to_path_buf(),
             store,
             outputs,
-            provider,
             thread,
-            clarifications,
-        };
-        Ok((session, questions))
+            questions,
+        })
     }
 
     /// The status line's facts now.
     pub async fn info(&self, running: bool) -> SessionInfo {
         let statuses = self.assembly.mcp().await.statuses().await;
+        // An idle server is usable: it starts on its first call.
         let up = statuses
             .iter()
-            .filter(|s| s.status == ServerState::Connected)
+            .filter(|s| matches!(s.status, ServerState::Connected | ServerState::Idle))
             .count();
-        let open = self.thread.as_ref();
         SessionInfo {
-            model: self.provider.model().to_string(),
-            models: self.models.iter().map(|m| m.name.clone()).collect(),
-            thread_id: open.map(|t| t.thread.id.clone()).unwrap_or_default(),
-            thread_title: open.map(|t| t.title.clone()).unwrap_or_default(),
-            usage: open.map(|t| t.thread.usage).unwrap_or_default(),
-            promoted: open.map_or(0, |t| t.thread.state.promoted.names.len()),
             mcp_up: up,
             mcp_down: statuses.len() - up,
-            running,
+            ..thread_info(
+                self.provider.as_ref(),
+                &self.models,
+                self.thread.as_ref(),
+                running,
+            )
         }
     }
 
@@ -370,6 +434,26 @@ impl Session {
             tracing::warn!("cannot remove the empty thread {}: {err}", open.thread.id);
         }
         self.thread = None;
+    }
+}
+
+/// The status line's facts of the model and the thread, without the MCP counts.
+fn thread_info(
+    provider: &dyn Provider,
+    models: &[ModelConfig],
+    open: Option<&OpenThread>,
+    running: bool,
+) -> SessionInfo {
+    SessionInfo {
+        model: provider.model().to_string(),
+        models: models.iter().map(|m| m.name.clone()).collect(),
+        thread_id: open.map(|t| t.thread.id.clone()).unwrap_or_default(),
+        thread_title: open.map(|t| t.title.clone()).unwrap_or_default(),
+        usage: open.map(|t| t.thread.usage).unwrap_or_default(),
+        promoted: open.map_or(0, |t| t.thread.state.promoted.names.len()),
+        mcp_up: 0,
+        mcp_down: 0,
+        running,
     }
 }
 

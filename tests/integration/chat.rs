@@ -19,12 +19,17 @@ struct Terminal {
 
 impl Terminal {
     fn start(sandbox: &Sandbox, mock: &MockOpenAi) -> Self {
+        Self::start_with(sandbox, mock, "")
+    }
+
+    /// The chat with more arguments (already quoted for `sh`).
+    fn start_with(sandbox: &Sandbox, mock: &MockOpenAi, args: &str) -> Self {
         let antler = env!("CARGO_BIN_EXE_antler");
         let mut child = sandbox
             .command_for("script")
             .args([
                 "-qfec",
-                &format!("stty cols 80 rows 24; exec '{antler}' -m mock-model"),
+                &format!("stty cols 80 rows 24; exec '{antler}' -m mock-model {args}"),
                 "/dev/null",
             ])
             .env("OPENAI_BASE_URL", mock.base_url())
@@ -98,6 +103,11 @@ impl Terminal {
     /// Types `/quit` and waits until the process has ended; returns its status.
     fn quit(mut self) -> std::process::ExitStatus {
         self.type_keys("/quit\r");
+        self.wait_exit()
+    }
+
+    /// Waits until the process has ended, showing what it wrote; returns its status.
+    fn wait_exit(&mut self) -> std::process::ExitStatus {
         // The output ends when the process does.
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
@@ -185,4 +195,108 @@ fn the_chat_asks_before_using_untrusted_project_files() {
         (Some("ok"), Some("trusted")),
         "{report}"
     );
+}
+
+/// A stdio server that starts only once the test writes a line to its fifo (so the test
+/// decides when start-up ends, without sleeping), and one that cannot start.
+fn late_and_broken(sandbox: &Sandbox) -> std::path::PathBuf {
+    let fifo = sandbox.path().join("go");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let script = format!(
+        "read line < '{}'; exec '{}'",
+        fifo.display(),
+        fixture_bin().display()
+    );
+    let servers = serde_json::json!({"mcpServers": {
+        "late": {"command": "sh", "args": ["-c", script]},
+        "broken": {"command": "/nonexistent/antler-test-no-such-server"}
+    }});
+    sandbox.write("servers.json", &servers.to_string());
+    fifo
+}
+
+#[test]
+fn the_screen_shows_start_up_and_a_message_typed_meanwhile_is_sent_when_ready() {
+    let sandbox = Sandbox::new();
+    let fifo = late_and_broken(&sandbox);
+    let mock = MockOpenAi::start(vec![Reply::text("Started and answered.")]);
+    let mut term = Terminal::start_with(&sandbox, &mock, "--extensions servers.json");
+    term.wait_for("MCP server `broken` failed to start");
+    term.wait_for("starting MCP servers: 0 ready, 1 failed");
+    term.type_keys("early question\r");
+    term.wait_for("queued  early question");
+    assert!(
+        mock.requests().is_empty(),
+        "nothing was sent before the session was ready"
+    );
+    // Blocks until the server's shell opens the fifo: then `late` starts.
+    std::fs::write(&fifo, "go\n").unwrap();
+    term.wait_for("Started and answered.");
+    assert!(!term.contents().contains("starting MCP servers"));
+    assert_eq!(
+        mock.requests()[0].messages().last().unwrap()["content"],
+        "early question"
+    );
+    let status = term.quit();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn ctrl_c_while_servers_start_exits_130_and_gives_the_terminal_back() {
+    let sandbox = Sandbox::new();
+    let _fifo = late_and_broken(&sandbox);
+    let mock = MockOpenAi::start(Vec::new());
+    let mut term = Terminal::start_with(&sandbox, &mock, "--extensions servers.json");
+    term.wait_for("starting MCP servers");
+    term.type_keys("\x03");
+    let status = term.wait_exit();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(
+        !term.screen.screen().alternate_screen(),
+        "the screen was given back"
+    );
+}
+
+#[test]
+fn an_unusable_extensions_file_is_reported_with_exit_2_and_the_terminal_back() {
+    let sandbox = Sandbox::new();
+    sandbox.write("servers.json", "{ not json");
+    let mock = MockOpenAi::start(Vec::new());
+    let mut term = Terminal::start_with(&sandbox, &mock, "--extensions servers.json");
+    let status = term.wait_exit();
+    assert_eq!(status.code(), Some(2), "a configuration error, as before");
+    assert!(!term.screen.screen().alternate_screen());
+    assert!(term.contents().contains("error: "), "{}", term.contents());
+}
+
+#[test]
+fn a_stale_manifest_that_cannot_be_refreshed_is_a_notice() {
+    let sandbox = Sandbox::new();
+    // The entry stays the same (so does its manifest); whether it can start does not.
+    let gate = sandbox.write("ok", "");
+    let script = format!("test -f ok && exec '{}'", fixture_bin().display());
+    let servers = serde_json::json!({"mcpServers": {
+        "gated": {"command": "sh", "args": ["-c", script], "start": "lazy", "manifest_max_age_secs": 0}
+    }});
+    sandbox.write("servers.json", &servers.to_string());
+    let out = sandbox
+        .antler()
+        .args(["--extensions", "servers.json", "mcp", "refresh"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    std::fs::remove_file(gate).unwrap();
+    let mock = MockOpenAi::start(Vec::new());
+    let mut term = Terminal::start_with(&sandbox, &mock, "--extensions servers.json");
+    term.wait_for("could not be started to refresh its cached tool list");
+    assert!(
+        term.contents().contains("MCP server `gated`"),
+        "{}",
+        term.contents()
+    );
+    assert!(term.quit().success());
 }

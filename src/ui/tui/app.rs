@@ -13,9 +13,9 @@ use super::theme::Theme;
 use super::transcript::{Entry, Transcript};
 use crate::clock::utc_datetime;
 use crate::protocol::ClarificationRequest;
-use crate::protocol::ServerStatus;
 use crate::protocol::{Command, SessionInfo, ToolsView, Update};
 use crate::protocol::{Event, RunStatus};
+use crate::protocol::{ServerState, ServerStatus};
 
 /// Ticks (of ~100 ms) a second Ctrl-C has to come within to quit.
 pub(super) const CTRL_C_WINDOW: u64 = 20;
@@ -63,6 +63,10 @@ pub struct App {
     pub(super) queued: VecDeque<String>,
     /// Ctrl-O: cards and reasoning shown in full.
     pub(super) expanded: bool,
+    /// While the session starts: the MCP servers reported ready so far. Messages wait.
+    pub(super) starting: Option<Vec<ServerStatus>>,
+    /// A Ctrl-C quit before the session was ready.
+    pub(super) interrupted: bool,
 }
 
 /// Where the current run stands, as far as the screen knows.
@@ -114,6 +118,17 @@ impl App {
             flash: None,
             queued: VecDeque::new(),
             expanded: false,
+            starting: None,
+            interrupted: false,
+        }
+    }
+
+    /// A chat drawn before its session is ready: `info` is what is known so far, messages
+    /// typed wait for [`Update::Ready`], and the MCP servers' progress shows meanwhile.
+    pub fn starting(info: SessionInfo, theme: Theme) -> Self {
+        Self {
+            starting: Some(Vec::new()),
+            ..Self::new(info, theme)
         }
     }
 
@@ -177,6 +192,15 @@ impl App {
                 Some(Dialog::Clarify(_)) => self.questions.push_back(question),
                 _ => self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(question))),
             },
+            Update::ServerReady(status) => self.server_ready(status),
+            Update::Ready(info) => {
+                self.info = info;
+                self.starting = None;
+                if let Some(next) = self.queued.pop_front() {
+                    return self.send(next);
+                }
+            }
+            Update::Notice(message) => self.transcript.push(Entry::Notice(message)),
             Update::Error(message) => {
                 self.run.awaiting = false;
                 match &mut self.dialog {
@@ -219,14 +243,7 @@ impl App {
                 self.info.running = false;
                 self.drop_questions();
                 if cancelled {
-                    // Cancelled: what was queued goes back into the box, unsent.
-                    let mut text: Vec<String> = self.queued.drain(..).collect();
-                    if !text.is_empty() {
-                        if !self.input.is_empty() {
-                            text.push(self.input.take());
-                        }
-                        self.input.set(text.join("\n\n"));
-                    }
+                    self.unqueue();
                 } else if let Some(next) = self.queued.pop_front() {
                     commands = self.send(next);
                 }
@@ -235,6 +252,35 @@ impl App {
         }
         self.transcript.apply(event);
         commands
+    }
+
+    /// What was queued goes back into the box, unsent, before what is being typed.
+    pub(super) fn unqueue(&mut self) {
+        let mut text: Vec<String> = self.queued.drain(..).collect();
+        if !text.is_empty() {
+            if !self.input.is_empty() {
+                text.push(self.input.take());
+            }
+            self.input.set(text.join("\n\n"));
+        }
+    }
+
+    /// An MCP server is ready (at start-up, or restarted with an edited extensions file):
+    /// kept for `/mcp` and the progress, and a failure is said in the transcript, since
+    /// the server's tools are missing.
+    fn server_ready(&mut self, status: ServerStatus) {
+        if status.status == ServerState::Failed {
+            let error = status.error.as_deref().unwrap_or("no reason given");
+            self.transcript.push(Entry::Notice(format!(
+                "MCP server `{}` failed to start: {error} · /mcp to reconnect",
+                status.name
+            )));
+            self.scroll = None;
+        }
+        if let Some(servers) = &mut self.starting {
+            upsert(servers, status.clone());
+        }
+        upsert(&mut self.mcp, status);
     }
 
     /// Sends a message: shown at once, the run indicator on until its run ends.
@@ -282,7 +328,7 @@ impl App {
     /// Advances spinners and timers (call every ~100 ms); true when the screen changed.
     pub fn tick(&mut self) -> bool {
         self.tick += 1;
-        let mut changed = self.running();
+        let mut changed = self.running() || self.starting.is_some();
         if self
             .flash
             .as_ref()
@@ -292,5 +338,13 @@ impl App {
             changed = true;
         }
         changed
+    }
+}
+
+/// Replaces the status of the server of the same name, or adds it.
+fn upsert(servers: &mut Vec<ServerStatus>, status: ServerStatus) {
+    match servers.iter_mut().find(|s| s.name == status.name) {
+        Some(known) => *known = status,
+        None => servers.push(status),
     }
 }

@@ -3,8 +3,10 @@
 use crossterm::event::{KeyCode, KeyModifiers};
 
 use super::test_support::*;
+use super::transcript::Entry;
 use crate::protocol::ClarificationRequest;
 use crate::protocol::RunStatus;
+use crate::protocol::SessionInfo;
 use crate::protocol::ThreadMeta;
 use crate::protocol::{Command, Update};
 use crate::protocol::{ServerState, ServerStatus};
@@ -142,6 +144,113 @@ fn messages_typed_during_a_run_are_queued_and_sent_when_it_ends() {
     assert!(events(&mut app, vec![run_finished(RunStatus::Interrupted, vec![])]).is_empty());
     events(&mut app, vec![]);
     assert_eq!(app.key(enter()), [Command::Submit("third".into())]);
+}
+
+#[test]
+fn a_message_typed_while_the_session_starts_is_sent_once_it_is_ready() {
+    let mut app = starting_app();
+    type_text(&mut app, "first");
+    assert!(
+        app.key(enter()).is_empty(),
+        "nothing is sent before the session is ready"
+    );
+    type_text(&mut app, "second");
+    assert!(app.key(enter()).is_empty());
+    let screen = render(&mut app, 60, 12);
+    assert!(
+        screen.contains("queued  first") && screen.contains("starting MCP servers"),
+        "{screen}"
+    );
+    app.update(Update::ServerReady(server(
+        "github",
+        ServerState::Idle,
+        None,
+    )));
+    assert!(render(&mut app, 60, 12).contains("starting MCP servers: 1 ready"));
+
+    let ready = SessionInfo {
+        model: "gpt-4.1".into(),
+        mcp_up: 1,
+        ..SessionInfo::default()
+    };
+    assert_eq!(
+        app.update(Update::Ready(ready)),
+        [Command::Submit("first".into())],
+        "the first waiting message goes when the session is ready"
+    );
+    assert!(app.running(), "and runs");
+    let screen = render(&mut app, 60, 12);
+    assert!(!screen.contains("starting MCP servers"), "{screen}");
+    assert!(
+        screen.contains("› first") && screen.contains("queued  second"),
+        "{screen}"
+    );
+    let sent = events(
+        &mut app,
+        vec![run_started(), run_finished(RunStatus::Success, vec![])],
+    );
+    assert_eq!(
+        sent,
+        [Command::Submit("second".into())],
+        "the next after the run"
+    );
+}
+
+#[test]
+fn ctrl_c_while_starting_takes_waiting_messages_back_then_quits() {
+    let ctrl_c = chord(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = starting_app();
+    type_text(&mut app, "hello");
+    app.key(enter());
+    assert!(app.key(ctrl_c).is_empty(), "the first Ctrl-C does not quit");
+    assert!(
+        render(&mut app, 60, 10).contains("› hello"),
+        "back in the box"
+    );
+    assert_eq!(app.key(ctrl_c), [Command::Quit], "the second one quits");
+    assert!(app.interrupted, "the start was interrupted (exit 130)");
+    // With nothing waiting, one Ctrl-C quits at once, as before the screen was up.
+    let mut app = starting_app();
+    assert_eq!(app.key(ctrl_c), [Command::Quit]);
+    assert!(app.interrupted);
+    // Once the session is ready, quitting is no interruption; nor is /quit before.
+    let mut app = starting_app();
+    assert!(app.update(Update::Ready(SessionInfo::default())).is_empty());
+    assert_eq!(app.key(ctrl_c), [Command::Quit]);
+    let mut quit = starting_app();
+    type_text(&mut quit, "/quit");
+    quit.key(key(KeyCode::Esc));
+    assert_eq!(quit.key(enter()), [Command::Quit]);
+    assert!(!app.interrupted && !quit.interrupted);
+}
+
+#[test]
+fn a_server_that_fails_is_announced_and_background_notices_are_shown() {
+    let mut app = starting_app();
+    app.update(Update::ServerReady(server(
+        "jira",
+        ServerState::Failed,
+        Some("spawn failed"),
+    )));
+    app.update(Update::Ready(SessionInfo::default()));
+    app.update(Update::Notice("could not refresh `github`".into()));
+    let entries: Vec<_> = app.transcript.entries().cloned().collect();
+    assert_eq!(
+        entries,
+        [
+            Entry::Notice(
+                "MCP server `jira` failed to start: spawn failed · /mcp to reconnect".into()
+            ),
+            Entry::Notice("could not refresh `github`".into()),
+        ]
+    );
+    assert!(!app.running(), "a notice does not touch the run");
+    type_text(&mut app, "/mcp");
+    assert_eq!(app.key(enter()), [Command::ShowMcp]);
+    assert!(
+        render(&mut app, 70, 14).contains("jira"),
+        "/mcp shows what start-up reported"
+    );
 }
 
 #[test]

@@ -127,8 +127,9 @@ impl App {
         Vec::new()
     }
 
-    /// Ctrl-C: closes a dialog, else cancels the run, else clears the input; a second one
-    /// within two seconds, or one on an empty idle line, quits.
+    /// Ctrl-C: closes a dialog, else cancels the run (or, while the session starts, takes
+    /// back the messages waiting for it), else clears the input; a second one within two
+    /// seconds, or one on an empty idle line, quits.
     fn ctrl_c(&mut self) -> Vec<Command> {
         if let Some(dialog) = &self.dialog {
             if matches!(dialog, Dialog::Clarify(_)) {
@@ -141,18 +142,30 @@ impl App {
             .ctrl_c
             .is_some_and(|at| self.tick.saturating_sub(at) <= CTRL_C_WINDOW)
         {
-            return vec![Command::Quit];
+            return self.quit_by_ctrl_c();
         }
         self.ctrl_c = Some(self.tick);
         if self.running() {
             self.flash("Cancelling · Ctrl-C again to quit");
             return self.cancel();
         }
+        if self.starting.is_some() && !self.queued.is_empty() {
+            // Like cancelling a run: what waits for the session goes back into the box.
+            self.unqueue();
+            self.flash("Not sent · Ctrl-C again to quit");
+            return Vec::new();
+        }
         if !self.input.is_empty() {
             self.input.take();
             self.flash("Ctrl-C again to quit");
             return Vec::new();
         }
+        self.quit_by_ctrl_c()
+    }
+
+    /// Quits; before the session is ready, that interrupts its start.
+    fn quit_by_ctrl_c(&mut self) -> Vec<Command> {
+        self.interrupted = self.starting.is_some();
         vec![Command::Quit]
     }
 
@@ -180,7 +193,7 @@ impl App {
             Parsed::Message => {
                 self.history.push(&text);
                 self.input.take();
-                if self.running() {
+                if self.running() || self.starting.is_some() {
                     self.queued.push_back(text);
                     Vec::new()
                 } else {

@@ -42,6 +42,16 @@ pub use app::App;
 pub use terminal::run_tui;
 pub use theme::{Palette, Theme};
 
+/// How the chat ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The user quit, or the session ended.
+    Quit,
+    /// Ctrl-C before the session was ready: its start was interrupted (exit 130, as a
+    /// Ctrl-C before the screen was up).
+    Interrupted,
+}
+
 /// Why the chat stopped early: the terminal could not be set up, read or drawn on.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {

@@ -6,6 +6,7 @@ use insta::assert_snapshot;
 use serde_json::json;
 
 use super::test_support::*;
+use crate::protocol::ServerState;
 use crate::protocol::Update;
 use crate::protocol::{ErrorKind, FinishReason};
 use crate::protocol::{Event, RunStatus};
@@ -21,6 +22,26 @@ fn asked(app: &mut super::App, text: &str) {
 #[test]
 fn welcome() {
     assert_snapshot!(render(&mut app(), 80, 12));
+}
+
+#[test]
+fn start_up_with_one_server_ready_and_one_failed() {
+    let mut app = starting_app();
+    app.update(Update::ServerReady(server(
+        "github",
+        ServerState::Connected,
+        None,
+    )));
+    app.update(Update::ServerReady(server(
+        "jira",
+        ServerState::Failed,
+        Some("connection closed: initialize request (exit status: 127)"),
+    )));
+    asked(&mut app, "Summarise the open issues");
+    for _ in 0..3 {
+        app.tick();
+    }
+    assert_snapshot!(render(&mut app, 80, 12));
 }
 
 #[test]

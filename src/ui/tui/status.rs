@@ -19,6 +19,8 @@ pub struct Status<'a> {
     pub frame: usize,
     /// A short message that replaces the hint (e.g. "Ctrl-C again to quit").
     pub flash: Option<&'a str>,
+    /// The session is starting: how many MCP servers are ready and how many failed.
+    pub starting: Option<(usize, usize)>,
 }
 
 /// The status line, at most `width` columns.
@@ -33,6 +35,18 @@ pub fn status_line(s: &Status<'_>, width: usize, theme: &Theme) -> Line<'static>
             format!("{spinner} running {seconds}s · esc cancels"),
             theme.accent,
         ));
+    }
+    if let Some((ready, failed)) = s.starting {
+        let spinner = SPINNER[s.frame % SPINNER.len()];
+        let mut text = format!("{spinner} starting MCP servers");
+        if ready + failed > 0 {
+            text.push_str(&format!(": {ready} ready"));
+        }
+        if failed > 0 {
+            text.push_str(&format!(", {failed} failed"));
+        }
+        let style = if failed > 0 { theme.warn } else { theme.accent };
+        segments.push((9, text, style));
     }
     if !info.model.is_empty() {
         segments.push((
@@ -136,6 +150,7 @@ mod tests {
                 running: Some(3),
                 frame: 0,
                 flash: None,
+                starting: None,
             };
             status_line(&s, width, &theme).to_string()
         };
@@ -148,5 +163,26 @@ mod tests {
             "⠋ running 3s · esc cancels · gpt-4.1 · 0 tokens"
         );
         assert_eq!(compact(12_345), "12.3k");
+    }
+
+    #[test]
+    fn start_up_progress_leads_the_line() {
+        let info = SessionInfo {
+            model: "gpt-4.1".into(),
+            ..SessionInfo::default()
+        };
+        let theme = Theme::new(Palette::Plain, false);
+        let line = |starting| {
+            let s = Status {
+                info: &info,
+                running: None,
+                frame: 0,
+                flash: None,
+                starting: Some(starting),
+            };
+            status_line(&s, 60, &theme).to_string()
+        };
+        assert!(line((0, 0)).starts_with("⠋ starting MCP servers · gpt-4.1"));
+        assert!(line((2, 1)).starts_with("⠋ starting MCP servers: 2 ready, 1 failed · gpt-4.1"));
     }
 }

@@ -21,9 +21,9 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use super::TuiError;
 use super::app::App;
 use super::theme::Theme;
+use super::{Ending, TuiError};
 use crate::protocol::{Command, SessionInfo, Update};
 
 /// How often spinners move.
@@ -41,13 +41,15 @@ static ENHANCED: AtomicBool = AtomicBool::new(false);
 type Hook = Arc<dyn Fn(&PanicHookInfo<'_>) + Sync + Send + 'static>;
 
 /// Runs the interactive chat until the user quits (`Command::Quit` is sent) or the
-/// updates channel closes. It owns the screen meanwhile and always gives it back.
+/// updates channel closes. It owns the screen meanwhile and always gives it back. The
+/// screen comes up at once with `info`, what is known before the session is ready; the
+/// session says when it is with [`Update::Ready`].
 pub async fn run_tui(
     commands: UnboundedSender<Command>,
     mut updates: UnboundedReceiver<Update>,
     info: SessionInfo,
-) -> Result<(), TuiError> {
-    let mut app = App::new(info, Theme::from_env());
+) -> Result<Ending, TuiError> {
+    let mut app = App::starting(info, Theme::from_env());
     let previous: Hook = Arc::from(std::panic::take_hook());
     let chained = previous.clone();
     // While the chat owns the screen a panic message would vanish with the alternate
@@ -71,7 +73,10 @@ pub async fn run_tui(
     restore();
     let _ours = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |panic| previous(panic)));
-    result
+    result.map(|()| match app.interrupted {
+        true => Ending::Interrupted,
+        false => Ending::Quit,
+    })
 }
 
 /// The message of the last panic seen while the chat owned the screen.

@@ -11,6 +11,7 @@ use super::theme::{Palette, Theme};
 use crate::protocol::{Command, SessionInfo, Update};
 use crate::protocol::{Event, RunResult, RunStatus};
 use crate::protocol::{FinishReason, Usage};
+use crate::protocol::{ServerState, ServerStatus};
 
 /// An app for a session on `gpt-4.1` with two configured models, colours off.
 pub fn app() -> App {
@@ -30,6 +31,35 @@ pub fn app() -> App {
         running: false,
     };
     App::new(info, Theme::new(Palette::Plain, false))
+}
+
+/// The same chat drawn before its session is ready: only the model is known, no MCP
+/// counts yet.
+pub fn starting_app() -> App {
+    let info = SessionInfo {
+        model: "gpt-4.1".into(),
+        models: vec!["gpt-4.1".into(), "o4-mini".into()],
+        ..SessionInfo::default()
+    };
+    App::starting(info, Theme::new(Palette::Plain, false))
+}
+
+/// A stdio server's status, as start-up progress or `/mcp` reports it.
+pub fn server(name: &str, status: ServerState, error: Option<&str>) -> ServerStatus {
+    ServerStatus {
+        name: name.into(),
+        transport: "stdio".into(),
+        status,
+        error: error.map(String::from),
+        tool_count: if status == ServerState::Connected {
+            3
+        } else {
+            0
+        },
+        protocol_version: None,
+        startup_ms: (status == ServerState::Connected).then_some(840),
+        manifest_age_secs: None,
+    }
 }
 
 /// A key press without modifiers.

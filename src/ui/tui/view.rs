@@ -13,6 +13,7 @@ use super::dialog_view::{DialogData, render_dialog};
 use super::status::{Status, status_line};
 use super::transcript::Entry;
 use super::wrap;
+use crate::protocol::ServerState;
 
 /// The most rows the slash popup takes.
 const POPUP_ROWS: usize = 8;
@@ -80,6 +81,7 @@ impl App {
                     .then(|| self.tick.saturating_sub(self.run.started) / 10),
                 frame: self.frame(),
                 flash: self.flash.as_ref().map(|(m, _)| m.as_str()),
+                starting: self.start_progress(),
             };
             let line = status_line(&status, width, &self.theme);
             frame
@@ -141,6 +143,17 @@ impl App {
             };
             render_dialog(dialog, &data, over, frame, &self.theme);
         }
+    }
+
+    /// While the session starts: how many MCP servers are ready (connected or idle) and
+    /// how many failed.
+    fn start_progress(&self) -> Option<(usize, usize)> {
+        let servers = self.starting.as_deref()?;
+        let count = |f: fn(ServerState) -> bool| servers.iter().filter(|s| f(s.status)).count();
+        Some((
+            count(|s| matches!(s, ServerState::Connected | ServerState::Idle)),
+            count(|s| s == ServerState::Failed),
+        ))
     }
 
     /// The spinner frame (ticks drive it, never a clock).
@@ -276,6 +289,8 @@ impl App {
         if self.input.is_empty() {
             let hint = if self.running() {
                 "Type ahead; it is sent when the run ends"
+            } else if self.starting.is_some() {
+                "Type ahead; it is sent when the MCP servers are up"
             } else {
                 "Ask anything · / for commands"
             };
