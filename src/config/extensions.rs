@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::locate::{Segment, display_path, locate_json};
-use super::server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};
+use super::server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter, foreign_filter_key};
 use super::{ConfigError, EnvLookup, Loaded, expand_string, is_secret_name, recording_secrets};
 
 /// Top-level keys we know; DeerFlow's file also carries `skills`, which is not ours to warn about.
@@ -366,6 +366,16 @@ fn server_from_raw(
         field: error_field(err.path()),
         reason: err.into_inner().to_string(),
     })?;
+    if let Some(key) = ignored.iter().find(|key| foreign_filter_key(key)) {
+        return Err(Skip::at(
+            key,
+            format!(
+                "`{key}` is not an antler setting; use `enabled_tools` or `disabled_tools` \
+                 (names or globs) — the server is skipped so that no tool it meant to hide \
+                 is exposed"
+            ),
+        ));
+    }
     unknown.extend(ignored.into_iter().map(|key| {
         key.split('.')
             .map(|k| Segment::Key(k.to_string()))

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
 /// When a server's process (or connection) is started.
@@ -51,8 +51,8 @@ impl DeferMode {
 }
 
 /// `enabled_tools` / `disabled_tools`: exact names or globs on the server's own tool
-/// names. A tool filtered out does not exist for antler: not bound, listed, searchable or
-/// callable.
+/// names, ignoring case. A tool filtered out does not exist for antler: not bound, listed,
+/// searchable or callable.
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
     enabled: Option<(Vec<String>, GlobSet)>,
@@ -109,11 +109,37 @@ impl ToolFilter {
 fn compile(patterns: &[String]) -> Result<GlobSet, String> {
     let mut set = GlobSetBuilder::new();
     for pattern in patterns {
-        let glob =
-            Glob::new(pattern).map_err(|e| format!("{pattern:?} is not a valid glob: {e}"))?;
+        // Case does not tell tools apart: `delete_*` must also hide `Delete_Repo`.
+        let glob = GlobBuilder::new(pattern)
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| format!("{pattern:?} is not a valid glob: {e}"))?;
         set.add(glob);
     }
     set.build().map_err(|e| e.to_string())
+}
+
+/// Keys other clients use for a tool filter (or near misses of ours). An entry with one
+/// is skipped rather than loaded with every tool exposed that it meant to hide.
+pub(crate) fn foreign_filter_key(key: &str) -> bool {
+    let folded: String = key
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    let ours = key == "enabled_tools" || key == "disabled_tools";
+    !ours
+        && matches!(
+            folded.as_str(),
+            "enabledtools"
+                | "disabledtools"
+                | "includetools"
+                | "excludetools"
+                | "allowedtools"
+                | "disallowedtools"
+                | "blockedtools"
+                | "deniedtools"
+        )
 }
 
 /// The per-server settings of this module, parsed.
@@ -158,8 +184,35 @@ mod tests {
         assert!(!f.allows("get_secret_key"), "disabled wins");
         assert!(!f.allows("delete_all"), "not enabled");
         assert!(!f.allows("echo2"), "exact names are exact");
+        assert!(
+            !f.allows("Get_Secret_Key"),
+            "case does not tell tools apart"
+        );
+        assert!(f.allows("ECHO"));
         let none = filter(Some(&[]), None);
         assert!(!none.allows("echo"), "an empty enabled list keeps nothing");
+    }
+
+    #[test]
+    fn other_clients_filter_keys_are_recognised() {
+        for key in [
+            "disabledTools",
+            "excludeTools",
+            "includeTools",
+            "disabled-tools",
+            "allowed_tools",
+        ] {
+            assert!(foreign_filter_key(key), "{key}");
+        }
+        for key in [
+            "disabled_tools",
+            "enabled_tools",
+            "autoApprove",
+            "timeout",
+            "tools",
+        ] {
+            assert!(!foreign_filter_key(key), "{key}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::connect::Connection;
 use crate::config::{EnvLookup, McpServerConfig, TransportKind};
 use crate::tools::sandbox::files::{OpenError, open_read};
 
@@ -52,6 +53,32 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// What `connection` listed, as the manifest of the entry with `entry_hash`.
+    pub(super) fn listed(entry_hash: &str, server: &str, connection: &Connection) -> Self {
+        let info = connection.service.peer_info();
+        let implementation = info.as_ref().and_then(|i| i.server_info.as_ref());
+        Self {
+            format: FORMAT,
+            entry_hash: entry_hash.to_string(),
+            server: server.to_string(),
+            listed_at: u64::try_from(crate::clock::now_unix()).unwrap_or(0),
+            ttl_ms: connection.ttl_ms,
+            protocol_version: connection.protocol_version.clone(),
+            server_name: implementation.map(|i| i.name.clone()).unwrap_or_default(),
+            server_version: implementation
+                .map(|i| i.version.clone())
+                .unwrap_or_default(),
+            instructions: info.and_then(|i| i.instructions.clone()),
+            tools: connection.tools.clone(),
+        }
+    }
+
+    /// Whether it is dated (much) in the future: never used, whatever the front-end
+    /// accepts, as no listing antler saved can be.
+    pub fn is_from_the_future(&self, now: u64) -> bool {
+        self.listed_at > now + FUTURE_SLACK_SECS
+    }
+
     /// Its age at `now` (unix seconds); a date in the future counts as age zero.
     pub fn age(&self, now: u64) -> Duration {
         Duration::from_secs(now.saturating_sub(self.listed_at))
@@ -60,7 +87,7 @@ impl Manifest {
     /// Whether it may stand in for a listing at `now`: younger than `max_age` and than the
     /// server's own `ttlMs`, and not dated (much) in the future.
     pub fn is_fresh(&self, now: u64, max_age: Duration) -> bool {
-        if self.listed_at > now + FUTURE_SLACK_SECS {
+        if self.is_from_the_future(now) {
             return false;
         }
         let limit = match self.ttl_ms {
@@ -85,6 +112,9 @@ pub enum ManifestError {
     /// It could not be encoded.
     #[error("cannot encode the MCP manifest: {0}")]
     Encode(#[from] serde_json::Error),
+    /// It is larger than a manifest may be (it would be ignored when read).
+    #[error("the MCP manifest would take {0} bytes, more than the {MAX_FILE_BYTES} kept")]
+    TooLarge(usize),
 }
 
 /// The manifest folder.
@@ -152,6 +182,9 @@ impl ManifestStore {
     /// Saves `manifest` under its entry hash, replacing the previous one at once.
     pub async fn save(&self, manifest: &Manifest) -> Result<(), ManifestError> {
         let bytes = serde_json::to_vec(manifest)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(ManifestError::TooLarge(bytes.len()));
+        }
         let path = self.file(&manifest.entry_hash);
         let write_error = |source| ManifestError::Write {
             path: path.clone(),
@@ -201,7 +234,6 @@ pub fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
         url: &'a Option<String>,
         headers: &'a std::collections::BTreeMap<String, String>,
         tool_name_prefix: bool,
-        cwd: Option<&'a Path>,
     }
     let identity = Identity {
         name: &config.name,
@@ -212,11 +244,23 @@ pub fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
         url: &config.url,
         headers: &config.headers,
         tool_name_prefix: config.tool_name_prefix,
-        cwd: (config.transport == TransportKind::Stdio).then_some(cwd),
     };
-    // Serialising these plain types cannot fail; an empty text would still hash safely.
-    let text = serde_json::to_string(&identity).unwrap_or_default();
-    crate::config::hex(&Sha256::digest(text.as_bytes()))
+    let mut hasher = Sha256::new();
+    // Strings, booleans and maps of strings always serialise; the folder goes in as its
+    // bytes, which need not be UTF-8.
+    match serde_json::to_vec(&identity) {
+        Ok(json) => hasher.update(&json),
+        Err(err) => {
+            // Never a value shared by several entries: a hash of nothing but randomness.
+            tracing::warn!(server = %config.name, "cannot hash the entry ({err}); its manifest is not kept");
+            hasher.update(fastrand::u64(..).to_le_bytes());
+        }
+    }
+    if config.transport == TransportKind::Stdio {
+        hasher.update(b"\0cwd\0");
+        hasher.update(std::os::unix::ffi::OsStrExt::as_bytes(cwd.as_os_str()));
+    }
+    crate::config::hex(&hasher.finalize())
 }
 
 #[cfg(test)]

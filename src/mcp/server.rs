@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use rmcp::ServiceError;
 use rmcp::model::CallToolRequestParams;
-use rmcp::model::JsonObject;
 use serde_json::Value;
 use tokio::sync::{Mutex, watch};
 
@@ -64,6 +63,18 @@ impl State {
         }
     }
 
+    /// The server's `instructions` in this state.
+    fn instructions(&self) -> Option<String> {
+        match self {
+            Self::Connected(live) => live
+                .connection
+                .service
+                .peer_info()
+                .and_then(|i| i.instructions.clone()),
+            state => state.manifest().and_then(|m| m.instructions.clone()),
+        }
+    }
+
     fn manifest(&self) -> Option<&Arc<Manifest>> {
         match self {
             Self::Idle(manifest)
@@ -91,7 +102,7 @@ pub struct StartPlan {
     pub accept_stale: bool,
 }
 
-/// Whether the called tool is the one the caller knew.
+/// Whether the live server offers the called tool as the caller was shown it.
 enum Known {
     Same,
     Changed,
@@ -162,6 +173,10 @@ impl McpServer {
             return None;
         }
         let manifest = self.plan.manifests.as_ref()?.load(&self.plan.entry_hash)?;
+        if manifest.is_from_the_future(now()) {
+            tracing::warn!(server = %self.config.name, "the MCP manifest is dated in the future; starting the server");
+            return None;
+        }
         let fresh = manifest.is_fresh(now(), self.plan.max_age);
         if !fresh && !self.plan.accept_stale {
             tracing::debug!(server = %self.config.name, "the MCP manifest is too old; starting the server");
@@ -191,56 +206,38 @@ impl McpServer {
             },
         };
         self.replace(state, next);
-        if let State::Connected(live) = &*state {
-            self.save_manifest(&live.connection).await;
+        if let State::Connected(live) = &*state
+            && self.plan.manifests.is_some()
+            && let Err(err) = self.save_manifest(&live.connection).await
+        {
+            tracing::warn!(server = %self.config.name, "{err}");
         }
     }
 
-    /// Puts `next` in place; the list version grows only when the tools held change, so
-    /// an idle server that starts with the tools its manifest promised rebuilds nothing.
+    /// Puts `next` in place; the list version grows only when the tools or instructions
+    /// held change, so an idle server that starts with what its manifest promised
+    /// rebuilds nothing, and one that does not is taken as it really is.
     fn replace(&self, state: &mut State, next: State) {
-        if state.tools() != next.tools() {
+        if state.tools() != next.tools() || state.instructions() != next.instructions() {
             self.list_version.fetch_add(1, Ordering::Relaxed);
         }
         *state = next;
     }
 
-    /// Saves what `connection` listed as the server's manifest (a failure is logged).
-    async fn save_manifest(&self, connection: &Connection) {
+    /// Saves what `connection` listed as the server's manifest; the manifest saved, or
+    /// why it was not (no data folder, a write error).
+    async fn save_manifest(&self, connection: &Connection) -> Result<Manifest, String> {
         let Some(store) = &self.plan.manifests else {
-            return;
+            return Err(String::from("there is no data folder to keep manifests in"));
         };
-        let info = connection.service.peer_info();
-        let implementation = info.as_ref().and_then(|i| i.server_info.as_ref());
-        let manifest = Manifest {
-            format: super::manifest::FORMAT,
-            entry_hash: self.plan.entry_hash.clone(),
-            server: self.config.name.clone(),
-            listed_at: now(),
-            ttl_ms: connection.ttl_ms,
-            protocol_version: connection.protocol_version.clone(),
-            server_name: implementation.map(|i| i.name.clone()).unwrap_or_default(),
-            server_version: implementation
-                .map(|i| i.version.clone())
-                .unwrap_or_default(),
-            instructions: info.and_then(|i| i.instructions.clone()),
-            tools: connection.tools.clone(),
-        };
-        if let Err(err) = store.save(&manifest).await {
-            tracing::warn!(server = %self.config.name, "{err}");
-        }
+        let manifest = Manifest::listed(&self.plan.entry_hash, &self.config.name, connection);
+        store.save(&manifest).await.map_err(|err| err.to_string())?;
+        Ok(manifest)
     }
 
     /// The server's `instructions`, from its connection or its manifest.
     pub async fn instructions(&self) -> Option<String> {
-        match &*self.state.lock().await {
-            State::Connected(live) => live
-                .connection
-                .service
-                .peer_info()
-                .and_then(|i| i.instructions.clone()),
-            state => state.manifest().and_then(|m| m.instructions.clone()),
-        }
+        self.state.lock().await.instructions()
     }
 
     /// The server's configuration, for naming its tools.
@@ -342,7 +339,11 @@ impl McpServer {
                 live.connection.ttl_ms = listing.ttl_ms;
                 live.connection.listed_generation = generation;
                 live.relist_after = None;
-                self.save_manifest(&live.connection).await;
+                if self.plan.manifests.is_some()
+                    && let Err(err) = self.save_manifest(&live.connection).await
+                {
+                    tracing::warn!(server = %self.config.name, "{err}");
+                }
                 return version();
             }
             Ok(Err(err)) => format!("re-listing tools failed: {err}"),
@@ -356,14 +357,15 @@ impl McpServer {
         version()
     }
 
-    /// Calls `tool` (its name on the server), whose input schema the caller knew as
-    /// `schema`. Every failure — `isError`, a timeout, a dead or crashed server, a server
-    /// that cannot start — is a tool error the model can read. An idle server is started
+    /// Calls `listed`, the tool as the model was shown it (from a listing or a manifest).
+    /// Every failure — `isError`, a timeout, a dead or crashed server, a server that
+    /// cannot start — is a tool error the model can read. An idle server is started
     /// first, a server whose connection has died restarted. A call whose tool the live
-    /// server no longer offers with that schema (its manifest was out of date) does not
-    /// run. A timed-out call is cancelled on the server (rmcp sends
-    /// `notifications/cancelled` when the request is dropped).
-    pub async fn call(&self, tool: &str, schema: &JsonObject, arguments: Value) -> ToolOutput {
+    /// server does not offer exactly as listed (schema, description, annotations: its
+    /// manifest was out of date or forged) does not run. A timed-out call is cancelled on
+    /// the server (rmcp sends `notifications/cancelled` when the request is dropped).
+    pub async fn call(&self, listed: &rmcp::model::Tool, arguments: Value) -> ToolOutput {
+        let tool: &str = &listed.name;
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = match arguments {
             Value::Object(map) => Some(map),
@@ -374,17 +376,17 @@ impl McpServer {
                 ));
             }
         };
-        let (peer, id, incoming) = match self.live_peer(tool, schema).await {
+        let (peer, id, incoming) = match self.live_peer(listed).await {
             Ok((live, Known::Same)) => live,
             Ok((_, known)) => {
                 let what = match known {
                     Known::Gone => "no longer offers",
-                    Known::Changed | Known::Same => "now has another schema for",
+                    Known::Changed | Known::Same => "now describes another",
                 };
                 return ToolOutput::error(format!(
                     "Error: MCP server `{}` {what} `{tool}` (its tools changed since they were \
-                     last listed); the call did not run. Call tool_search again for the \
-                     current tools.",
+                     last listed); the call did not run. The current tools reach you before \
+                     your next step (if they are deferred, call tool_search again).",
                     self.config.name
                 ));
             }
@@ -469,49 +471,51 @@ impl McpServer {
     }
 
     /// Lists the server's tools now and saves them as its manifest (`antler mcp refresh`,
-    /// the chat's background refresh of old manifests). An idle server is started for it
-    /// and goes back to idle after, with the new manifest; a connected one is listed
-    /// again. Returns the error when it could not be listed.
+    /// the chat's background refresh of old manifests). A connected server is listed
+    /// again; any other is started on a connection of its own, outside the server's lock
+    /// (calls, listings and statuses meanwhile see the old manifest), which is closed
+    /// again after, leaving the server idle on the new manifest. Returns why it could not
+    /// be listed or saved.
     pub async fn refresh_manifest(&self) -> Result<(), String> {
-        let mut state = self.state.lock().await;
-        let was_idle = match &*state {
-            State::Disabled => return Err(McpError::Disabled.to_string()),
-            State::Idle(_) | State::Failed { .. } | State::Stopped => true,
-            State::Connected(live) if !live.usable() => true,
-            State::Connected(_) => false,
-        };
-        if !was_idle {
-            // Mark the list stale so the re-list below asks the server.
-            drop(state);
-            self.changes.send_modify(|generation| *generation += 1);
-            self.refresh_tools().await;
-            return match self.status().await.error {
-                None => Ok(()),
-                Some(err) => Err(err),
-            };
-        }
-        self.connect_into(&mut state).await;
+        let state = self.state.lock().await;
         match &*state {
-            State::Connected(_) => {}
-            State::Failed { reason, .. } => return Err(reason.clone()),
-            _ => return Err(McpError::Stopped.to_string()),
+            State::Disabled => return Err(McpError::Disabled.to_string()),
+            State::Stopped => return Err(McpError::Stopped.to_string()),
+            State::Connected(live) if live.usable() => {
+                drop(state);
+                return self.relist_now().await;
+            }
+            State::Idle(_) | State::Failed { .. } | State::Connected(_) => {}
         }
-        // Back to idle with what was just saved, so a refresh leaves no process behind.
-        let Some(manifest) = self
-            .plan
-            .manifests
-            .as_ref()
-            .and_then(|store| store.load(&self.plan.entry_hash))
-        else {
-            return Ok(());
-        };
-        let old = std::mem::replace(&mut *state, State::Idle(Arc::new(manifest)));
         drop(state);
-        if let State::Connected(live) = old {
-            let Live { connection, .. } = *live;
-            close(&self.config.name, connection).await;
+        let connection = connect(&self.config, self.changes.clone())
+            .await
+            .map_err(|err| err.to_string())?;
+        let saved = self.save_manifest(&connection).await;
+        close(&self.config.name, connection).await;
+        let manifest = saved?;
+        let mut state = self.state.lock().await;
+        // A call that started the server meanwhile has its own, newer listing.
+        if matches!(*state, State::Idle(_) | State::Failed { .. }) {
+            self.replace(&mut state, State::Idle(Arc::new(manifest)));
         }
         Ok(())
+    }
+
+    /// Lists a connected server's tools again now and saves them.
+    async fn relist_now(&self) -> Result<(), String> {
+        self.changes.send_modify(|generation| *generation += 1);
+        self.refresh_tools().await;
+        let state = self.state.lock().await;
+        let State::Connected(live) = &*state else {
+            return Err(McpError::Stopped.to_string());
+        };
+        if live.relist_after.is_some() {
+            return Err(String::from(
+                "re-listing its tools failed or timed out (see the log)",
+            ));
+        }
+        self.save_manifest(&live.connection).await.map(drop)
     }
 
     async fn mark_broken(&self, id: u64) {
@@ -524,18 +528,18 @@ impl McpServer {
 
     /// The peer (and connection id) of a live connection, starting an idle server and
     /// reconnecting one whose connection has died (at most once per [`RESTART_BACKOFF`]
-    /// after a failed start), with whether the live server still has `tool` as `schema`.
+    /// after a failed start), with whether the live server still offers `tool` exactly.
     async fn live_peer(
         &self,
-        tool: &str,
-        schema: &JsonObject,
+        tool: &rmcp::model::Tool,
     ) -> Result<((rmcp::Peer<rmcp::RoleClient>, u64, Incoming), Known), McpError> {
         let mut state = self.state.lock().await;
         let live_of = |live: &Live| {
-            let known = match live.connection.tools.iter().find(|t| t.name == tool) {
-                Some(found) if *found.input_schema == *schema => Known::Same,
-                Some(_) => Known::Changed,
+            let mut same_name = live.connection.tools.iter().filter(|t| t.name == tool.name);
+            let known = match same_name.clone().next() {
                 None => Known::Gone,
+                Some(_) if same_name.any(|t| t == tool) => Known::Same,
+                Some(_) => Known::Changed,
             };
             let peer = (
                 live.connection.service.peer().clone(),
@@ -552,7 +556,7 @@ impl McpServer {
                 return Err(McpError::Unavailable(reason.clone()));
             }
             State::Idle(_) => {
-                tracing::info!(server = %self.config.name, tool, "starting idle MCP server for its first call");
+                tracing::info!(server = %self.config.name, tool = %tool.name, "starting idle MCP server for its first call");
             }
             State::Connected(_) | State::Failed { .. } => {
                 tracing::info!(server = %self.config.name, "restarting MCP server");

@@ -12,9 +12,9 @@ use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolSource};
 pub struct McpTool {
     info: ToolInfo,
     server: Arc<McpServer>,
-    original_name: String,
-    /// The input schema as listed, to tell whether the live server still has this tool.
-    schema: Arc<rmcp::model::JsonObject>,
+    /// The tool as listed (the model's view), to tell whether the live server still
+    /// offers exactly this tool.
+    listed: rmcp::model::Tool,
 }
 
 impl McpTool {
@@ -43,7 +43,7 @@ impl McpTool {
                 parameters,
                 source: ToolSource::Mcp {
                     server: server_name,
-                    original_name: original_name.clone(),
+                    original_name,
                 },
                 metadata,
                 // The server's word only: a false hint lets its calls run beside the other
@@ -56,8 +56,7 @@ impl McpTool {
                     .unwrap_or(false),
             },
             server,
-            original_name,
-            schema: tool.input_schema.clone(),
+            listed: tool.clone(),
         }
     }
 }
@@ -70,10 +69,7 @@ impl Tool for McpTool {
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let was_idle = self.server.is_idle().await;
-            let output = self
-                .server
-                .call(&self.original_name, &self.schema, arguments)
-                .await;
+            let output = self.server.call(&self.listed, arguments).await;
             if was_idle && output.is_error {
                 let status = self.server.status().await;
                 if status.status == ServerState::Failed {

@@ -241,9 +241,24 @@ fn a_tool_whose_schema_changed_behind_its_manifest_does_not_run() {
     assert_eq!(result["is_error"], true, "{result}");
     let text = result["content"].as_str().unwrap();
     assert!(
-        text.contains("another schema") && text.contains("tool_search"),
+        text.contains("describes another `act`") && text.contains("tool_search"),
         "{text}"
     );
+
+    // A description changed behind the manifest (or a forged manifest) is refused too: the
+    // model chose the tool by what it was shown.
+    mcp_list(&sandbox, 0);
+    sandbox.write(
+        "catalog.json",
+        r#"{"s": [{"name": "act", "description": "Deletes everything.", "inputSchema": {"type": "object", "properties": {"y": {"type": "string"}}}}]}"#,
+    );
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_act"}))]),
+        Reply::tool_calls(&[("c2", "fx_act", json!({"y": "1"}))]),
+        Reply::text("done"),
+    ]);
+    let events = run(&sandbox, &mock);
+    assert_eq!(finished(&events, "c2")["is_error"], true);
 }
 
 #[test]
@@ -414,11 +429,17 @@ fn a_bad_policy_setting_skips_the_server_naming_the_field() {
             "a": {"command": fixture_bin(), "start": "later"},
             "b": {"command": fixture_bin(), "disabled_tools": ["[x"]},
             "c": {"command": fixture_bin(), "defer": "sometimes"},
+            "d": {"command": fixture_bin(), "excludeTools": ["add"]},
         }),
     );
     let (list, code, stderr) = sandbox.json(&["mcp", "list", "--json"]);
     assert_eq!(code, 2, "{stderr}");
-    for (name, field) in [("a", "start"), ("b", "disabled_tools"), ("c", "defer")] {
+    for (name, field) in [
+        ("a", "start"),
+        ("b", "disabled_tools"),
+        ("c", "defer"),
+        ("d", "excludeTools"),
+    ] {
         let error = status_of(&list, name)["error"]
             .as_str()
             .unwrap()
