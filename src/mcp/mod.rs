@@ -9,6 +9,7 @@ mod manager;
 pub mod manifest;
 pub mod naming;
 mod server;
+mod server_state;
 pub mod sse;
 mod stdio;
 mod tool;

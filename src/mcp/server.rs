@@ -14,8 +14,9 @@ use super::McpError;
 use super::connect::{Connection, connect, error_chain, list_all_tools};
 use super::content::result_text;
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
-use super::manifest::{Manifest, ManifestStore};
-use crate::clock::now_unix;
+use super::manifest::Manifest;
+pub use super::server_state::StartPlan;
+use super::server_state::{Known, Live, State, now};
 use crate::config::McpServerConfig;
 use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::ToolOutput;
@@ -28,102 +29,6 @@ const RESTART_BACKOFF: Duration = Duration::from_secs(5);
 /// try, so a server that announces changes and then does not answer cannot stall every
 /// step of a run.
 const RELIST_BACKOFF: Duration = Duration::from_secs(30);
-
-/// Now in unix seconds, as manifests count.
-fn now() -> u64 {
-    u64::try_from(now_unix()).unwrap_or(0)
-}
-
-enum State {
-    Disabled,
-    /// Not started: its tools are those of a manifest, until the first call starts it.
-    Idle(Arc<Manifest>),
-    Stopped,
-    Connected(Box<Live>),
-    /// `manifest`: the tools of an idle server whose start failed stay, so its failure
-    /// does not change the catalog (the calls say why they cannot run).
-    Failed {
-        reason: String,
-        at: Instant,
-        manifest: Option<Arc<Manifest>>,
-    },
-}
-
-impl State {
-    /// The tools the server is taken to have in this state.
-    fn tools(&self) -> &[rmcp::model::Tool] {
-        match self {
-            Self::Connected(live) => &live.connection.tools,
-            Self::Idle(manifest)
-            | Self::Failed {
-                manifest: Some(manifest),
-                ..
-            } => &manifest.tools,
-            Self::Disabled | Self::Stopped | Self::Failed { manifest: None, .. } => &[],
-        }
-    }
-
-    /// The server's `instructions` in this state.
-    fn instructions(&self) -> Option<String> {
-        match self {
-            Self::Connected(live) => live
-                .connection
-                .service
-                .peer_info()
-                .and_then(|i| i.instructions.clone()),
-            state => state.manifest().and_then(|m| m.instructions.clone()),
-        }
-    }
-
-    fn manifest(&self) -> Option<&Arc<Manifest>> {
-        match self {
-            Self::Idle(manifest)
-            | Self::Failed {
-                manifest: Some(manifest),
-                ..
-            } => Some(manifest),
-            _ => None,
-        }
-    }
-}
-
-/// How a server is started, decided by the manager from its entry and the settings.
-#[derive(Debug, Clone)]
-pub struct StartPlan {
-    /// Where its manifest is kept (none: no data folder, nothing cached).
-    pub manifests: Option<ManifestStore>,
-    /// The entry's hash ([`super::manifest::entry_hash`]).
-    pub entry_hash: String,
-    /// Start on first call when a manifest may stand in for a listing.
-    pub lazy: bool,
-    /// How old that manifest may be.
-    pub max_age: Duration,
-    /// Take a manifest that is too old too (it is refreshed in the background).
-    pub accept_stale: bool,
-}
-
-/// Whether the live server offers the called tool as the caller was shown it.
-enum Known {
-    Same,
-    Changed,
-    Gone,
-}
-
-struct Live {
-    /// Tells connections apart, so a re-list or a failure never lands on a newer one.
-    id: u64,
-    connection: Connection,
-    /// A call failed at the transport level (not an MCP error): reconnect before the next.
-    broken: bool,
-    /// A re-list failed: not tried again before then.
-    relist_after: Option<Instant>,
-}
-
-impl Live {
-    fn usable(&self) -> bool {
-        !self.broken && !self.connection.service.is_transport_closed()
-    }
-}
 
 /// A server and its connection. Calls and re-lists clone the rmcp peer out of the lock, so
 /// a slow server never holds up other calls or listings; the lock is held to (re)connect.
