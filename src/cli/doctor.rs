@@ -152,7 +152,22 @@ fn sandbox_check(setup: &Setup, checks: &mut Vec<Check>) {
     });
 }
 
+/// One check per server. Idle servers are started once to list their tools (and their
+/// manifests refreshed), then stopped again: the doctor's answer is about the servers as
+/// they are, not about what they said last time.
 async fn server_checks(mcp: &McpManager, checks: &mut Vec<Check>) {
+    let idle: Vec<String> = mcp
+        .statuses()
+        .await
+        .into_iter()
+        .filter(|s| s.status == ServerState::Idle)
+        .map(|s| s.name)
+        .collect();
+    let refreshed = if idle.is_empty() {
+        Vec::new()
+    } else {
+        mcp.refresh_manifests(&idle).await
+    };
     let statuses = mcp.statuses().await;
     if statuses.is_empty() {
         checks.push(Check::new(
@@ -163,8 +178,22 @@ async fn server_checks(mcp: &McpManager, checks: &mut Vec<Check>) {
     }
     for s in statuses {
         let name = format!("mcp: {}", s.name);
-        let check = match (s.status, s.error) {
-            (ServerState::Connected, _) => Check::new(
+        let refresh_error = refreshed
+            .iter()
+            .find(|(server, _)| *server == s.name)
+            .and_then(|(_, error)| error.clone());
+        let check = match (s.status, s.error, refresh_error) {
+            (ServerState::Idle, _, Some(error)) => Check::new(name, CheckStatus::Fail, error),
+            (ServerState::Idle, _, None) => Check::new(
+                name,
+                CheckStatus::Ok,
+                format!(
+                    "{} · {} tools · idle (starts on first use; its manifest was just \
+                     refreshed)",
+                    s.transport, s.tool_count
+                ),
+            ),
+            (ServerState::Connected, _, _) => Check::new(
                 name,
                 CheckStatus::Ok,
                 format!(
@@ -174,10 +203,10 @@ async fn server_checks(mcp: &McpManager, checks: &mut Vec<Check>) {
                     s.startup_ms.unwrap_or(0)
                 ),
             ),
-            (ServerState::Disabled, _) => {
+            (ServerState::Disabled, _, _) => {
                 Check::new(name, CheckStatus::Warn, "disabled in the config")
             }
-            (_, error) => Check::new(
+            (ServerState::Failed, error, _) => Check::new(
                 name,
                 CheckStatus::Fail,
                 error.unwrap_or_else(|| String::from("not connected")),

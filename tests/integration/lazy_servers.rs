@@ -454,3 +454,49 @@ fn a_bad_policy_setting_skips_the_server_naming_the_field() {
         );
     }
 }
+
+#[test]
+fn doctor_checks_idle_servers_live() {
+    let sandbox = deferred();
+    let marker = sandbox.path().join("broken");
+    let (fx, log) = logged(
+        &sandbox,
+        "fx",
+        &["--fail-if-exists", marker.to_str().unwrap()],
+    );
+    write_extensions(&sandbox, json!({"fx": fx}));
+    mcp_list(&sandbox, 0);
+    let check = |report: &Value| {
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "mcp: fx")
+            .unwrap()
+            .clone()
+    };
+    let out = sandbox
+        .antler()
+        .args(["doctor", "--offline", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fx = check(&report);
+    assert_eq!(fx["status"], "ok", "{report}");
+    assert!(fx["detail"].as_str().unwrap().contains("idle"), "{fx}");
+    assert_eq!(
+        starts(&log),
+        2,
+        "the doctor starts an idle server to check it"
+    );
+
+    std::fs::write(&marker, "").unwrap();
+    let out = sandbox
+        .antler()
+        .args(["doctor", "--offline", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(check(&report)["status"], "fail", "{report}");
+    assert_ne!(out.status.code(), Some(0));
+}
