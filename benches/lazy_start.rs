@@ -63,15 +63,7 @@ fn main() {
 
     let warm = tempfile::tempdir().unwrap();
     ten_servers(warm.path(), &fixture);
-    let warmed = antler(warm.path(), "http://127.0.0.1:9/v1")
-        .args(["mcp", "refresh"])
-        .output()
-        .unwrap();
-    assert!(
-        warmed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&warmed.stderr)
-    );
+    succeed(antler(warm.path(), "http://127.0.0.1:9/v1").args(["mcp", "refresh"]));
     let lazy = first_request(warm.path(), runs);
     let rss_kb = peak_rss_kb(warm.path());
 
@@ -149,6 +141,17 @@ fn antler(dir: &Path, base_url: &str) -> Command {
     cmd
 }
 
+/// Runs `command` and asserts that it succeeded, showing its stderr when it did not.
+fn succeed(command: &mut Command) -> std::process::Output {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Ten slow fixture servers over stdio, tool search on.
 fn ten_servers(dir: &Path, fixture: &Path) {
     let delay = STARTUP_DELAY_MS.to_string();
@@ -170,15 +173,7 @@ fn first_request(dir: &Path, runs: usize) -> Stats {
     for run in 0..runs {
         mock.push(Reply::text("ok"));
         let before = Instant::now();
-        let out = antler(dir, &mock.base_url())
-            .args(["-p", "say ok"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeed(antler(dir, &mock.base_url()).args(["-p", "say ok"]));
         let requests = mock.requests();
         assert_eq!(requests.len(), run + 1);
         samples.push(requests[run].at.duration_since(before).as_secs_f64() * 1e3);
@@ -271,15 +266,7 @@ fn first_call(fixture: &Path, transport: &str, runs: usize) -> Stats {
         "tool_search:\n  enabled: true\n",
     )
     .unwrap();
-    let warmed = antler(dir.path(), "http://127.0.0.1:9/v1")
-        .args(["mcp", "refresh"])
-        .output()
-        .unwrap();
-    assert!(
-        warmed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&warmed.stderr)
-    );
+    succeed(antler(dir.path(), "http://127.0.0.1:9/v1").args(["mcp", "refresh"]));
     let mut samples = Vec::new();
     for _ in 0..runs {
         let mock = MockOpenAi::start(vec![
@@ -287,15 +274,7 @@ fn first_call(fixture: &Path, transport: &str, runs: usize) -> Stats {
             Reply::tool_calls(&[("c2", "fx_echo", json!({"text": "hi"}))]),
             Reply::text("done"),
         ]);
-        let out = antler(dir.path(), &mock.base_url())
-            .args(["-p", "echo"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeed(antler(dir.path(), &mock.base_url()).args(["-p", "echo"]));
         let requests = mock.requests();
         assert_eq!(requests.len(), 3);
         let result = requests[2].messages().last().unwrap();

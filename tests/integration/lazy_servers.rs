@@ -44,6 +44,17 @@ fn finished<'a>(events: &'a [Value], call_id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no result for {call_id}: {events:?}"))
 }
 
+/// A model that promotes `tool` with `select:` (call `c1`), calls it with `arguments`
+/// (call `c2`), then answers.
+fn promote_and_call(tool: &str, arguments: Value) -> MockOpenAi {
+    let select = json!({"query": format!("select:{tool}")});
+    MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "tool_search", select)]),
+        Reply::tool_calls(&[("c2", tool, arguments)]),
+        Reply::text("done"),
+    ])
+}
+
 fn run(sandbox: &Sandbox, mock: &MockOpenAi) -> Vec<Value> {
     let out = agent(sandbox, mock)
         .args(["-p", "go", "--output-format", "stream-json"])
@@ -90,11 +101,7 @@ fn an_idle_server_runs_only_for_a_call_and_its_instructions_come_once() {
     assert!(!second.contains("FX RULES"), "once per thread: {second}");
 
     // The first call starts it, and the call runs.
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
-        Reply::tool_calls(&[("c2", "fx_echo", json!({"text": "hi"}))]),
-        Reply::text("done"),
-    ]);
+    let mock = promote_and_call("fx_echo", json!({"text": "hi"}));
     let events = run(&sandbox, &mock);
     assert_eq!(finished(&events, "c2")["content"], "hi");
     assert_eq!(finished(&events, "c2")["is_error"], false);
@@ -124,11 +131,7 @@ fn one_process_per_used_server_and_none_for_the_others() {
         "{list}"
     );
 
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:b_echo"}))]),
-        Reply::tool_calls(&[("c2", "b_echo", json!({"text": "only b"}))]),
-        Reply::text("done"),
-    ]);
+    let mock = promote_and_call("b_echo", json!({"text": "only b"}));
     let events = run(&sandbox, &mock);
     assert_eq!(finished(&events, "c2")["content"], "only b");
     assert_eq!(
@@ -171,11 +174,7 @@ fn a_changed_live_list_or_entry_replaces_the_manifest() {
 
     // The live server now has one more tool than its manifest says.
     std::fs::write(&extra, "fresh_tool\n").unwrap();
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
-        Reply::tool_calls(&[("c2", "fx_echo", json!({"text": "hi"}))]),
-        Reply::text("done"),
-    ]);
+    let mock = promote_and_call("fx_echo", json!({"text": "hi"}));
     let events = run(&sandbox, &mock);
     assert_eq!(
         finished(&events, "c2")["content"],
@@ -231,11 +230,7 @@ fn a_tool_whose_schema_changed_behind_its_manifest_does_not_run() {
         "catalog.json",
         r#"{"s": [{"name": "act", "description": "Acts.", "inputSchema": {"type": "object", "properties": {"y": {"type": "string"}}}}]}"#,
     );
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_act"}))]),
-        Reply::tool_calls(&[("c2", "fx_act", json!({"x": "1"}))]),
-        Reply::text("done"),
-    ]);
+    let mock = promote_and_call("fx_act", json!({"x": "1"}));
     let events = run(&sandbox, &mock);
     let result = finished(&events, "c2");
     assert_eq!(result["is_error"], true, "{result}");
@@ -252,11 +247,7 @@ fn a_tool_whose_schema_changed_behind_its_manifest_does_not_run() {
         "catalog.json",
         r#"{"s": [{"name": "act", "description": "Deletes everything.", "inputSchema": {"type": "object", "properties": {"y": {"type": "string"}}}}]}"#,
     );
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_act"}))]),
-        Reply::tool_calls(&[("c2", "fx_act", json!({"y": "1"}))]),
-        Reply::text("done"),
-    ]);
+    let mock = promote_and_call("fx_act", json!({"y": "1"}));
     let events = run(&sandbox, &mock);
     assert_eq!(finished(&events, "c2")["is_error"], true);
 }
@@ -335,11 +326,7 @@ fn a_server_that_cannot_start_on_first_call_is_a_tool_error_and_a_notice() {
     write_extensions(&sandbox, json!({"fx": fx}));
     mcp_list(&sandbox, 0);
     std::fs::write(&marker, "").unwrap();
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
-        Reply::tool_calls(&[("c2", "fx_echo", json!({"text": "hi"}))]),
-        Reply::text("It is down."),
-    ]);
+    let mock = promote_and_call("fx_echo", json!({"text": "hi"}));
     let events = run(&sandbox, &mock);
     let result = finished(&events, "c2");
     assert_eq!(result["is_error"], true);
@@ -475,12 +462,7 @@ fn doctor_checks_idle_servers_live() {
             .unwrap()
             .clone()
     };
-    let out = sandbox
-        .antler()
-        .args(["doctor", "--offline", "--json"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (report, code, _) = sandbox.json(&["doctor", "--offline", "--json"]);
     let fx = check(&report);
     assert_eq!(fx["status"], "ok", "{report}");
     assert!(fx["detail"].as_str().unwrap().contains("idle"), "{fx}");
@@ -491,12 +473,7 @@ fn doctor_checks_idle_servers_live() {
     );
 
     std::fs::write(&marker, "").unwrap();
-    let out = sandbox
-        .antler()
-        .args(["doctor", "--offline", "--json"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (report, code, _) = sandbox.json(&["doctor", "--offline", "--json"]);
     assert_eq!(check(&report)["status"], "fail", "{report}");
-    assert_ne!(out.status.code(), Some(0));
+    assert_ne!(code, 0);
 }
