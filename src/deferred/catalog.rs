@@ -1,7 +1,8 @@
-//! The deferred tools of a toolset: their schemas, hash and search index, built once.
+//! The deferred tools of a toolset: their schemas and hash, built once, and their search
+//! index, built once by the first ranked search.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::hash::catalog_hash;
 use super::search::{Hit, SearchIndex};
@@ -31,7 +32,9 @@ pub struct DeferredCatalog {
     infos: Vec<ToolInfo>,
     by_name: HashMap<String, usize>,
     hash: String,
-    index: SearchIndex,
+    /// Built by the first ranked search: it costs tens of milliseconds for a large
+    /// catalog, and a run that only selects tools by name never needs it.
+    index: OnceLock<SearchIndex>,
 }
 
 impl std::fmt::Debug for DeferredCatalog {
@@ -61,13 +64,12 @@ impl DeferredCatalog {
         let tools = unique;
         let infos: Vec<ToolInfo> = tools.iter().map(|t| t.info().clone()).collect();
         let hash = catalog_hash(&infos);
-        let index = SearchIndex::new(&infos);
         Self {
             tools,
             infos,
             by_name,
             hash,
-            index,
+            index: OnceLock::new(),
         }
     }
 
@@ -96,9 +98,18 @@ impl DeferredCatalog {
         self.position(name).map(|i| &self.tools[i])
     }
 
-    /// Ranked search over the catalog (see [`SearchIndex::search`]).
+    /// Ranked search over the catalog (see [`SearchIndex::search`]); the first one builds
+    /// the index (concurrent first searches wait for one build).
     pub fn search(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
-        self.index.search(query, limit, keep)
+        self.index
+            .get_or_init(|| SearchIndex::new(&self.infos))
+            .search(query, limit, keep)
+    }
+
+    /// Whether a ranked search has built the index yet.
+    #[cfg(test)]
+    pub(crate) fn index_built(&self) -> bool {
+        self.index.get().is_some()
     }
 
     /// Ranked search for `limit` tools among those with `keep`; when the ranking finds
@@ -136,5 +147,38 @@ impl DeferredCatalog {
     /// Whether nothing is deferred.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::deferred::ToolSearch;
+    use crate::deferred::testing::sample_catalog;
+
+    #[test]
+    fn the_index_is_built_by_the_first_ranked_search_only() {
+        let catalog = sample_catalog();
+        let search = ToolSearch::new(catalog.clone(), 5);
+        assert_eq!(
+            search
+                .find("select:github_get_file,time_convert_time")
+                .len(),
+            2
+        );
+        assert_eq!(
+            search.find("+word").len(),
+            2,
+            "a name filter alone ranks nothing"
+        );
+        assert!(catalog.contains("zhihu_trending"));
+        assert!(
+            !catalog.index_built(),
+            "name lookups leave the index unbuilt"
+        );
+
+        let first = search.find("convert a document to pdf");
+        assert!(catalog.index_built(), "a ranked search builds the index");
+        assert_eq!(catalog.infos()[first[0].index].name, "word_convert_to_pdf");
+        assert_eq!(search.find("convert a document to pdf"), first);
     }
 }

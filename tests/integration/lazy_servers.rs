@@ -462,7 +462,7 @@ fn doctor_checks_idle_servers_live() {
             .unwrap()
             .clone()
     };
-    let (report, code, _) = sandbox.json(&["doctor", "--offline", "--json"]);
+    let (report, _, _) = sandbox.json(&["doctor", "--offline", "--json"]);
     let fx = check(&report);
     assert_eq!(fx["status"], "ok", "{report}");
     assert!(fx["detail"].as_str().unwrap().contains("idle"), "{fx}");
