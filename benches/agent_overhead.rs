@@ -14,6 +14,10 @@
 //!    read after the run, in a small copy of this process that spawns antler and waits for
 //!    nothing else (a child's `ru_maxrss` starts at its spawner's resident set, so the
 //!    spawner must be smaller than antler). Taken first, before the other figures.
+//! 4. The end of `antler -p` for a reader of its stdout, with a stdio MCP server that takes
+//!    `SLOW_EXIT_MS` to exit (as a Python server can): from the answer's first byte on
+//!    the pipe to end of file, and to the process's exit (issue 12: stdout is closed before
+//!    the servers are shut down). For context, no target.
 //!
 //! The data directory defaults to `../shared/bench/livemcp` beside the crate;
 //! `ANTLER_BENCH_DIR` overrides it. Run by `cargo test` (no `--bench` argument), every
@@ -26,7 +30,7 @@ mod mock_openai;
 mod support;
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -67,6 +71,8 @@ const SPAWN_LINE: &str = "agent_overhead spawner: ";
 const SEARCH_TURNS: usize = 8;
 /// The model's name in threads and requests.
 const MODEL: &str = "mock-model";
+/// How long the MCP server of figure 4 takes to exit once antler closes its stdin.
+const SLOW_EXIT_MS: u64 = 250;
 
 /// The catalog and the dev queries.
 struct Data {
@@ -86,6 +92,7 @@ struct Plan {
     overhead_runs: usize,
     loopback_runs: usize,
     cold_runs: usize,
+    shutdown_runs: usize,
 }
 
 fn main() {
@@ -104,6 +111,7 @@ fn main() {
             overhead_runs: 40,
             loopback_runs: 30,
             cold_runs: 20,
+            shutdown_runs: 10,
         }
     } else {
         println!("not run by `cargo bench`: a quick check with a few runs per figure");
@@ -112,6 +120,7 @@ fn main() {
             overhead_runs: 3,
             loopback_runs: 3,
             cold_runs: 3,
+            shutdown_runs: 2,
         }
     };
     let started = Instant::now();
@@ -133,6 +142,7 @@ fn main() {
     let loopback = overhead_loopback(&data, &runtime, &plan);
     drop(runtime);
     let cold = cold_start(&plan);
+    let (to_eof, to_exit) = answer_to_end(&plan);
 
     // A quick check is not judged: it may be a debug build.
     let verdict = |ok: bool| match (full, ok) {
@@ -180,6 +190,18 @@ fn main() {
         verdict(rss_ok)
     );
     println!(
+        "{:<56} {:<34} {:<9} -",
+        format!("answer to stdout EOF, MCP server exiting in {SLOW_EXIT_MS} ms"),
+        dist(&to_eof),
+        "(context)"
+    );
+    println!(
+        "{:<56} {:<34} {:<9} -",
+        "  answer to process exit",
+        dist(&to_exit),
+        "(context)"
+    );
+    println!(
         "(per turn: the median and p90 over runs of one run's time / its {} model turns; \
          cold start over {} spawns; {:.0} s in all)",
         SEARCH_TURNS + 1,
@@ -197,6 +219,8 @@ fn main() {
             "overhead_per_turn": stats(&overhead),
             "loopback_per_turn": stats(&loopback),
             "cold_start": stats(&cold),
+            "answer_to_stdout_eof": stats(&to_eof),
+            "answer_to_exit": stats(&to_exit),
             "peak_rss_mb": round3(rss_mb),
             "pass": full.then(|| json!({"overhead": overhead_ok, "cold_start": cold_ok, "peak_rss": rss_ok})),
         })
@@ -594,6 +618,54 @@ fn cold_start(plan: &Plan) -> Stats {
         }
     }
     stats(samples)
+}
+
+/// Figure 4: `antler -p` with a stdio MCP server slow to exit; from the first byte of the
+/// answer on its stdout to end of file, and to its exit (`wait()` after end of file).
+fn answer_to_end(plan: &Plan) -> (Stats, Stats) {
+    let fixture = fixture_bin();
+    let mut to_eof = Vec::new();
+    let mut to_exit = Vec::new();
+    for run in 0..plan.warmup + plan.shutdown_runs {
+        let sandbox = tempfile::tempdir().unwrap();
+        let dir = sandbox.path();
+        let server =
+            json!({"command": fixture, "args": ["--exit-delay-ms", SLOW_EXIT_MS.to_string()]});
+        let extensions = json!({"mcpServers": {"fx": server}});
+        std::fs::write(dir.join("extensions_config.json"), extensions.to_string()).unwrap();
+        // A call, so that the server is surely running when the answer comes.
+        let mock = MockOpenAi::start(vec![
+            Reply::tool_calls(&[("c1", "fx_echo", json!({"text": "hi"}))]),
+            Reply::text("ok"),
+        ]);
+        let stderr = dir.join("stderr.txt");
+        let mut child = antler_in(dir, &mock.base_url())
+            .args(["-p", "say ok"])
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut answer = vec![0; 64];
+        let first = stdout.read(&mut answer).unwrap();
+        let answered = Instant::now();
+        answer.truncate(first);
+        stdout.read_to_end(&mut answer).unwrap();
+        let eof = answered.elapsed();
+        let status = child.wait().unwrap();
+        let exit = answered.elapsed();
+        assert!(
+            status.success(),
+            "antler -p failed: {}",
+            std::fs::read_to_string(&stderr).unwrap_or_default()
+        );
+        assert_eq!(String::from_utf8_lossy(&answer), "ok\n");
+        if run >= plan.warmup {
+            to_eof.push(eof.as_secs_f64() * 1e3);
+            to_exit.push(exit.as_secs_f64() * 1e3);
+        }
+    }
+    (stats(to_eof), stats(to_exit))
 }
 
 /// The memory-measuring copy of this process: runs `antler -p` once as described by the

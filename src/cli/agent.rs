@@ -62,6 +62,9 @@ async fn run(
     if let Ok(result) = &result {
         printer.finish(result);
     }
+    // Everything for stdout is out: its reader is done now, not once the MCP servers have
+    // stopped. Errors still reach stderr.
+    super::output::close_stdout();
     session.close().await;
     watcher.abort();
     let result = result?;

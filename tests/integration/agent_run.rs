@@ -1,7 +1,7 @@
 //! `antler -p` through the real binary against the scripted mock model server and the
 //! fixture MCP server: the deferred flow, output formats, threads, exit statuses.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -546,6 +546,72 @@ fn doctor_checks_everything_and_fails_without_a_model() {
         table.contains("FAIL") && table.contains("set OPENAI_API_KEY"),
         "{table}"
     );
+}
+
+/// `antler -p ... | cat` ends when the output is complete: stdout reaches end of file while
+/// antler is still shutting down an MCP server that is slow to exit. The server waits until
+/// the test lets it go, which the test does only after end of file, so the order is certain.
+#[test]
+fn stdout_ends_before_the_mcp_servers_are_shut_down() {
+    for format in ["text", "stream-json"] {
+        let sandbox = Sandbox::new();
+        let release = sandbox.path().join("release");
+        let server = fixture_stdio(&[
+            "--exit-delay-ms",
+            "30000",
+            "--exit-release",
+            release.to_str().unwrap(),
+        ]);
+        write_extensions(&sandbox, json!({"fx": server}));
+        // The call makes sure the server was started, however lazily.
+        let mock = MockOpenAi::start(vec![
+            Reply::tool_calls(&[("c1", "fx_echo", json!({"text": "hi"}))]),
+            Reply::text("Done."),
+        ]);
+        let stderr = sandbox.path().join("stderr.txt");
+        let mut child = sandbox
+            .command()
+            .env("OPENAI_BASE_URL", mock.base_url())
+            .env("OPENAI_API_KEY", KEY)
+            .args([
+                "-m",
+                "mock-model",
+                "-p",
+                "echo hi",
+                "--output-format",
+                format,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let mut stdout = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut stdout)
+            .unwrap();
+        let running = child.try_wait().unwrap().is_none();
+        std::fs::write(&release, "").unwrap();
+        let status = wait_with_timeout(&mut child, Duration::from_secs(20));
+        let stderr = std::fs::read_to_string(&stderr).unwrap();
+        assert!(running, "{format}: antler exited before its stdout ended");
+        assert_eq!(status.code(), Some(0), "{format}: {stderr}");
+        assert!(
+            sandbox.path().join("release.seen").exists(),
+            "{format}: the server was killed before the test let it go, so stdout ended \
+             only when antler gave up waiting for it"
+        );
+        match format {
+            "text" => assert_eq!(stdout, "Done.\n"),
+            _ => assert_eq!(
+                events(stdout.as_bytes()).last().unwrap()["type"],
+                "run_finished"
+            ),
+        }
+    }
 }
 
 fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {

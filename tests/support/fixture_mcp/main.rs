@@ -80,6 +80,15 @@ struct Cli {
     /// Exit with an error at start if this file exists.
     #[arg(long)]
     fail_if_exists: Option<PathBuf>,
+    /// Over stdio: once the client has closed stdin, wait this many milliseconds before
+    /// exiting, like a server with a slow clean-up.
+    #[arg(long, default_value_t = 0)]
+    exit_delay_ms: u64,
+    /// With --exit-delay-ms: stop waiting as soon as this file exists, and create
+    /// `<file>.seen` before exiting, so a test can tell that it let the server go (rather
+    /// than the client killing it).
+    #[arg(long)]
+    exit_release: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -154,7 +163,10 @@ async fn main() -> anyhow::Result<()> {
         None => Fixture::builtin(behaviour, &extra),
     };
     match cli.transport {
-        Transport::Stdio => serve_stdio(fixture).await,
+        Transport::Stdio => {
+            serve_stdio(fixture).await?;
+            exit_delay(&cli).await
+        }
         Transport::Http => {
             let service = StreamableHttpService::new(
                 move || Ok(fixture.clone()),
@@ -176,6 +188,23 @@ async fn serve_stdio(fixture: Fixture) -> anyhow::Result<()> {
         .await
         .context("MCP start-up over stdio")?;
     running.waiting().await.context("MCP service task")?;
+    Ok(())
+}
+
+/// The wait of `--exit-delay-ms`, cut short by `--exit-release`.
+async fn exit_delay(cli: &Cli) -> anyhow::Result<()> {
+    let until = tokio::time::Instant::now() + Duration::from_millis(cli.exit_delay_ms);
+    while tokio::time::Instant::now() < until {
+        if let Some(release) = &cli.exit_release
+            && release.exists()
+        {
+            let mut seen = release.clone().into_os_string();
+            seen.push(".seen");
+            std::fs::write(&seen, "").with_context(|| format!("writing {seen:?}"))?;
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     Ok(())
 }
 
