@@ -57,7 +57,7 @@ use antler::tools::{ToolInfo, assemble_toolset};
 use mock_openai::{MockOpenAi, Recorded, Reply};
 use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
-use support::{Stats, fixture_bin, round3, stats};
+use support::{Stats, antler_in, fixture_bin, round3, stats, vm_hwm_kb};
 use tokio_util::sync::CancellationToken;
 
 /// Set (to the sandbox directory) in the copy of this process that spawns the measured
@@ -70,7 +70,7 @@ const SPAWN_LINE: &str = "agent_overhead spawner: ";
 /// `tool_search` calls per scripted run (one of them a `select:`), then a text answer.
 const SEARCH_TURNS: usize = 8;
 /// The model's name in threads and requests.
-const MODEL: &str = "mock-model";
+const MODEL: &str = support::MOCK_MODEL;
 /// How long the MCP server of figure 4 takes to exit once antler closes its stdin.
 const SLOW_EXIT_MS: u64 = 250;
 
@@ -566,30 +566,6 @@ fn overhead_loopback(data: &Data, runtime: &tokio::runtime::Runtime, plan: &Plan
     stats(per_turn)
 }
 
-/// A scratch directory's `antler` command: HOME and XDG folders inside it, no inherited
-/// configuration, the mock as the endpoint.
-fn antler_in(dir: &Path, base_url: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_antler"));
-    cmd.current_dir(dir)
-        .env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
-        .env("XDG_STATE_HOME", dir.join("xdg-state"))
-        .env("XDG_DATA_HOME", dir.join("xdg-data"))
-        .env("ANTLER_LOG_FILE", dir.join("antler.log"))
-        .env_remove("ANTLER_DATA_DIR")
-        .env_remove("ANTLER_MODEL")
-        .env_remove("ANTLER_CONFIG")
-        .env_remove("ANTLER_EXTENSIONS_CONFIG")
-        .env_remove("ANTLER_LOG")
-        .env_remove("RUST_LOG")
-        .env("OPENAI_BASE_URL", base_url)
-        .env("OPENAI_API_KEY", "sk-bench")
-        // The sandbox's config.yaml and extensions_config.json are the bench's own.
-        .args(["--trust-project", "-m", MODEL])
-        .stdin(Stdio::null());
-    cmd
-}
-
 /// Figure 2: spawn to first request, a new empty sandbox per run (so each run also creates
 /// its thread database, as a first run does).
 fn cold_start(plan: &Plan) -> Stats {
@@ -691,16 +667,6 @@ fn spawner(dir: &Path) {
         "{SPAWN_LINE}{rss} {own_hwm} {}",
         out.status.code().unwrap_or(-1)
     );
-}
-
-/// This process's resident-set high-water mark (`VmHWM`), in KiB.
-fn vm_hwm_kb() -> i64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("no VmHWM in /proc/self/status")
 }
 
 /// Figure 3, in KiB: one `antler -p` run with the catalog behind the fixture MCP server

@@ -19,10 +19,6 @@
 
 #[path = "../tests/support/mock_openai/mod.rs"]
 mod mock_openai;
-#[allow(
-    dead_code,
-    reason = "shared by the benches; this one needs no catalog data"
-)]
 mod support;
 
 use std::io::{BufRead, BufReader};
@@ -33,7 +29,7 @@ use std::time::Instant;
 use mock_openai::{MockOpenAi, Reply};
 use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
-use support::{Stats, fixture_bin, round3, stats};
+use support::{Stats, antler_in, fixture_bin, round3, stats, vm_hwm_kb};
 
 /// Set (to the sandbox directory) in the copy of this process that spawns the measured
 /// run; the mock's URL comes in [`SPAWN_BASE_URL`].
@@ -41,7 +37,6 @@ const SPAWN_DIR: &str = "ANTLER_LAZY_SPAWN_DIR";
 const SPAWN_BASE_URL: &str = "ANTLER_LAZY_SPAWN_BASE_URL";
 /// The line prefix by which that copy reports its result.
 const SPAWN_LINE: &str = "lazy_start spawner: ";
-const MODEL: &str = "mock-model";
 /// The stand-in servers and how long each takes to start.
 const SERVERS: usize = 10;
 const STARTUP_DELAY_MS: u64 = 2_000;
@@ -63,7 +58,7 @@ fn main() {
 
     let warm = tempfile::tempdir().unwrap();
     ten_servers(warm.path(), &fixture);
-    succeed(antler(warm.path(), "http://127.0.0.1:9/v1").args(["mcp", "refresh"]));
+    succeed(antler_in(warm.path(), "http://127.0.0.1:9/v1").args(["mcp", "refresh"]));
     let lazy = first_request(warm.path(), runs);
     let rss_kb = peak_rss_kb(warm.path());
 
@@ -118,29 +113,6 @@ fn main() {
     println!("{line}");
 }
 
-/// A scratch directory's `antler`: HOME and XDG folders inside it, no inherited
-/// configuration, the mock as the endpoint, the directory's own files trusted.
-fn antler(dir: &Path, base_url: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_antler"));
-    cmd.current_dir(dir)
-        .env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
-        .env("XDG_STATE_HOME", dir.join("xdg-state"))
-        .env("XDG_DATA_HOME", dir.join("xdg-data"))
-        .env("ANTLER_LOG_FILE", dir.join("antler.log"))
-        .env_remove("ANTLER_DATA_DIR")
-        .env_remove("ANTLER_MODEL")
-        .env_remove("ANTLER_CONFIG")
-        .env_remove("ANTLER_EXTENSIONS_CONFIG")
-        .env_remove("ANTLER_LOG")
-        .env_remove("RUST_LOG")
-        .env("OPENAI_BASE_URL", base_url)
-        .env("OPENAI_API_KEY", "sk-bench")
-        .args(["--trust-project", "-m", MODEL])
-        .stdin(Stdio::null());
-    cmd
-}
-
 /// Runs `command` and asserts that it succeeded, showing its stderr when it did not.
 fn succeed(command: &mut Command) -> std::process::Output {
     let out = command.output().unwrap();
@@ -173,7 +145,7 @@ fn first_request(dir: &Path, runs: usize) -> Stats {
     for run in 0..runs {
         mock.push(Reply::text("ok"));
         let before = Instant::now();
-        succeed(antler(dir, &mock.base_url()).args(["-p", "say ok"]));
+        succeed(antler_in(dir, &mock.base_url()).args(["-p", "say ok"]));
         let requests = mock.requests();
         assert_eq!(requests.len(), run + 1);
         samples.push(requests[run].at.duration_since(before).as_secs_f64() * 1e3);
@@ -184,14 +156,9 @@ fn first_request(dir: &Path, runs: usize) -> Stats {
 /// The copy of this process that runs `antler -p` once and reports
 /// `<antler's max RSS> <its own VmHWM before the spawn> <exit code>` (KiB).
 fn spawner(dir: &Path) {
-    let own_hwm = std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<i64>().ok())
-        .unwrap();
+    let own_hwm = vm_hwm_kb();
     let base_url = std::env::var(SPAWN_BASE_URL).unwrap();
-    let out = antler(dir, &base_url)
+    let out = antler_in(dir, &base_url)
         .args(["-p", "say ok"])
         .output()
         .unwrap();
@@ -266,7 +233,7 @@ fn first_call(fixture: &Path, transport: &str, runs: usize) -> Stats {
         "tool_search:\n  enabled: true\n",
     )
     .unwrap();
-    succeed(antler(dir.path(), "http://127.0.0.1:9/v1").args(["mcp", "refresh"]));
+    succeed(antler_in(dir.path(), "http://127.0.0.1:9/v1").args(["mcp", "refresh"]));
     let mut samples = Vec::new();
     for _ in 0..runs {
         let mock = MockOpenAi::start(vec![
@@ -274,7 +241,7 @@ fn first_call(fixture: &Path, transport: &str, runs: usize) -> Stats {
             Reply::tool_calls(&[("c2", "fx_echo", json!({"text": "hi"}))]),
             Reply::text("done"),
         ]);
-        succeed(antler(dir.path(), &mock.base_url()).args(["-p", "echo"]));
+        succeed(antler_in(dir.path(), &mock.base_url()).args(["-p", "echo"]));
         let requests = mock.requests();
         assert_eq!(requests.len(), 3);
         let result = requests[2].messages().last().unwrap();

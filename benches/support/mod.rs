@@ -1,7 +1,10 @@
-//! What the benchmarks share: the fixture MCP server binary and sample statistics.
+//! What the benchmarks share: the fixture MCP server binary, the `antler` command in a
+//! scratch directory, memory readings and sample statistics.
+
+#![allow(dead_code, reason = "each bench uses a part of the shared helpers")]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// Median and 90th percentile of some samples, in milliseconds.
 #[derive(Clone, Copy)]
@@ -76,4 +79,41 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// The model name the benches' mock server is asked for.
+pub const MOCK_MODEL: &str = "mock-model";
+
+/// A scratch directory's `antler` command: HOME and XDG folders inside it, no inherited
+/// configuration, the mock as the endpoint.
+pub fn antler_in(dir: &Path, base_url: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_antler"));
+    cmd.current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
+        .env("XDG_STATE_HOME", dir.join("xdg-state"))
+        .env("XDG_DATA_HOME", dir.join("xdg-data"))
+        .env("ANTLER_LOG_FILE", dir.join("antler.log"))
+        .env_remove("ANTLER_DATA_DIR")
+        .env_remove("ANTLER_MODEL")
+        .env_remove("ANTLER_CONFIG")
+        .env_remove("ANTLER_EXTENSIONS_CONFIG")
+        .env_remove("ANTLER_LOG")
+        .env_remove("RUST_LOG")
+        .env("OPENAI_BASE_URL", base_url)
+        .env("OPENAI_API_KEY", "sk-bench")
+        // The sandbox's config.yaml and extensions_config.json are the bench's own.
+        .args(["--trust-project", "-m", MOCK_MODEL])
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// This process's resident-set high-water mark (`VmHWM`), in KiB.
+pub fn vm_hwm_kb() -> i64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("no VmHWM in /proc/self/status")
 }
