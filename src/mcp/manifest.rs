@@ -53,23 +53,19 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// What `connection` listed, as the manifest of the entry with `entry_hash`.
-    pub(super) fn listed(entry_hash: &str, server: &str, connection: &Connection) -> Self {
-        let info = connection.service.peer_info();
-        let implementation = info.as_ref().and_then(|i| i.server_info.as_ref());
-        Self {
-            format: FORMAT,
-            entry_hash: entry_hash.to_string(),
-            server: server.to_string(),
-            listed_at: u64::try_from(crate::clock::now_unix()).unwrap_or(0),
-            ttl_ms: connection.ttl_ms,
-            protocol_version: connection.protocol_version.clone(),
-            server_name: implementation.map(|i| i.name.clone()).unwrap_or_default(),
-            server_version: implementation
-                .map(|i| i.version.clone())
-                .unwrap_or_default(),
-            instructions: info.and_then(|i| i.instructions.clone()),
-            tools: connection.tools.clone(),
+    /// The manifest as saved, borrowed.
+    pub fn view(&self) -> ManifestView<'_> {
+        ManifestView {
+            format: self.format,
+            entry_hash: &self.entry_hash,
+            server: &self.server,
+            listed_at: self.listed_at,
+            ttl_ms: self.ttl_ms,
+            protocol_version: &self.protocol_version,
+            server_name: &self.server_name,
+            server_version: &self.server_version,
+            instructions: self.instructions.as_deref(),
+            tools: &self.tools,
         }
     }
 
@@ -98,6 +94,63 @@ impl Manifest {
     }
 }
 
+/// A manifest's fields, borrowed: what is written, so that saving a listing copies neither
+/// the tools nor the text (a large catalog's JSON is streamed to the file).
+#[derive(Debug, Serialize)]
+pub struct ManifestView<'a> {
+    format: u32,
+    entry_hash: &'a str,
+    server: &'a str,
+    listed_at: u64,
+    ttl_ms: Option<u64>,
+    protocol_version: &'a str,
+    server_name: &'a str,
+    server_version: &'a str,
+    instructions: Option<&'a str>,
+    tools: &'a [rmcp::model::Tool],
+}
+
+impl<'a> ManifestView<'a> {
+    /// What `connection` (with its peer's handshake `info`) listed, now, as the manifest
+    /// of the entry with `entry_hash`.
+    pub(super) fn listed(
+        entry_hash: &'a str,
+        server: &'a str,
+        connection: &'a Connection,
+        info: Option<&'a rmcp::model::ServerPeerInfo>,
+    ) -> Self {
+        let implementation = info.and_then(|i| i.server_info.as_ref());
+        Self {
+            format: FORMAT,
+            entry_hash,
+            server,
+            listed_at: u64::try_from(crate::clock::now_unix()).unwrap_or(0),
+            ttl_ms: connection.ttl_ms,
+            protocol_version: &connection.protocol_version,
+            server_name: implementation.map_or("", |i| i.name.as_str()),
+            server_version: implementation.map_or("", |i| i.version.as_str()),
+            instructions: info.and_then(|i| i.instructions.as_deref()),
+            tools: &connection.tools,
+        }
+    }
+
+    /// The owned manifest.
+    pub fn to_manifest(&self) -> Manifest {
+        Manifest {
+            format: self.format,
+            entry_hash: self.entry_hash.to_string(),
+            server: self.server.to_string(),
+            listed_at: self.listed_at,
+            ttl_ms: self.ttl_ms,
+            protocol_version: self.protocol_version.to_string(),
+            server_name: self.server_name.to_string(),
+            server_version: self.server_version.to_string(),
+            instructions: self.instructions.map(str::to_string),
+            tools: self.tools.to_vec(),
+        }
+    }
+}
+
 /// Why a manifest could not be saved (logged; a run never fails on it).
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
@@ -113,8 +166,29 @@ pub enum ManifestError {
     #[error("cannot encode the MCP manifest: {0}")]
     Encode(#[from] serde_json::Error),
     /// It is larger than a manifest may be (it would be ignored when read).
-    #[error("the MCP manifest would take {0} bytes, more than the {MAX_FILE_BYTES} kept")]
-    TooLarge(usize),
+    #[error("the MCP manifest would take more than {MAX_FILE_BYTES} bytes; it is not kept")]
+    TooLarge,
+}
+
+/// A writer that refuses to write more than `left` bytes in all.
+struct Capped<W> {
+    inner: W,
+    left: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Capped<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() as u64 > self.left {
+            return Err(std::io::ErrorKind::FileTooLarge.into());
+        }
+        let n = self.inner.write(buf)?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The manifest folder.
@@ -179,20 +253,17 @@ impl ManifestStore {
         }
     }
 
-    /// Saves `manifest` under its entry hash, replacing the previous one at once.
-    pub async fn save(&self, manifest: &Manifest) -> Result<(), ManifestError> {
-        let bytes = serde_json::to_vec(manifest)?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(ManifestError::TooLarge(bytes.len()));
-        }
-        let path = self.file(&manifest.entry_hash);
+    /// Saves `manifest` under its entry hash, replacing the previous one at once. The
+    /// JSON is streamed to a temporary file (never held whole in memory) and stops at
+    /// [`MAX_FILE_BYTES`]; the file is renamed into place only when complete. A small
+    /// blocking write, done in place.
+    pub fn save(&self, manifest: &ManifestView<'_>) -> Result<(), ManifestError> {
+        let path = self.file(manifest.entry_hash);
         let write_error = |source| ManifestError::Write {
             path: path.clone(),
             source,
         };
-        tokio::fs::create_dir_all(&self.dir)
-            .await
-            .map_err(write_error)?;
+        std::fs::create_dir_all(&self.dir).map_err(write_error)?;
         // A name of our own per writer: two antler processes saving at once never mix.
         let temporary = self.dir.join(format!(
             ".{}.{}.{}.tmp",
@@ -200,15 +271,29 @@ impl ManifestStore {
             std::process::id(),
             fastrand::u64(..)
         ));
-        if let Err(source) = tokio::fs::write(&temporary, &bytes).await {
-            let _ = tokio::fs::remove_file(&temporary).await;
-            return Err(write_error(source));
+        let written = std::fs::File::create(&temporary)
+            .map_err(write_error)
+            .and_then(|file| {
+                let mut out = std::io::BufWriter::new(Capped {
+                    inner: file,
+                    left: MAX_FILE_BYTES,
+                });
+                serde_json::to_writer(&mut out, manifest).map_err(|err| {
+                    if err.io_error_kind() == Some(std::io::ErrorKind::FileTooLarge) {
+                        ManifestError::TooLarge
+                    } else if err.is_io() {
+                        write_error(err.into())
+                    } else {
+                        ManifestError::Encode(err)
+                    }
+                })?;
+                std::io::Write::flush(&mut out).map_err(write_error)
+            })
+            .and_then(|()| std::fs::rename(&temporary, &path).map_err(write_error));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
         }
-        if let Err(source) = tokio::fs::rename(&temporary, &path).await {
-            let _ = tokio::fs::remove_file(&temporary).await;
-            return Err(write_error(source));
-        }
-        Ok(())
+        written
     }
 
     /// The folder.
@@ -365,14 +450,27 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn saved_manifests_load_and_bad_files_are_ignored() {
+    #[test]
+    fn the_capped_writer_stops_at_its_limit() {
+        use std::io::Write;
+        let mut out = Capped {
+            inner: Vec::new(),
+            left: 5,
+        };
+        out.write_all(b"abc").unwrap();
+        let err = out.write_all(b"def").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
+        assert_eq!(out.inner, b"abc");
+    }
+
+    #[test]
+    fn saved_manifests_load_and_bad_files_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let store = ManifestStore::at(dir.path().join("m"));
         let hash = "a".repeat(64);
         assert_eq!(store.load(&hash), None, "nothing saved yet");
         let saved = manifest(&hash, 5, Some(7));
-        store.save(&saved).await.unwrap();
+        store.save(&saved.view()).unwrap();
         assert_eq!(store.load(&hash), Some(saved.clone()));
         let leftovers: Vec<_> = std::fs::read_dir(store.dir())
             .unwrap()

@@ -14,7 +14,7 @@ use super::McpError;
 use super::connect::{Connection, connect, error_chain, list_all_tools};
 use super::content::result_text;
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
-use super::manifest::Manifest;
+use super::manifest::{Manifest, ManifestView};
 pub use super::server_state::StartPlan;
 use super::server_state::{Known, Live, State, now};
 use crate::config::McpServerConfig;
@@ -113,7 +113,7 @@ impl McpServer {
         self.replace(state, next);
         if let State::Connected(live) = &*state
             && self.plan.manifests.is_some()
-            && let Err(err) = self.save_manifest(&live.connection).await
+            && let Err(err) = self.save_manifest(&live.connection, false)
         {
             tracing::warn!(server = %self.config.name, "{err}");
         }
@@ -129,15 +129,25 @@ impl McpServer {
         *state = next;
     }
 
-    /// Saves what `connection` listed as the server's manifest; the manifest saved, or
-    /// why it was not (no data folder, a write error).
-    async fn save_manifest(&self, connection: &Connection) -> Result<Manifest, String> {
+    /// Saves what `connection` listed as the server's manifest; the manifest saved (only
+    /// made when `owned`), or why it was not (no data folder, a write error).
+    fn save_manifest(
+        &self,
+        connection: &Connection,
+        owned: bool,
+    ) -> Result<Option<Manifest>, String> {
         let Some(store) = &self.plan.manifests else {
             return Err(String::from("there is no data folder to keep manifests in"));
         };
-        let manifest = Manifest::listed(&self.plan.entry_hash, &self.config.name, connection);
-        store.save(&manifest).await.map_err(|err| err.to_string())?;
-        Ok(manifest)
+        let info = connection.service.peer_info();
+        let view = ManifestView::listed(
+            &self.plan.entry_hash,
+            &self.config.name,
+            connection,
+            info.as_deref(),
+        );
+        store.save(&view).map_err(|err| err.to_string())?;
+        Ok(owned.then(|| view.to_manifest()))
     }
 
     /// The server's `instructions`, from its connection or its manifest.
@@ -245,7 +255,7 @@ impl McpServer {
                 live.connection.listed_generation = generation;
                 live.relist_after = None;
                 if self.plan.manifests.is_some()
-                    && let Err(err) = self.save_manifest(&live.connection).await
+                    && let Err(err) = self.save_manifest(&live.connection, false)
                 {
                     tracing::warn!(server = %self.config.name, "{err}");
                 }
@@ -396,9 +406,11 @@ impl McpServer {
         let connection = connect(&self.config, self.changes.clone())
             .await
             .map_err(|err| err.to_string())?;
-        let saved = self.save_manifest(&connection).await;
+        let saved = self.save_manifest(&connection, true);
         close(&self.config.name, connection).await;
-        let manifest = saved?;
+        let Some(manifest) = saved? else {
+            return Ok(());
+        };
         let mut state = self.state.lock().await;
         // A call that started the server meanwhile has its own, newer listing.
         if matches!(*state, State::Idle(_) | State::Failed { .. }) {
@@ -420,7 +432,7 @@ impl McpServer {
                 "re-listing its tools failed or timed out (see the log)",
             ));
         }
-        self.save_manifest(&live.connection).await.map(drop)
+        self.save_manifest(&live.connection, false).map(drop)
     }
 
     async fn mark_broken(&self, id: u64) {

@@ -223,6 +223,11 @@ async fn serve_http(kind: &str, router: Router, cli: &Cli) -> anyhow::Result<()>
     writeln!(stdout, "LISTENING http://{address}")?;
     stdout.flush()?;
     drop(stdout);
+    // No Nagle: each answer goes out at once, as from a real server (otherwise a small
+    // write waits for the client's delayed ACK, ~40 ms).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router).await?;
     Ok(())
 }
