@@ -57,7 +57,7 @@ use antler::tools::{ToolInfo, assemble_toolset};
 use mock_openai::{MockOpenAi, Recorded, Reply};
 use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
-use support::{Stats, antler_in, fixture_bin, round3, stats, vm_hwm_kb};
+use support::{Stats, antler_in, fixture_bin, round3, spawner_rss_kb, stats, vm_hwm_kb};
 use tokio_util::sync::CancellationToken;
 
 /// Set (to the sandbox directory) in the copy of this process that spawns the measured
@@ -729,22 +729,7 @@ fn peak_rss_kb(data: &Data) -> i64 {
     let _ = server.kill();
     let _ = server.wait();
 
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: Vec<i64> = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(SPAWN_LINE))
-        .unwrap_or_else(|| panic!("no report from the spawner: {stdout}"))
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
-        .collect();
-    let [rss, spawner_hwm, code] = report[..] else {
-        panic!("bad spawner report: {report:?}");
-    };
-    assert_eq!(code, 0, "antler -p with the MCP catalog failed");
-    assert!(
-        rss > spawner_hwm,
-        "the reading ({rss} KiB) is not above the spawner's own {spawner_hwm} KiB"
-    );
+    let rss = spawner_rss_kb(&out.stdout, SPAWN_LINE, "antler -p with the MCP catalog");
     let requests = mock.requests();
     assert_eq!(requests.len(), 4);
     assert_no_mcp_schema(data, &requests[0].tool_names());

@@ -29,7 +29,7 @@ use std::time::Instant;
 use mock_openai::{MockOpenAi, Reply};
 use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
-use support::{Stats, antler_in, fixture_bin, round3, stats, vm_hwm_kb};
+use support::{Stats, antler_in, fixture_bin, round3, spawner_rss_kb, stats, vm_hwm_kb};
 
 /// Set (to the sandbox directory) in the copy of this process that spawns the measured
 /// run; the mock's URL comes in [`SPAWN_BASE_URL`].
@@ -177,23 +177,7 @@ fn peak_rss_kb(dir: &Path) -> i64 {
         .env(SPAWN_BASE_URL, mock.base_url())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: Vec<i64> = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(SPAWN_LINE))
-        .unwrap_or_else(|| panic!("no report from the spawner: {stdout}"))
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
-        .collect();
-    let [rss, spawner_hwm, code] = report[..] else {
-        panic!("bad spawner report: {report:?}");
-    };
-    assert_eq!(code, 0, "the warm run failed");
-    assert!(
-        rss > spawner_hwm,
-        "{rss} KiB is not above the spawner's {spawner_hwm} KiB"
-    );
-    rss
+    spawner_rss_kb(&out.stdout, SPAWN_LINE, "the warm run")
 }
 
 /// A fixture over `transport` (`http`, `sse`) and its URL; killed by the caller.

@@ -117,3 +117,27 @@ pub fn vm_hwm_kb() -> i64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("no VmHWM in /proc/self/status")
 }
+
+/// The `<max RSS> <spawner VmHWM> <exit code>` line a spawner copy of a bench printed
+/// after `prefix`, checked: the run succeeded (`what` names it) and the reading is above
+/// the spawner's own resident set (a child's `ru_maxrss` starts at its spawner's). The
+/// max RSS, in KiB.
+pub fn spawner_rss_kb(stdout: &[u8], prefix: &str, what: &str) -> i64 {
+    let stdout = String::from_utf8_lossy(stdout);
+    let report: Vec<i64> = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no report from the spawner: {stdout}"))
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let [rss, spawner_hwm, code] = report[..] else {
+        panic!("bad spawner report: {report:?}");
+    };
+    assert_eq!(code, 0, "{what} failed");
+    assert!(
+        rss > spawner_hwm,
+        "the reading ({rss} KiB) is not above the spawner's own {spawner_hwm} KiB"
+    );
+    rss
+}
