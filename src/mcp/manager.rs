@@ -41,8 +41,8 @@ pub struct StartSettings {
 }
 
 impl StartSettings {
-    /// Settings that start every server at once and keep no manifest (tests, tools
-    /// that must see the live servers).
+    /// Settings that start every server at once and keep no manifest: for callers that
+    /// need the live servers whatever was cached (the integration tests of the library).
     pub fn eager() -> Self {
         Self {
             manifests: None,
