@@ -104,6 +104,35 @@ impl ToolFilter {
     pub fn is_empty(&self) -> bool {
         self.enabled.is_none() && self.disabled.is_none()
     }
+
+    /// The patterns that match none of `names`, with their list: most likely a typo, or a
+    /// tool the server renamed (worth a warning: a `disabled_tools` entry that matches
+    /// nothing hides nothing).
+    pub fn unmatched<'a>(&'a self, names: &[&str]) -> Vec<(&'static str, &'a str)> {
+        let mut unmatched = Vec::new();
+        for (list, side) in [
+            ("enabled_tools", &self.enabled),
+            ("disabled_tools", &self.disabled),
+        ] {
+            let Some((patterns, set)) = side else {
+                continue;
+            };
+            let mut hit = vec![false; patterns.len()];
+            for name in names {
+                for index in set.matches(name) {
+                    hit[index] = true;
+                }
+            }
+            unmatched.extend(
+                patterns
+                    .iter()
+                    .zip(hit)
+                    .filter(|(_, hit)| !hit)
+                    .map(|(pattern, _)| (list, pattern.as_str())),
+            );
+        }
+        unmatched
+    }
 }
 
 fn compile(patterns: &[String]) -> Result<GlobSet, String> {
@@ -213,6 +242,16 @@ mod tests {
         ] {
             assert!(!foreign_filter_key(key), "{key}");
         }
+    }
+
+    #[test]
+    fn patterns_that_match_no_tool_are_found() {
+        let f = filter(Some(&["get_*", "typo"]), Some(&["get_secret", "gone_*"]));
+        assert_eq!(
+            f.unmatched(&["get_time", "get_secret"]),
+            [("enabled_tools", "typo"), ("disabled_tools", "gone_*")]
+        );
+        assert!(filter(None, None).unmatched(&[]).is_empty());
     }
 
     #[test]

@@ -24,6 +24,8 @@ const DIR: &str = "mcp-manifests";
 pub(super) const FORMAT: u32 = 1;
 /// A larger file is not read: no listing antler keeps is near this size.
 const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+/// A temporary file older than this was left by a writer that died.
+const LEFTOVER_AGE: Duration = Duration::from_secs(3_600);
 /// Clock skew tolerated before a manifest dated in the future counts as stale.
 const FUTURE_SLACK_SECS: u64 = 60;
 
@@ -293,7 +295,32 @@ impl ManifestStore {
         if written.is_err() {
             let _ = std::fs::remove_file(&temporary);
         }
+        self.sweep_leftovers();
         written
+    }
+
+    /// Removes temporary files that a writer killed between writing and renaming left
+    /// behind (older than [`LEFTOVER_AGE`], so no live writer loses its file).
+    fn sweep_leftovers(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !(name.starts_with('.') && name.ends_with(".tmp")) {
+                continue;
+            }
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|at| at.elapsed().ok())
+                .is_some_and(|age| age > LEFTOVER_AGE);
+            if old {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
 
     /// The folder.
@@ -470,8 +497,25 @@ mod tests {
         let hash = "a".repeat(64);
         assert_eq!(store.load(&hash), None, "nothing saved yet");
         let saved = manifest(&hash, 5, Some(7));
+        // A writer that died an hour ago left its temporary file; a fresh one is a live
+        // writer's.
+        std::fs::create_dir_all(store.dir()).unwrap();
+        let dead = store.dir().join(".dead.1.2.tmp");
+        let live = store.dir().join(".live.3.4.tmp");
+        for file in [&dead, &live] {
+            std::fs::write(file, "{").unwrap();
+        }
+        let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3_700);
+        std::fs::File::options()
+            .write(true)
+            .open(&dead)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
         store.save(&saved.view()).unwrap();
         assert_eq!(store.load(&hash), Some(saved.clone()));
+        assert!(!dead.exists() && live.exists());
+        std::fs::remove_file(&live).unwrap();
         let leftovers: Vec<_> = std::fs::read_dir(store.dir())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

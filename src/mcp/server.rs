@@ -60,6 +60,7 @@ impl McpServer {
         }
         if let Some(manifest) = server.usable_manifest() {
             tracing::debug!(server = %server.config.name, tools = manifest.tools.len(), "MCP server idle; its tools come from its manifest");
+            server.warn_unmatched_filters(&manifest.tools);
             *server.state.lock().await = State::Idle(Arc::new(manifest));
             return server;
         }
@@ -125,8 +126,20 @@ impl McpServer {
     fn replace(&self, state: &mut State, next: State) {
         if state.tools() != next.tools() || state.instructions() != next.instructions() {
             self.list_version.fetch_add(1, Ordering::Relaxed);
+            self.warn_unmatched_filters(next.tools());
         }
         *state = next;
+    }
+
+    /// Warns about `enabled_tools` / `disabled_tools` patterns that match none of `tools`.
+    fn warn_unmatched_filters(&self, tools: &[rmcp::model::Tool]) {
+        if tools.is_empty() {
+            return;
+        }
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for (list, pattern) in self.config.policy.tools.unmatched(&names) {
+            tracing::warn!(server = %self.config.name, "`{list}` entry {pattern:?} matches none of the server's {} tools", names.len());
+        }
     }
 
     /// Saves what `connection` listed as the server's manifest; the manifest saved (only
