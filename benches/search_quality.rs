@@ -4,7 +4,10 @@
 //!
 //! Each file is also reported in two halves (A: 1st, 3rd, … line; B: the others) so a tuning
 //! change can be made looking at A only and checked on B. `SEARCH_MISSES=1` lists the A-half
-//! misses of our method. The data directory defaults to `../shared/bench/livemcp` beside the
+//! misses of our method. The promotion rule (`deferred::promotion`) is measured on the dev
+//! queries as `tool_search` runs them: tools promoted per ranked search, and how often the
+//! right tool is among them; `PROMOTE_SWEEP=1` prints the same on half A for other ratios
+//! (tune there, check on B). The data directory defaults to `../shared/bench/livemcp` beside the
 //! crate; `ANTLER_BENCH_DIR` overrides it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -12,8 +15,12 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use antler::deferred::catalog_file::load_catalog_file;
+use std::sync::Arc;
+
+use antler::deferred::catalog_file::{catalog_tools, load_catalog_file};
+use antler::deferred::promotion::{CLOSE_TO_BEST, promoted_prefix};
 use antler::deferred::search::SearchIndex;
+use antler::deferred::{DeferredCatalog, ToolSearch};
 use antler::tools::ToolInfo;
 use regex::RegexBuilder;
 use serde_json::Value;
@@ -106,11 +113,70 @@ fn main() {
                 d[2]
             );
         }
+        if *name == "ours" {
+            let search = ToolSearch::new(
+                Arc::new(DeferredCatalog::new(catalog_tools(tools.clone()))),
+                5,
+            );
+            println!(
+                "{:<7} {:<10} {:>5} {:>9} {:>15} {:>13}",
+                "promote", "split", "n", "mean", "right promoted", "right in top5"
+            );
+            for (split, ids) in [
+                ("all", (0..dev.len()).collect::<Vec<_>>()),
+                ("A (tune)", halves(&dev, false)),
+                ("B (check)", halves(&dev, true)),
+            ] {
+                let p = promotion_metrics(&search, &dev, &ids, CLOSE_TO_BEST);
+                println!(
+                    "{:<7} {split:<10} {:>5} {:>9.2} {:>15.3} {:>13.3}",
+                    "ours",
+                    ids.len(),
+                    p[0],
+                    p[1],
+                    p[2]
+                );
+            }
+            if std::env::var_os("PROMOTE_SWEEP").is_some() {
+                for ratio in [0.5, 0.6, 0.7, 0.72, 0.75, 0.78, 0.8] {
+                    let p = promotion_metrics(&search, &dev, &halves(&dev, false), ratio);
+                    println!(
+                        "  ratio {ratio:.2} on A: mean {:.2}, right promoted {:.3}, right in top5 {:.3}",
+                        p[0], p[1], p[2]
+                    );
+                }
+            }
+        }
         if *name == "ours" && std::env::var_os("SEARCH_MISSES").is_some() {
             print_misses(&tools, &dev, &dev_ranks, &halves(&dev, false));
             print_misses(&tools, &tasks, &task_ranks, &halves(&tasks, false));
         }
     }
+}
+
+/// The promotion rule on the dev queries, through `tool_search` (max 5 results): the mean
+/// number promoted per search and the share of searches whose promoted tools hold a right
+/// one, next to the share whose top 5 do, for `ratio` over the queries `ids`.
+fn promotion_metrics(search: &ToolSearch, qs: &[Query], ids: &[usize], ratio: f32) -> [f64; 3] {
+    let infos = search.catalog().infos();
+    let mut sums = [0.0; 3];
+    for &i in ids {
+        let outcome = search.search(&qs[i].text);
+        let promoted = if ratio == CLOSE_TO_BEST {
+            outcome.promoted
+        } else {
+            promoted_prefix(&outcome.found, ratio)
+        };
+        let right = |found: &[antler::deferred::Found]| {
+            found
+                .iter()
+                .any(|f| qs[i].needs[0].contains(&infos[f.index].name))
+        };
+        sums[0] += promoted as f64;
+        sums[1] += f64::from(u8::from(right(&outcome.found[..promoted])));
+        sums[2] += f64::from(u8::from(right(&outcome.found)));
+    }
+    sums.map(|s| s / ids.len().max(1) as f64)
 }
 
 fn read_queries(path: &std::path::Path, key: &str) -> Vec<Query> {

@@ -5,6 +5,7 @@
 mod catalog;
 pub mod catalog_file;
 mod hash;
+pub mod promotion;
 mod prompt;
 pub mod search;
 mod setup;
@@ -22,4 +23,4 @@ pub use setup::{
 };
 pub use stats::{TokenStats, token_stats};
 pub use tokens::{TokenizerError, count_tokens, schemas_tokens};
-pub use tool_search::{TOOL_SEARCH, ToolSearch};
+pub use tool_search::{Outcome, TOOL_SEARCH, ToolSearch};

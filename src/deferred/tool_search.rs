@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::catalog::Found;
+use super::promotion::{CLOSE_TO_BEST, closest_names, exact_name, promoted_prefix};
 use super::{DeferredCatalog, function_schema};
 use crate::tools::ToolContext;
 use crate::tools::{
@@ -28,6 +29,15 @@ pub struct ToolSearch {
 #[derive(Deserialize)]
 struct Args {
     query: String,
+}
+
+/// What a query found, best first, and how many of those (a prefix) are promoted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Catalog positions with their ranking scores.
+    pub found: Vec<Found>,
+    /// The first `promoted` of `found` are promoted; the rest are only named.
+    pub promoted: usize,
 }
 
 impl ToolSearch {
@@ -106,6 +116,51 @@ impl ToolSearch {
     }
 }
 
+impl ToolSearch {
+    /// What a query returns and promotes: `select:` promotes every name it lists; a query
+    /// that is exactly one tool's name (or its name on its server) promotes that tool,
+    /// the ranked results following it unpromoted; a ranked search promotes the hits that
+    /// score close to the best ([`CLOSE_TO_BEST`]).
+    pub fn search(&self, query: &str) -> Outcome {
+        let trimmed = query.trim();
+        if !trimmed.starts_with("select:")
+            && let Some(index) = exact_name(&self.catalog, trimmed)
+        {
+            let mut found = vec![Found { index, score: None }];
+            found.extend(
+                self.find(query)
+                    .into_iter()
+                    .filter(|f| f.index != index)
+                    .take(self.max_results.saturating_sub(1)),
+            );
+            return Outcome { found, promoted: 1 };
+        }
+        let found = self.find(query);
+        let promoted = if trimmed.starts_with("select:") {
+            found.len()
+        } else {
+            promoted_prefix(&found, CLOSE_TO_BEST)
+        };
+        Outcome { found, promoted }
+    }
+
+    /// The model's text for a search that found nothing: the query, and the names most
+    /// like it, if any, to `select:`.
+    fn nothing_found(&self, query: &str) -> String {
+        let shown: String = query.trim().chars().take(MAX_QUERY_CHARS).collect();
+        let mut text = format!("No tools found matching: {shown}");
+        let probe = shown.strip_prefix("select:").unwrap_or(&shown);
+        let closest = closest_names(&self.catalog, probe.trim_start_matches('+'));
+        if !closest.is_empty() {
+            text.push_str(&format!(
+                "\nClosest tool names: {} (load one with select:NAME)",
+                closest.join(", ")
+            ));
+        }
+        text
+    }
+}
+
 impl Tool for ToolSearch {
     fn info(&self) -> &ToolInfo {
         &self.info
@@ -121,17 +176,26 @@ impl Tool for ToolSearch {
                     ));
                 }
             };
-            let found: Vec<usize> = self.find(&query).into_iter().map(|f| f.index).collect();
-            if found.is_empty() {
-                let shown: String = query.trim().chars().take(MAX_QUERY_CHARS).collect();
-                return ToolOutput::ok(format!("No tools found matching: {shown}"));
+            let outcome = self.search(&query);
+            if outcome.found.is_empty() {
+                return ToolOutput::ok(self.nothing_found(&query));
             }
             let infos = self.catalog.infos();
+            let (promoted, named) = outcome.found.split_at(outcome.promoted);
+            let found: Vec<usize> = promoted.iter().map(|f| f.index).collect();
             let schemas: Vec<Value> = found
                 .iter()
                 .map(|&i| function_schema(&infos[i])["function"].take())
                 .collect();
-            let mut output = ToolOutput::ok(Value::Array(schemas).to_string());
+            let mut text = Value::Array(schemas).to_string();
+            if !named.is_empty() {
+                let names: Vec<&str> = named.iter().map(|f| infos[f.index].name.as_str()).collect();
+                text.push_str(&format!(
+                    "\n\nAlso matched, not loaded (load one with select:NAME): {}",
+                    names.join(", ")
+                ));
+            }
+            let mut output = ToolOutput::ok(text);
             output.state_update = Some(Box::new(StateUpdate {
                 promoted: Some(PromotedUpdate {
                     catalog_hash: self.catalog.hash().to_string(),
@@ -267,5 +331,46 @@ mod tests {
             out.content.len(),
             "No tools found matching: ".len() + MAX_QUERY_CHARS
         );
+    }
+
+    #[tokio::test]
+    async fn promotions_fit_the_query() {
+        let search = ToolSearch::new(sample_catalog(), 5);
+        // A query that is a tool's own name promotes just that tool; the rest are named.
+        let exact = search.search("get_file");
+        assert_eq!(exact.promoted, 1);
+        assert_eq!(
+            search.catalog.infos()[exact.found[0].index].name,
+            "github_get_file"
+        );
+        let out = search.call_standalone(json!({"query": "get_file"})).await;
+        let (loaded, others) = out.content.split_once("\n\n").unwrap();
+        let schemas: Value = serde_json::from_str(loaded).unwrap();
+        assert_eq!(schemas.as_array().unwrap().len(), 1);
+        assert!(others.starts_with("Also matched, not loaded (load one with select:NAME): "));
+        let promoted = out.state_update.unwrap().promoted.unwrap();
+        assert_eq!(promoted.names, ["github_get_file"]);
+
+        // A ranked search promotes a prefix of what it found, at least one.
+        let ranked = search.search("convert a word file to pdf");
+        assert!(ranked.promoted >= 1 && ranked.promoted <= ranked.found.len());
+        // select: promotes every name it lists.
+        assert_eq!(
+            search
+                .search("select:github_get_file,zhihu_trending")
+                .promoted,
+            2
+        );
+
+        // Nothing found: the closest names, to select.
+        let out = search
+            .call_standalone(json!({"query": "select:github_get_fil"}))
+            .await;
+        assert!(
+            out.content.contains("Closest tool names: github_get_file"),
+            "{}",
+            out.content
+        );
+        assert!(out.state_update.is_none());
     }
 }

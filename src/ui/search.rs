@@ -22,22 +22,28 @@ pub struct SearchResult {
     pub name: String,
     /// Its description.
     pub description: String,
-    /// Its ranking score (`null` for `select:` and unranked name matches).
+    /// Its ranking score (`null` for `select:`, an exact name and unranked name matches).
     pub score: Option<f32>,
+    /// Whether the `tool_search` tool would promote it (bind its schema); the others are
+    /// only named in its answer.
+    pub promoted: bool,
 }
 
 /// Runs `query` the way the `tool_search` tool does.
 pub fn report(search: &ToolSearch, query: &str) -> SearchReport {
     let catalog = search.catalog();
-    let results = search
-        .find(query)
+    let outcome = search.search(query);
+    let results = outcome
+        .found
         .into_iter()
-        .map(|found| {
+        .enumerate()
+        .map(|(rank, found)| {
             let info = &catalog.infos()[found.index];
             SearchResult {
                 name: info.name.clone(),
                 description: info.description.clone(),
                 score: found.score,
+                promoted: rank < outcome.promoted,
             }
         })
         .collect();
@@ -65,6 +71,7 @@ pub fn table_of(report: &SearchReport) -> String {
             vec![
                 (rank + 1).to_string(),
                 r.score.map_or_else(|| "-".into(), |s| format!("{s:.3}")),
+                String::from(if r.promoted { "yes" } else { "-" }),
                 r.name.clone(),
                 first_line,
             ]
@@ -73,7 +80,7 @@ pub fn table_of(report: &SearchReport) -> String {
     if rows.is_empty() {
         return format!("No tools found matching: {}\n", report.query);
     }
-    table(&["RANK", "SCORE", "NAME", "DESCRIPTION"], &rows)
+    table(&["RANK", "SCORE", "PROMOTED", "NAME", "DESCRIPTION"], &rows)
 }
 
 /// `--queries FILE`: one JSON report per JSONL line with a `query` field, in input order.
