@@ -12,6 +12,8 @@ use crate::tools::ToolSource;
 /// `benches/search_quality.rs`).
 pub const CLOSE_TO_BEST: f32 = 0.75;
 
+/// The longest tool name (see `mcp::naming`), so the longest query worth comparing.
+const MAX_NAME_CHARS: usize = 64;
 /// How many names an empty result suggests.
 const CLOSEST: usize = 3;
 /// How alike a name must be to the query to be suggested (normalised edit similarity).
@@ -58,7 +60,14 @@ pub fn exact_name(catalog: &DeferredCatalog, query: &str) -> Option<usize> {
 /// Up to three tool names most like `query` (by edit distance over the whole name and the
 /// server's own name), for a search that found nothing: the model can `select:` one.
 pub fn closest_names<'a>(catalog: &'a DeferredCatalog, query: &str) -> Vec<&'a str> {
-    let query = query.trim().to_lowercase();
+    // Names are at most 64 characters: a longer query is no name, and comparing it whole
+    // with every name of a large catalog would make a search slow.
+    let query: String = query
+        .trim()
+        .to_lowercase()
+        .chars()
+        .take(MAX_NAME_CHARS)
+        .collect();
     if query.is_empty() {
         return Vec::new();
     }
@@ -142,5 +151,8 @@ mod tests {
         assert_eq!(got.first(), Some(&"github_get_file"));
         assert!(got.len() <= CLOSEST);
         assert!(closest_names(&catalog, "zzzzzzzzzzzzzzzzzzzz").is_empty());
+        // A huge query is cut to a name's length before comparing.
+        let long = format!("github_get_file{}", " x".repeat(100_000));
+        assert!(closest_names(&catalog, &long).len() <= CLOSEST);
     }
 }
