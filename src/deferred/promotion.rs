@@ -91,6 +91,41 @@ pub fn closest_names<'a>(catalog: &'a DeferredCatalog, query: &str) -> Vec<&'a s
     scored.into_iter().take(CLOSEST).map(|(_, n)| n).collect()
 }
 
+/// For a ranked search that returned `returned` tools: the query word (three letters or
+/// more) that is a whole token of the most tool names, with that count, when more tools
+/// carry it than were returned, so the result can say how to narrow (`+word ...`) instead
+/// of missing them silently.
+pub fn more_by_name(
+    catalog: &DeferredCatalog,
+    query: &str,
+    returned: usize,
+) -> Option<(String, usize)> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .take(MAX_NAME_CHARS)
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    let mut counts = vec![0usize; words.len()];
+    for info in catalog.infos() {
+        let name = info.name.to_lowercase();
+        let tokens: Vec<&str> = name.split(['_', '-']).collect();
+        for (count, word) in counts.iter_mut().zip(&words) {
+            if tokens.contains(&word.as_str()) {
+                *count += 1;
+            }
+        }
+    }
+    let (best, count) = counts
+        .iter()
+        .enumerate()
+        .max_by_key(|&(i, &c)| (c, std::cmp::Reverse(i)))?;
+    (*count > returned).then(|| (words[best].clone(), *count))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +177,25 @@ mod tests {
         );
         assert_eq!(exact_name(&catalog, "get file"), None);
         assert_eq!(exact_name(&catalog, ""), None);
+    }
+
+    #[test]
+    fn more_name_matches_than_returned_are_counted() {
+        let catalog = sample_catalog();
+        assert_eq!(
+            more_by_name(&catalog, "github repository", 1),
+            Some((String::from("github"), 3))
+        );
+        assert_eq!(
+            more_by_name(&catalog, "github repository", 3),
+            None,
+            "all returned"
+        );
+        assert_eq!(
+            more_by_name(&catalog, "a an of", 0),
+            None,
+            "short words are not names"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::catalog::Found;
-use super::promotion::{CLOSE_TO_BEST, closest_names, exact_name, promoted_prefix};
+use super::promotion::{CLOSE_TO_BEST, closest_names, exact_name, more_by_name, promoted_prefix};
 use super::{DeferredCatalog, function_schema};
 use crate::tools::ToolContext;
 use crate::tools::{
@@ -195,6 +195,18 @@ impl Tool for ToolSearch {
                     names.join(", ")
                 ));
             }
+            let plain = query.trim_start();
+            let ranked = !plain.starts_with("select:") && !plain.starts_with('+');
+            if ranked
+                && let Some((word, count)) =
+                    more_by_name(&self.catalog, &query, outcome.found.len())
+            {
+                text.push_str(&format!(
+                    "\n\n{count} tools have `{word}` in their name; this answer shows {}: narrow \
+                     with \"+{word} <what you need>\" or load one by name with select:NAME.",
+                    outcome.found.len()
+                ));
+            }
             let mut output = ToolOutput::ok(text);
             output.state_update = Some(Box::new(StateUpdate {
                 promoted: Some(PromotedUpdate {
@@ -360,6 +372,19 @@ mod tests {
                 .search("select:github_get_file,zhihu_trending")
                 .promoted,
             2
+        );
+
+        // More tools carry a query word in their name than were returned: say so.
+        let narrow = ToolSearch::new(sample_catalog(), 1);
+        let out = narrow
+            .call_standalone(json!({"query": "github repository"}))
+            .await;
+        assert!(
+            out.content
+                .contains("3 tools have `github` in their name; this answer shows 1")
+                && out.content.contains("+github <what you need>"),
+            "{}",
+            out.content
         );
 
         // Nothing found: the closest names, to select.
