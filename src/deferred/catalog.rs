@@ -35,6 +35,8 @@ pub struct DeferredCatalog {
     /// Built by the first ranked search: it costs tens of milliseconds for a large
     /// catalog, and a run that only selects tools by name never needs it.
     index: OnceLock<SearchIndex>,
+    /// How many tools have each (lowercase) name token, built when first asked.
+    name_tokens: OnceLock<HashMap<String, usize>>,
 }
 
 impl std::fmt::Debug for DeferredCatalog {
@@ -70,6 +72,7 @@ impl DeferredCatalog {
             by_name,
             hash,
             index: OnceLock::new(),
+            name_tokens: OnceLock::new(),
         }
     }
 
@@ -104,6 +107,25 @@ impl DeferredCatalog {
         self.index
             .get_or_init(|| SearchIndex::new(&self.infos))
             .search(query, limit, keep)
+    }
+
+    /// How many tools have `token` (lowercase) as a whole token of their name (split at
+    /// `_` and `-`).
+    pub fn name_token_count(&self, token: &str) -> usize {
+        let counts = self.name_tokens.get_or_init(|| {
+            let mut counts: HashMap<String, usize> = HashMap::new();
+            for info in &self.infos {
+                let mut tokens: Vec<String> =
+                    info.name.split(['_', '-']).map(str::to_lowercase).collect();
+                tokens.sort_unstable();
+                tokens.dedup();
+                for token in tokens {
+                    *counts.entry(token).or_default() += 1;
+                }
+            }
+            counts
+        });
+        counts.get(token).copied().unwrap_or(0)
     }
 
     /// Whether a ranked search has built the index yet.

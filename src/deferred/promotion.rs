@@ -36,20 +36,21 @@ pub fn promoted_prefix(found: &[Found], ratio: f32) -> usize {
 /// The one tool a query names exactly: its model-facing name, or its own name on its
 /// server (the prefix left off), ignoring case. `None` when no tool, or several, match.
 pub fn exact_name(catalog: &DeferredCatalog, query: &str) -> Option<usize> {
-    let query = query.trim().to_lowercase();
+    let query = query.trim();
     if query.is_empty() {
         return None;
     }
+    // Names are ASCII (see `mcp::naming`): comparing without case allocates nothing.
     if let Some(index) = catalog
         .infos()
         .iter()
-        .position(|i| i.name.to_lowercase() == query)
+        .position(|i| i.name.eq_ignore_ascii_case(query))
     {
         return Some(index);
     }
     let mut own = catalog.infos().iter().enumerate().filter(|(_, info)| {
         matches!(&info.source, ToolSource::Mcp { original_name, .. }
-            if original_name.to_lowercase() == query)
+            if original_name.eq_ignore_ascii_case(query))
     });
     match (own.next(), own.next()) {
         (Some((index, _)), None) => Some(index),
@@ -109,16 +110,10 @@ pub fn more_by_name(
     if words.is_empty() {
         return None;
     }
-    let mut counts = vec![0usize; words.len()];
-    for info in catalog.infos() {
-        let name = info.name.to_lowercase();
-        let tokens: Vec<&str> = name.split(['_', '-']).collect();
-        for (count, word) in counts.iter_mut().zip(&words) {
-            if tokens.contains(&word.as_str()) {
-                *count += 1;
-            }
-        }
-    }
+    let counts: Vec<usize> = words
+        .iter()
+        .map(|word| catalog.name_token_count(word))
+        .collect();
     let (best, count) = counts
         .iter()
         .enumerate()
