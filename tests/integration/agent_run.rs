@@ -389,11 +389,8 @@ fn sigterm_cancels_saves_and_exits_130_like_ctrl_c() {
 fn interrupt_saves_and_exits_130(signal: nix::sys::signal::Signal) {
     let sandbox = Sandbox::new();
     let mock = MockOpenAi::start(vec![Reply::Stall(Vec::new())]);
-    let mut child = sandbox
-        .command()
-        .env("OPENAI_BASE_URL", mock.base_url())
-        .env("OPENAI_API_KEY", KEY)
-        .args(["-m", "mock-model", "-p", "wait for it"])
+    let mut child = agent_command(&sandbox, &mock)
+        .args(["-p", "wait for it"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -416,18 +413,8 @@ fn a_run_killed_during_a_tool_call_resumes_with_the_call_patched() {
         "fx_sleep",
         json!({"ms": 60_000}),
     )])]);
-    let mut child = sandbox
-        .command()
-        .env("OPENAI_BASE_URL", mock.base_url())
-        .env("OPENAI_API_KEY", KEY)
-        .args([
-            "-m",
-            "mock-model",
-            "-p",
-            "sleep",
-            "--output-format",
-            "stream-json",
-        ])
+    let mut child = agent_command(&sandbox, &mock)
+        .args(["-p", "sleep", "--output-format", "stream-json"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -569,18 +556,8 @@ fn stdout_ends_before_the_mcp_servers_are_shut_down() {
             Reply::text("Done."),
         ]);
         let stderr = sandbox.path().join("stderr.txt");
-        let mut child = sandbox
-            .command()
-            .env("OPENAI_BASE_URL", mock.base_url())
-            .env("OPENAI_API_KEY", KEY)
-            .args([
-                "-m",
-                "mock-model",
-                "-p",
-                "echo hi",
-                "--output-format",
-                format,
-            ])
+        let mut child = agent_command(&sandbox, &mock)
+            .args(["-p", "echo hi", "--output-format", format])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())

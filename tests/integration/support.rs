@@ -247,7 +247,12 @@ pub const TEST_API_KEY: &str = "sk-test-secret-4242";
 
 /// `antler -m mock-model` in `sandbox`, pointed at `mock` through the environment.
 pub fn agent(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> assert_cmd::Command {
-    let mut cmd = sandbox.antler();
+    assert_cmd::Command::from_std(agent_command(sandbox, mock))
+}
+
+/// The same as [`agent`] as a plain `Command`, for tests that need the child.
+pub fn agent_command(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> Command {
+    let mut cmd = sandbox.command();
     cmd.env("OPENAI_BASE_URL", mock.base_url())
         .env("OPENAI_API_KEY", TEST_API_KEY)
         .args(["-m", "mock-model"]);
