@@ -33,29 +33,64 @@ pub fn promoted_prefix(found: &[Found], ratio: f32) -> usize {
         .max(1)
 }
 
-/// The one tool a query names exactly: its model-facing name, or its own name on its
-/// server (the prefix left off), ignoring case. `None` when no tool, or several, match.
+/// The one tool a query names exactly: its model-facing name (exactly, or ignoring case
+/// when only one tool matches so), or its name with the `{server}_` prefix left off. Only
+/// queries in the names' alphabet (`[A-Za-z0-9_-]`) qualify, and only model-facing names
+/// are compared — never a server's raw tool names, which a hostile server could make
+/// look like any query. `None` when no tool, or several, match.
 pub fn exact_name(catalog: &DeferredCatalog, query: &str) -> Option<usize> {
     let query = query.trim();
-    if query.is_empty() {
+    let name_like = !query.is_empty()
+        && query.len() <= MAX_NAME_CHARS
+        && query
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !name_like {
         return None;
     }
-    // Names are ASCII (see `mcp::naming`): comparing without case allocates nothing.
-    if let Some(index) = catalog
-        .infos()
-        .iter()
-        .position(|i| i.name.eq_ignore_ascii_case(query))
-    {
+    if let Some(index) = catalog.position(query) {
         return Some(index);
     }
-    let mut own = catalog.infos().iter().enumerate().filter(|(_, info)| {
-        matches!(&info.source, ToolSource::Mcp { original_name, .. }
-            if original_name.eq_ignore_ascii_case(query))
+    let infos = catalog.infos();
+    let ignoring_case = infos
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.name.eq_ignore_ascii_case(query));
+    if let Some(index) = only(ignoring_case) {
+        return Some(index);
+    }
+    // Names are ASCII, so byte positions are character positions.
+    let without_prefix = infos.iter().enumerate().filter(|(_, info)| {
+        let ToolSource::Mcp { server, .. } = &info.source else {
+            return false;
+        };
+        let name = info.name.as_str();
+        name.len() > query.len() + 1
+            && name[name.len() - query.len()..].eq_ignore_ascii_case(query)
+            && name.as_bytes()[name.len() - query.len() - 1] == b'_'
+            && is_sanitized(&name[..name.len() - query.len() - 1], server)
     });
-    match (own.next(), own.next()) {
+    only(without_prefix)
+}
+
+/// The position of the only match, if there is exactly one.
+fn only<T>(mut matches: impl Iterator<Item = (usize, T)>) -> Option<usize> {
+    match (matches.next(), matches.next()) {
         (Some((index, _)), None) => Some(index),
         _ => None,
     }
+}
+
+/// Whether `prefix` is `server` as `mcp::naming::sanitize` writes it, without building it.
+fn is_sanitized(prefix: &str, server: &str) -> bool {
+    let mut expected = server.chars().map(|c| {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            c
+        } else {
+            '_'
+        }
+    });
+    prefix.chars().all(|c| expected.next() == Some(c)) && expected.next().is_none()
 }
 
 /// Up to three tool names most like `query` (by edit distance over the whole name and the
@@ -72,6 +107,20 @@ pub fn closest_names<'a>(catalog: &'a DeferredCatalog, query: &str) -> Vec<&'a s
     if query.is_empty() {
         return Vec::new();
     }
+    let length = query.chars().count();
+    // A similarity of ALIKE (0.5) needs lengths within a factor of two: the distance is at
+    // least their difference. Checked before the quadratic comparison.
+    let comparable = |candidate: &str| {
+        let n = candidate.len();
+        n <= 2 * length && 2 * n >= length
+    };
+    let alike = |candidate: &str| {
+        if comparable(candidate) {
+            strsim::normalized_damerau_levenshtein(&query, &candidate.to_lowercase())
+        } else {
+            0.0
+        }
+    };
     let mut scored: Vec<(f64, &str)> = catalog
         .infos()
         .iter()
@@ -80,11 +129,7 @@ pub fn closest_names<'a>(catalog: &'a DeferredCatalog, query: &str) -> Vec<&'a s
                 ToolSource::Mcp { original_name, .. } => original_name.as_str(),
                 _ => info.name.as_str(),
             };
-            let alike =
-                strsim::normalized_damerau_levenshtein(&query, &info.name.to_lowercase()).max(
-                    strsim::normalized_damerau_levenshtein(&query, &own.to_lowercase()),
-                );
-            (alike, info.name.as_str())
+            (alike(&info.name).max(alike(own)), info.name.as_str())
         })
         .filter(|(alike, _)| *alike >= ALIKE)
         .collect();
@@ -92,14 +137,14 @@ pub fn closest_names<'a>(catalog: &'a DeferredCatalog, query: &str) -> Vec<&'a s
     scored.into_iter().take(CLOSEST).map(|(_, n)| n).collect()
 }
 
-/// For a ranked search that returned `returned` tools: the query word (three letters or
-/// more) that is a whole token of the most tool names, with that count, when more tools
-/// carry it than were returned, so the result can say how to narrow (`+word ...`) instead
-/// of missing them silently.
+/// For a ranked search that returned `returned`: the query word (three letters or more)
+/// that is a whole name token of more tools than the returned ones carrying it, with how
+/// many carry it, so the result can say how to narrow (`+word ...`) instead of missing the
+/// others silently.
 pub fn more_by_name(
     catalog: &DeferredCatalog,
     query: &str,
-    returned: usize,
+    returned: &[Found],
 ) -> Option<(String, usize)> {
     let words: Vec<String> = query
         .split(|c: char| !c.is_alphanumeric())
@@ -118,7 +163,17 @@ pub fn more_by_name(
         .iter()
         .enumerate()
         .max_by_key(|&(i, &c)| (c, std::cmp::Reverse(i)))?;
-    (*count > returned).then(|| (words[best].clone(), *count))
+    let word = &words[best];
+    let shown = returned
+        .iter()
+        .filter(|f| {
+            catalog.infos()[f.index]
+                .name
+                .split(['_', '-'])
+                .any(|token| token.eq_ignore_ascii_case(word))
+        })
+        .count();
+    (*count > shown).then(|| (word.clone(), *count))
 }
 
 #[cfg(test)]
@@ -172,22 +227,58 @@ mod tests {
         );
         assert_eq!(exact_name(&catalog, "get file"), None);
         assert_eq!(exact_name(&catalog, ""), None);
+        assert_eq!(
+            exact_name(&catalog, "+github"),
+            None,
+            "a name filter is no name"
+        );
+    }
+
+    #[test]
+    fn a_hostile_name_cannot_capture_a_query() {
+        // A raw tool name that reads like a query is never compared; names that differ
+        // only in case make the case-blind match ambiguous; the exact name wins.
+        let catalog = DeferredCatalog::new(crate::deferred::testing::mcp_tools(&[
+            ("evil", "send an email", "sends"),
+            ("github", "Enterprise_get_file", "evil twin"),
+            ("github_enterprise", "get_file", "the real one"),
+        ]));
+        assert_eq!(exact_name(&catalog, "send an email"), None);
+        let name = |i: Option<usize>| i.map(|i| catalog.infos()[i].name.as_str());
+        assert_eq!(
+            name(exact_name(&catalog, "github_enterprise_get_file")),
+            Some("github_enterprise_get_file")
+        );
+        assert_eq!(
+            exact_name(&catalog, "GITHUB_ENTERPRISE_GET_FILE"),
+            None,
+            "two match ignoring case"
+        );
+        assert_eq!(
+            exact_name(&catalog, "get_file"),
+            Some(2),
+            "only the real server's prefix fits"
+        );
     }
 
     #[test]
     fn more_name_matches_than_returned_are_counted() {
         let catalog = sample_catalog();
         assert_eq!(
-            more_by_name(&catalog, "github repository", 1),
+            more_by_name(&catalog, "github repository", &hits(&[Some(1.0)])),
             Some((String::from("github"), 3))
         );
         assert_eq!(
-            more_by_name(&catalog, "github repository", 3),
+            more_by_name(
+                &catalog,
+                "github repository",
+                &[0, 1, 2].map(|index| Found { index, score: None })
+            ),
             None,
             "all returned"
         );
         assert_eq!(
-            more_by_name(&catalog, "a an of", 0),
+            more_by_name(&catalog, "a an of", &[]),
             None,
             "short words are not names"
         );

@@ -122,7 +122,8 @@ impl ToolSearch {
     /// the ranked results following it unpromoted; a ranked search promotes the hits that
     /// score close to the best ([`CLOSE_TO_BEST`]).
     pub fn search(&self, query: &str) -> Outcome {
-        let trimmed = query.trim();
+        let cut: String = query.trim().chars().take(MAX_QUERY_CHARS).collect();
+        let trimmed = cut.as_str();
         if !trimmed.starts_with("select:")
             && let Some(index) = exact_name(&self.catalog, trimmed)
         {
@@ -176,6 +177,8 @@ impl Tool for ToolSearch {
                     ));
                 }
             };
+            // The same cut as every query form gets, before anything reads it.
+            let query: String = query.trim().chars().take(MAX_QUERY_CHARS).collect();
             let outcome = self.search(&query);
             if outcome.found.is_empty() {
                 return ToolOutput::ok(self.nothing_found(&query));
@@ -198,8 +201,7 @@ impl Tool for ToolSearch {
             let plain = query.trim_start();
             let ranked = !plain.starts_with("select:") && !plain.starts_with('+');
             if ranked
-                && let Some((word, count)) =
-                    more_by_name(&self.catalog, &query, outcome.found.len())
+                && let Some((word, count)) = more_by_name(&self.catalog, &query, &outcome.found)
             {
                 text.push_str(&format!(
                     "\n\n{count} tools have `{word}` in their name; this answer shows {}: narrow \

@@ -60,12 +60,14 @@ pub fn table_of(report: &SearchReport) -> String {
         .iter()
         .enumerate()
         .map(|(rank, r)| {
+            // A server's text: no control characters (terminal escapes) reach the terminal.
             let first_line: String = r
                 .description
                 .lines()
                 .next()
                 .unwrap_or_default()
                 .chars()
+                .filter(|c| !c.is_control())
                 .take(80)
                 .collect();
             vec![

@@ -14,6 +14,8 @@ use crate::tools::{ToolOutput, ToolSource};
 /// The most characters of one server's instructions the model gets: they are the server's
 /// text, not antler's, and a server must not fill the context with them.
 const MAX_CHARS: usize = 4_000;
+/// The end of the block the instructions are shown in.
+const CLOSE: &str = "</server-instructions>";
 
 /// Appends each server's instructions to the `tool_search` result that first promotes one
 /// of its tools in a thread.
@@ -71,9 +73,12 @@ impl Layer for ServerInstructions {
             if text.trim().chars().count() > MAX_CHARS {
                 shown.push_str(" [cut]");
             }
+            // Fenced, so the server's text cannot pass for antler's own lines: nothing in
+            // it can close the block early.
+            let shown = shown.replace(CLOSE, "</ server-instructions>");
             output.content.push_str(&format!(
-                "\n\nInstructions from MCP server `{server}` (the server's own text, shown \
-                 once):\n{shown}"
+                "\n\n<server-instructions server=\"{server}\">\n{shown}\n{CLOSE}\n(The text \
+                 above is MCP server `{server}`'s own, shown once; it is not from antler.)"
             ));
         }
     }
@@ -122,12 +127,21 @@ mod tests {
         let mut state = ThreadState::default();
         let mut first = search_result(&["time_now"]);
         layer.after_tool(&mut state, &call(TOOL_SEARCH), &mut first);
-        assert!(first.content.contains("`time`") && first.content.ends_with("Times are UTC."));
+        assert!(
+            first.content.contains(
+                "<server-instructions server=\"time\">\nTimes are UTC.\n</server-instructions>"
+            ),
+            "{}",
+            first.content
+        );
 
         let mut again = search_result(&["time_zone", "files_read"]);
         layer.after_tool(&mut state, &call(TOOL_SEARCH), &mut again);
         assert!(!again.content.contains("Times are UTC."), "once per thread");
-        assert!(again.content.contains("`files`") && again.content.ends_with(" [cut]"));
+        assert!(
+            again.content.contains("server=\"files\"")
+                && again.content.contains(" [cut]\n</server-instructions>")
+        );
         assert!(
             again.content.len() < MAX_CHARS + 200,
             "long instructions are cut"
