@@ -15,6 +15,11 @@ pub fn now_unix() -> i64 {
     }
 }
 
+/// [`now_unix`] for timestamps that cannot be before 1970 (a clock set earlier reads 0).
+pub fn now_secs() -> u64 {
+    u64::try_from(now_unix()).unwrap_or(0)
+}
+
 /// `secs` as a UTC calendar date, `YYYY-MM-DD`, for compact listings.
 pub fn utc_date(secs: i64) -> String {
     let (year, month, day) = civil_from_days(secs.div_euclid(DAY));

@@ -101,6 +101,7 @@ impl ToolFilter {
     }
 
     /// Whether the filter keeps every tool.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.enabled.is_none() && self.disabled.is_none()
     }

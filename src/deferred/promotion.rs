@@ -83,13 +83,7 @@ fn only<T>(mut matches: impl Iterator<Item = (usize, T)>) -> Option<usize> {
 
 /// Whether `prefix` is `server` as `mcp::naming::sanitize` writes it, without building it.
 fn is_sanitized(prefix: &str, server: &str) -> bool {
-    let mut expected = server.chars().map(|c| {
-        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-            c
-        } else {
-            '_'
-        }
-    });
+    let mut expected = server.chars().map(crate::mcp::naming::safe_char);
     prefix.chars().all(|c| expected.next() == Some(c)) && expected.next().is_none()
 }
 

@@ -190,12 +190,11 @@ impl McpManager {
                 names.contains(&s.config().name)
             }
         });
-        let done = futures::future::join_all(chosen.map(|server| async move {
+        let mut all = futures::future::join_all(chosen.map(|server| async move {
             let outcome = server.refresh_manifest().await;
             (server.config().name.clone(), outcome.err())
         }))
         .await;
-        let mut all = done;
         all.append(&mut unknown);
         all
     }

@@ -56,6 +56,7 @@ pub struct Manifest {
 
 impl Manifest {
     /// The manifest as saved, borrowed.
+    #[cfg(test)]
     pub fn view(&self) -> ManifestView<'_> {
         ManifestView {
             format: self.format,
@@ -126,7 +127,7 @@ impl<'a> ManifestView<'a> {
             format: FORMAT,
             entry_hash,
             server,
-            listed_at: u64::try_from(crate::clock::now_unix()).unwrap_or(0),
+            listed_at: crate::clock::now_secs(),
             ttl_ms: connection.ttl_ms,
             protocol_version: &connection.protocol_version,
             server_name: implementation.map_or("", |i| i.name.as_str()),

@@ -15,15 +15,16 @@ const HASH_LEN: usize = 8;
 
 /// Replaces every character outside `[A-Za-z0-9_-]` with `_`.
 pub fn sanitize(raw: &str) -> String {
-    raw.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    raw.chars().map(safe_char).collect()
+}
+
+/// `c` if it may be in a tool name, else `_` (what [`sanitize`] does to each character).
+pub fn safe_char(c: char) -> char {
+    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+        c
+    } else {
+        '_'
+    }
 }
 
 /// The full name before length limits and collisions: `{server}_{tool}` or just `{tool}`,

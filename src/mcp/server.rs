@@ -16,7 +16,8 @@ use super::content::result_text;
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
 use super::manifest::{Manifest, ManifestView};
 pub use super::server_state::StartPlan;
-use super::server_state::{Known, Live, State, now};
+use super::server_state::{Known, Live, State};
+use crate::clock::now_secs as now;
 use crate::config::McpServerConfig;
 use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::ToolOutput;
@@ -40,6 +41,16 @@ pub struct McpServer {
     next_id: AtomicU64,
     /// Grows whenever the tool list held changes (a new connection, a re-list).
     list_version: AtomicU64,
+}
+
+/// What a re-list did.
+enum Relisted {
+    /// Nothing to do (no change announced, backing off, not connected).
+    Skipped,
+    /// Listed; whether the manifest was saved.
+    Listed(Result<(), String>),
+    /// The listing failed or timed out.
+    Failed(String),
 }
 
 impl McpServer {
@@ -236,26 +247,33 @@ impl McpServer {
     /// re-list runs outside the lock and within the start-up timeout; if it fails, the
     /// old list is kept and tried again after [`RELIST_BACKOFF`].
     pub async fn refresh_tools(&self) -> u64 {
-        let version = || self.list_version.load(Ordering::Relaxed);
+        if let Relisted::Listed(Err(err)) = self.relist_if_changed().await {
+            tracing::warn!(server = %self.config.name, "{err}");
+        }
+        self.list_version.load(Ordering::Relaxed)
+    }
+
+    /// The re-list behind [`McpServer::refresh_tools`], with its outcome.
+    async fn relist_if_changed(&self) -> Relisted {
         let (peer, id, generation) = {
             let state = self.state.lock().await;
             let State::Connected(live) = &*state else {
-                return version();
+                return Relisted::Skipped;
             };
             let generation = *self.changes.borrow();
             let waiting = live.relist_after.is_some_and(|at| Instant::now() < at);
             if generation == live.connection.listed_generation || waiting {
-                return version();
+                return Relisted::Skipped;
             }
             (live.connection.service.peer().clone(), live.id, generation)
         };
         let listed = tokio::time::timeout(self.config.startup_timeout, list_all_tools(&peer)).await;
         let mut state = self.state.lock().await;
         let State::Connected(live) = &mut *state else {
-            return version();
+            return Relisted::Skipped;
         };
         if live.id != id {
-            return version();
+            return Relisted::Skipped;
         }
         let failed = match listed {
             Ok(Ok(listing)) => {
@@ -267,12 +285,11 @@ impl McpServer {
                 live.connection.ttl_ms = listing.ttl_ms;
                 live.connection.listed_generation = generation;
                 live.relist_after = None;
-                if self.plan.manifests.is_some()
-                    && let Err(err) = self.save_manifest(&live.connection, false)
-                {
-                    tracing::warn!(server = %self.config.name, "{err}");
-                }
-                return version();
+                let saved = match self.plan.manifests {
+                    Some(_) => self.save_manifest(&live.connection, false).map(drop),
+                    None => Ok(()),
+                };
+                return Relisted::Listed(saved);
             }
             Ok(Err(err)) => format!("re-listing tools failed: {err}"),
             Err(_) => format!(
@@ -282,7 +299,7 @@ impl McpServer {
         };
         tracing::warn!(server = %self.config.name, "{failed}; keeping the old list for {RELIST_BACKOFF:?}");
         live.relist_after = Some(Instant::now() + RELIST_BACKOFF);
-        version()
+        Relisted::Failed(failed)
     }
 
     /// Calls `listed`, the tool as the model was shown it (from a listing or a manifest).
@@ -435,17 +452,14 @@ impl McpServer {
     /// Lists a connected server's tools again now and saves them.
     async fn relist_now(&self) -> Result<(), String> {
         self.changes.send_modify(|generation| *generation += 1);
-        self.refresh_tools().await;
-        let state = self.state.lock().await;
-        let State::Connected(live) = &*state else {
-            return Err(McpError::Stopped.to_string());
-        };
-        if live.relist_after.is_some() {
-            return Err(String::from(
-                "re-listing its tools failed or timed out (see the log)",
-            ));
+        match self.relist_if_changed().await {
+            Relisted::Listed(saved) => saved,
+            Relisted::Failed(reason) => Err(reason),
+            Relisted::Skipped => Err(String::from(
+                "its tools were not listed again: a re-list failed less than 30 s ago, or it \
+                 disconnected (see the log)",
+            )),
         }
-        self.save_manifest(&live.connection, false).map(drop)
     }
 
     async fn mark_broken(&self, id: u64) {

@@ -6,12 +6,6 @@ use std::time::{Duration, Instant};
 
 use super::connect::Connection;
 use super::manifest::{Manifest, ManifestStore};
-use crate::clock::now_unix;
-
-/// Now in unix seconds, as manifests count.
-pub(super) fn now() -> u64 {
-    u64::try_from(now_unix()).unwrap_or(0)
-}
 
 pub(super) enum State {
     Disabled,
