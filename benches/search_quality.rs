@@ -3,8 +3,8 @@
 //! of `shared/bench/README.md` (DeerFlow-style regex, textbook BM25).
 //!
 //! Each file is also reported in two halves (A: 1st, 3rd, … line; B: the others) so a tuning
-//! change can be made looking at A only and checked on B. `SEARCH_MISSES=1` lists the A-half
-//! misses of our method. The promotion rule (`deferred::promotion`) is measured on the dev
+//! change can be made looking at A only and checked on B. `SEARCH_MISSES=ours` (or `model`) lists
+//! the A-half misses of that method. The promotion rule (`deferred::promotion`) is measured on the dev
 //! queries as `tool_search` runs them: tools promoted per ranked search, and how often the
 //! right tool is among them; `PROMOTE_SWEEP=1` prints the same on half A for other ratios
 //! (tune there, check on B). The data directory defaults to `../shared/bench/livemcp` beside the
@@ -19,8 +19,10 @@ use std::sync::Arc;
 
 use antler::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use antler::deferred::promotion::{CLOSE_TO_BEST, promoted_prefix};
-use antler::deferred::search::SearchIndex;
+use antler::deferred::search::{EmbedMode, SearchIndex, SemanticSearch};
 use antler::deferred::{DeferredCatalog, ToolSearch};
+use antler::semantic::cache::EmbeddingCache;
+use antler::semantic::{ModelLocation, ModelSource, SemanticModel};
 use antler::tools::ToolInfo;
 use regex::RegexBuilder;
 use serde_json::Value;
@@ -55,20 +57,39 @@ fn main() {
     );
 
     let ours = SearchIndex::new(&tools);
+    let semantic = semantic_search();
+    let with_model = semantic
+        .clone()
+        .map(|s| SearchIndex::with_semantic(&tools, Some(s)));
     let bm25 = Bm25::new(&tools);
-    let methods: Vec<(&str, Method)> = vec![
-        (
-            "ours",
+    let mut methods: Vec<(&str, Method)> = vec![(
+        "ours",
+        Box::new(|q: &str| {
+            ours.search(q, tools.len(), &|_| true)
+                .iter()
+                .map(|h| h.index)
+                .collect()
+        }),
+    )];
+    if let Some(index) = &with_model {
+        let started = std::time::Instant::now();
+        index.search("warm up: embeds the catalog", 1, &|_| true);
+        println!("model: catalog vectors ready in {:.1?}", started.elapsed());
+        methods.push((
+            "model",
             Box::new(|q: &str| {
-                ours.search(q, tools.len(), &|_| true)
+                index
+                    .search(q, tools.len(), &|_| true)
                     .iter()
                     .map(|h| h.index)
                     .collect()
             }),
-        ),
+        ));
+    }
+    methods.extend::<[(&str, Method); 2]>([
         ("bm25", Box::new(|q: &str| bm25.search(q))),
         ("regex", Box::new(|q: &str| regex_baseline(&tools, q))),
-    ];
+    ]);
 
     let halves = |qs: &[Query], odd: bool| -> Vec<usize> {
         (0..qs.len()).filter(|i| (i % 2 == 1) == odd).collect()
@@ -113,9 +134,17 @@ fn main() {
                 d[2]
             );
         }
-        if *name == "ours" {
+        if *name == "ours" || *name == "model" {
+            let with = if *name == "model" {
+                semantic.clone()
+            } else {
+                None
+            };
             let search = ToolSearch::new(
-                Arc::new(DeferredCatalog::new(catalog_tools(tools.clone()))),
+                Arc::new(DeferredCatalog::with_semantic(
+                    catalog_tools(tools.clone()),
+                    with,
+                )),
                 5,
             );
             println!(
@@ -130,7 +159,7 @@ fn main() {
                 let p = promotion_metrics(&search, &dev, &ids, CLOSE_TO_BEST);
                 println!(
                     "{:<7} {split:<10} {:>5} {:>9.2} {:>15.3} {:>13.3}",
-                    "ours",
+                    name,
                     ids.len(),
                     p[0],
                     p[1],
@@ -147,11 +176,39 @@ fn main() {
                 }
             }
         }
-        if *name == "ours" && std::env::var_os("SEARCH_MISSES").is_some() {
+        if std::env::var_os("SEARCH_MISSES").is_some_and(|m| m == *name) {
             print_misses(&tools, &dev, &dev_ranks, &halves(&dev, false));
             print_misses(&tools, &tasks, &task_ranks, &halves(&tasks, false));
         }
     }
+}
+
+/// The sentence encoder, from `$ANTLER_SEMANTIC_MODEL` or where `.ci/interop-deps`
+/// installs it; tool vectors cached in `target/bench-embeddings.sqlite` (blocking: the
+/// first run embeds the catalog, and says how long that took).
+fn semantic_search() -> Option<SemanticSearch> {
+    let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/minilm"),
+        PathBuf::from,
+    );
+    if !dir.join("model.safetensors").exists() {
+        println!(
+            "no sentence encoder model at {}; `model` skipped",
+            dir.display()
+        );
+        return None;
+    }
+    let location = ModelLocation {
+        dir,
+        source: ModelSource::Environment,
+    };
+    let cache = EmbeddingCache::at(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-embeddings.sqlite"),
+    );
+    Some(SemanticSearch {
+        model: Arc::new(SemanticModel::new(location, Some(cache))),
+        mode: EmbedMode::Blocking(None),
+    })
 }
 
 /// The promotion rule on the dev queries, through `tool_search` (max 5 results): the mean

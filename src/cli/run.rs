@@ -11,6 +11,7 @@ use super::{
 };
 use crate::config::ConfigPaths;
 use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
+use crate::deferred::search::{EmbedMode, Progress, SemanticSearch};
 use crate::deferred::{DeferredCatalog, ToolSearch, token_stats};
 use crate::mcp::McpManager;
 use crate::protocol::ServerState;
@@ -49,6 +50,9 @@ pub async fn run(cli: Cli, startup: super::Startup) -> Exit {
         (_, None) => super::agent::run_prompt(&cli.run, model, &paths, &cwd, &env, trust).await,
         (_, Some(Command::Threads(command))) => super::threads::run(command, &env),
         (_, Some(Command::Trust(args))) => super::trust::run(&args, &paths, &cwd, &env, trust),
+        (_, Some(Command::Models(command))) => {
+            super::models::run(command, &paths, &cwd, &env, trust).await
+        }
         (_, Some(Command::Doctor(args))) => {
             super::doctor::run(&args, model, &paths, &cwd, &env, trust).await
         }
@@ -114,7 +118,9 @@ async fn inspect(
                     listing::servers_table(&shown)
                 }
             }
-            Command::Threads(_) | Command::Doctor(_) | Command::Trust(_) => String::new(),
+            Command::Threads(_) | Command::Doctor(_) | Command::Trust(_) | Command::Models(_) => {
+                String::new()
+            }
         };
         let statuses = mcp.statuses().await;
         mcp.shutdown(SHUTDOWN_GRACE).await;
@@ -166,6 +172,7 @@ async fn search_catalog(
     setup: &Setup,
     mcp: &McpManager,
     file: Option<&Path>,
+    semantic: Option<SemanticSearch>,
 ) -> Result<Arc<DeferredCatalog>, SetupError> {
     let tools = match file {
         Some(path) => catalog_tools(load_catalog_file(path)?),
@@ -181,7 +188,23 @@ async fn search_catalog(
                 .collect()
         }
     };
-    Ok(Arc::new(DeferredCatalog::new(tools)))
+    Ok(Arc::new(DeferredCatalog::with_semantic(tools, semantic)))
+}
+
+/// Prints `embedding tool descriptions: done/total` over itself on a terminal's stderr.
+fn embedding_progress() -> Option<Progress> {
+    use std::io::{IsTerminal, Write};
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(Arc::new(|done: usize, total: usize| {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\rembedding tool descriptions: {done}/{total}");
+        if done == total {
+            let _ = writeln!(err);
+        }
+        let _ = err.flush();
+    }))
 }
 
 /// `Ok(Err(message))` is a usage error in the queries file (exit 2).
@@ -191,7 +214,9 @@ async fn tools_search(
     cwd: &Path,
     args: &ToolsSearchArgs,
 ) -> Result<Result<String, String>, SetupError> {
-    let catalog = search_catalog(setup, mcp, args.catalog.as_deref()).await?;
+    // A batch command: the search waits for tool vectors that are not cached yet.
+    let semantic = setup.semantic_search(EmbedMode::Blocking(embedding_progress()));
+    let catalog = search_catalog(setup, mcp, args.catalog.as_deref(), semantic).await?;
     let limit = args
         .limit
         .map_or(setup.app.value.tool_search.max_results, usize::from);
@@ -223,7 +248,7 @@ async fn tools_stats(
     mcp: &McpManager,
     args: &ToolsStatsArgs,
 ) -> Result<String, SetupError> {
-    let catalog = search_catalog(setup, mcp, args.catalog.as_deref()).await?;
+    let catalog = search_catalog(setup, mcp, args.catalog.as_deref(), None).await?;
     let stats = token_stats(&catalog, setup.app.value.tool_search.max_results)?;
     Ok(if args.json {
         to_json(&stats)

@@ -282,6 +282,30 @@ pub struct ToolSearchConfig {
     /// How many of a server's tools a routing hint promotes (default 3).
     #[serde(deserialize_with = "lenient::scalar")]
     pub auto_promote_top_k: usize,
+    /// The sentence encoder blended into the ranking.
+    pub semantic: SemanticConfig,
+}
+
+/// The sentence encoder of `tool_search`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SemanticConfig {
+    /// Rank with the encoder when its model is installed (default true).
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub enabled: bool,
+    /// The sentence-transformers model directory (relative paths from config.yaml's
+    /// folder); default `$XDG_CACHE_HOME/antler/models/all-MiniLM-L6-v2`, where
+    /// `antler models fetch` installs. `$ANTLER_SEMANTIC_MODEL` overrides it.
+    pub model: Option<std::path::PathBuf>,
+}
+
+impl Default for SemanticConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            model: None,
+        }
+    }
 }
 
 impl Default for ToolSearchConfig {
@@ -292,6 +316,7 @@ impl Default for ToolSearchConfig {
             auto_threshold_percent: 10.0,
             max_promoted: 16,
             auto_promote_top_k: 3,
+            semantic: SemanticConfig::default(),
         }
     }
 }

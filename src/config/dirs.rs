@@ -28,6 +28,15 @@ pub fn config_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
         .map(|dir| dir.join("antler"))
 }
 
+/// Downloaded models: `$XDG_CACHE_HOME/antler` (when absolute), else `~/.cache/antler`.
+pub fn cache_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
+    var(env, "XDG_CACHE_HOME")
+        .filter(|dir| Path::new(dir).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| var(env, "HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .map(|dir| dir.join("antler"))
+}
+
 /// The log: `$XDG_STATE_HOME/antler`, else `~/.local/state/antler`.
 pub fn state_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
     var(env, "XDG_STATE_HOME")

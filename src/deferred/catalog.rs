@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use super::hash::catalog_hash;
-use super::search::{Hit, SearchIndex};
+use super::search::{Hit, SearchIndex, SemanticSearch};
 use crate::tools::{Tool, ToolInfo};
 
 /// One tool a query found.
@@ -35,6 +35,8 @@ pub struct DeferredCatalog {
     /// Built by the first ranked search: it costs tens of milliseconds for a large
     /// catalog, and a run that only selects tools by name never needs it.
     index: OnceLock<SearchIndex>,
+    /// The sentence encoder the index ranks with, if the session has one.
+    semantic: Option<SemanticSearch>,
     /// How many tools have each (lowercase) name token, built when first asked.
     name_tokens: OnceLock<HashMap<String, usize>>,
 }
@@ -52,6 +54,11 @@ impl DeferredCatalog {
     /// Builds the catalog of `tools` (in toolset order, which is the catalog order). A
     /// repeated name keeps its first tool, as toolset assembly does.
     pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
+        Self::with_semantic(tools, None)
+    }
+
+    /// Like [`DeferredCatalog::new`], ranking with the sentence encoder of `semantic` too.
+    pub fn with_semantic(tools: Vec<Arc<dyn Tool>>, semantic: Option<SemanticSearch>) -> Self {
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut unique = Vec::with_capacity(tools.len());
         for tool in tools {
@@ -72,6 +79,7 @@ impl DeferredCatalog {
             by_name,
             hash,
             index: OnceLock::new(),
+            semantic,
             name_tokens: OnceLock::new(),
         }
     }
@@ -105,7 +113,7 @@ impl DeferredCatalog {
     /// the index (concurrent first searches wait for one build).
     pub fn search(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
         self.index
-            .get_or_init(|| SearchIndex::new(&self.infos))
+            .get_or_init(|| SearchIndex::with_semantic(&self.infos, self.semantic.clone()))
             .search(query, limit, keep)
     }
 

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::search::SemanticSearch;
 use super::tokens::schemas_tokens;
 use super::tool_search::{TOOL_SEARCH, ToolSearch};
 use super::{DeferredCatalog, deferred_tools_section};
@@ -69,7 +70,7 @@ pub fn setup_deferred(
     config: &ToolSearchConfig,
     context_window: Option<u32>,
 ) -> Result<DeferredSetup, DeferredError> {
-    setup_deferred_for(toolset, config, context_window, &[])
+    setup_deferred_for(toolset, config, context_window, &[], None)
 }
 
 /// Decides what to defer. Tools of `defer: never` servers are bound and those of
@@ -77,12 +78,13 @@ pub fn setup_deferred(
 /// (`auto`, and servers not in `servers`) follow it: nothing when it is off, all when it is
 /// on, and with `auto` only when their schemas would take more than
 /// `auto_threshold_percent` of `context_window` tokens. Built-in and configured tools are
-/// never deferred.
+/// never deferred. The catalog ranks with the sentence encoder of `semantic`, if any.
 pub fn setup_deferred_for(
     toolset: &Toolset,
     config: &ToolSearchConfig,
     context_window: Option<u32>,
     servers: &[McpServerConfig],
+    semantic: Option<SemanticSearch>,
 ) -> Result<DeferredSetup, DeferredError> {
     let defer_of = |tool: &Arc<dyn Tool>| match &tool.info().source {
         ToolSource::Mcp { server, .. } => servers
@@ -127,7 +129,8 @@ pub fn setup_deferred_for(
     if never > 0 {
         reason.push_str(&format!("; {never} tools of `defer: never` servers bound"));
     }
-    let catalog = (!deferred.is_empty()).then(|| Arc::new(DeferredCatalog::new(deferred)));
+    let catalog = (!deferred.is_empty())
+        .then(|| Arc::new(DeferredCatalog::with_semantic(deferred, semantic)));
     let meant_bound = never + if defer_auto { 0 } else { auto.len() };
     finish(toolset, catalog, config.max_results, reason, meant_bound)
 }
@@ -347,8 +350,14 @@ mod tests {
     #[test]
     fn a_servers_defer_setting_overrides_the_global_decision() {
         let tools = toolset(3);
-        let never = setup_deferred_for(&tools, &config(ToolSearchMode::On), None, &server("never"))
-            .unwrap();
+        let never = setup_deferred_for(
+            &tools,
+            &config(ToolSearchMode::On),
+            None,
+            &server("never"),
+            None,
+        )
+        .unwrap();
         assert!(never.catalog.is_none(), "nothing left to defer");
         assert_eq!(
             never.bound.len(),
@@ -368,6 +377,7 @@ mod tests {
             &config(ToolSearchMode::Off),
             None,
             &server("always"),
+            None,
         )
         .unwrap();
         assert_eq!(always.catalog.as_ref().map(|c| c.len()), Some(3));
@@ -377,9 +387,11 @@ mod tests {
         // `auto` below its threshold binds, but `always` still defers.
         let mut cfg = config(ToolSearchMode::Auto);
         cfg.auto_threshold_percent = 99.0;
-        let auto = setup_deferred_for(&tools, &cfg, Some(1_000_000), &server("auto")).unwrap();
+        let auto =
+            setup_deferred_for(&tools, &cfg, Some(1_000_000), &server("auto"), None).unwrap();
         assert!(auto.catalog.is_none());
-        let always = setup_deferred_for(&tools, &cfg, Some(1_000_000), &server("always")).unwrap();
+        let always =
+            setup_deferred_for(&tools, &cfg, Some(1_000_000), &server("always"), None).unwrap();
         assert_eq!(always.catalog.as_ref().map(|c| c.len()), Some(3));
     }
 }

@@ -520,6 +520,7 @@ fn doctor_checks_everything_and_fails_without_a_model() {
             "config.yaml",
             "mcp: fx",
             "tool search",
+            "sentence encoder",
             "model: mock-model",
             "threads"
         ]

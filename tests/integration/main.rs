@@ -20,6 +20,7 @@ mod mcp_calls;
 mod mock_openai;
 mod mock_server;
 mod security;
+mod semantic;
 mod session;
 mod support;
 mod trust;

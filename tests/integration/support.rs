@@ -61,6 +61,8 @@ impl Sandbox {
             .env("XDG_CONFIG_HOME", self.path().join("xdg-config"))
             .env("XDG_STATE_HOME", self.path().join("xdg-state"))
             .env("XDG_DATA_HOME", self.path().join("xdg-data"))
+            .env("XDG_CACHE_HOME", self.path().join("xdg-cache"))
+            .env_remove("ANTLER_SEMANTIC_MODEL")
             .env("ANTLER_LOG_FILE", self.log_file())
             .env_remove("ANTLER_DATA_DIR")
             .env_remove("ANTLER_MODEL")

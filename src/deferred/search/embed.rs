@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use super::wordpiece::WordPiece;
+use crate::semantic::wordpiece::WordPiece;
 
 /// The int8 table: `AEMB`, rows and dims (u32 LE), one f32 LE scale per row, rows × dims i8.
 static TABLE_BYTES: &[u8] = include_bytes!("../../../assets/embeddings.bin");

@@ -88,7 +88,7 @@ fn positive_hits(scores: &[f32], keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
 }
 
 /// Keeps the best `n` hits, sorted best first, ties by catalog order.
-fn top(hits: &mut Vec<Hit>, n: usize) {
+pub(crate) fn top(hits: &mut Vec<Hit>, n: usize) {
     let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index));
     if n < hits.len() {
         hits.select_nth_unstable_by(n, order);
@@ -115,7 +115,7 @@ fn tool_text(tool: &ToolInfo) -> String {
 }
 
 /// Appends `ident` with camelCase humps and `_`/`-` turned into spaces.
-fn push_words(out: &mut String, ident: &str) {
+pub(crate) fn push_words(out: &mut String, ident: &str) {
     let mut prev = ' ';
     for c in ident.chars() {
         if c == '_' || c == '-' {

@@ -8,16 +8,18 @@
 //! as one (module `pattern`).
 
 mod embed;
+mod encoded;
 mod fuse;
 mod index;
 mod pattern;
 mod query;
 mod rank;
 mod tokenize;
-mod wordpiece;
 
 use crate::tools::ToolInfo;
 
+use encoded::Encoded;
+pub use encoded::{EmbedMode, Progress, SemanticSearch};
 use index::Index;
 use pattern::Haystack;
 use tokenize::Tokenizer;
@@ -47,11 +49,21 @@ pub struct SearchIndex {
     /// Embedding vectors of the tools, fused with the lexical ranking (absent only if the
     /// shipped table is unusable).
     semantic: Option<fuse::Semantic>,
+    /// The sentence encoder, when the session has a model: blended into the ranking once
+    /// the tools' vectors are ready.
+    encoded: Option<Encoded>,
+    tools: usize,
 }
 
 impl SearchIndex {
     /// Indexes `tools`; built once per catalog (not per query).
     pub fn new(tools: &[ToolInfo]) -> Self {
+        Self::with_semantic(tools, None)
+    }
+
+    /// Indexes `tools`, ranking with the sentence encoder of `semantic` too once their
+    /// vectors are ready.
+    pub fn with_semantic(tools: &[ToolInfo], semantic: Option<SemanticSearch>) -> Self {
         let tokenizer = Tokenizer::new();
         Self {
             index: Index::build(tools, &tokenizer),
@@ -59,6 +71,16 @@ impl SearchIndex {
             names: Haystack::new(tools.iter().map(|t| t.name.as_str())),
             descriptions: Haystack::new(tools.iter().map(|t| t.description.as_str())),
             semantic: fuse::Semantic::build(tools),
+            encoded: semantic.map(|s| Encoded::new(tools, s)),
+            tools: tools.len(),
+        }
+    }
+
+    /// Waits for a background embedding of the tools to finish (tests).
+    #[cfg(test)]
+    pub(crate) fn join_background(&self) {
+        if let Some(e) = &self.encoded {
+            e.join_background();
         }
     }
 
@@ -84,6 +106,20 @@ impl SearchIndex {
                 return hits;
             }
         }
+        let Some(encoded) = &self.encoded else {
+            return self.builtin(query, limit, keep);
+        };
+        // The encoder re-ranks every candidate of the built-in ranking.
+        let mut builtin = self.builtin(query, self.tools, keep);
+        if let Some(hits) = encoded.blend(query, &builtin, limit, keep) {
+            return hits;
+        }
+        builtin.truncate(limit);
+        builtin
+    }
+
+    /// The ranking without the sentence encoder: BM25F fused with the static table.
+    fn builtin(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
         let Some(semantic) = &self.semantic else {
             return rank::rank(&self.index, &self.tokenizer, query, limit, keep);
         };

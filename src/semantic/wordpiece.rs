@@ -2,7 +2,8 @@
 //! table exactly as the model that produced it saw text: lower-cased, accents stripped,
 //! split at whitespace and punctuation, CJK characters alone, then each word cut greedily
 //! into the longest vocabulary pieces (`##` marks a continuation). A word that cannot be
-//! cut is one unknown token, which the caller skips.
+//! cut is skipped, or becomes the unknown token when the vocabulary has one set (as the
+//! sentence encoder needs: BERT saw `[UNK]` there).
 
 use std::collections::HashMap;
 
@@ -11,22 +12,46 @@ const MAX_WORD_CHARS: usize = 100;
 
 /// A WordPiece vocabulary: token text to row.
 pub(crate) struct WordPiece {
-    ids: HashMap<&'static str, u32>,
+    ids: HashMap<Box<str>, u32>,
+    /// The row of words that cannot be cut; `None` skips them.
+    unknown: Option<u32>,
 }
 
 impl WordPiece {
     /// Reads a vocabulary with one token per line; line `i` is row `i`.
-    pub fn new(vocab: &'static str) -> Self {
-        let ids = vocab
-            .lines()
-            .enumerate()
-            .map(|(i, t)| (t, u32::try_from(i).unwrap_or(u32::MAX)))
-            .collect();
-        Self { ids }
+    pub fn new(vocab: &str) -> Self {
+        Self::from_tokens(vocab.lines().enumerate().map(|(i, t)| (t, i)))
     }
 
-    /// Appends the rows of `text`'s tokens to `out`, unknown words skipped. Each token comes
-    /// with whether it was a CJK character (the caller may trust those less).
+    /// A vocabulary of `(token, row)` pairs; the first row given for a token wins.
+    pub fn from_tokens<'a>(tokens: impl Iterator<Item = (&'a str, usize)>) -> Self {
+        let mut ids = HashMap::new();
+        for (token, row) in tokens {
+            ids.entry(token.into())
+                .or_insert(u32::try_from(row).unwrap_or(u32::MAX));
+        }
+        Self { ids, unknown: None }
+    }
+
+    /// Words that cannot be cut become `token` (if the vocabulary has it) instead of being
+    /// skipped.
+    pub fn with_unknown(mut self, token: &str) -> Self {
+        self.unknown = self.id(token);
+        self
+    }
+
+    /// The row of `token`.
+    pub fn id(&self, token: &str) -> Option<u32> {
+        self.ids.get(token).copied()
+    }
+
+    /// How many tokens.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Appends the rows of `text`'s tokens to `out`. Each token comes with whether it was a
+    /// CJK character (the caller may trust those less).
     pub fn tokenize(&self, text: &str, out: &mut Vec<(u32, bool)>) {
         let mut word = String::new();
         for c in text.chars() {
@@ -38,7 +63,7 @@ impl WordPiece {
                 word.clear();
                 let mut buf = [0u8; 4];
                 let one = c.encode_utf8(&mut buf);
-                if let Some(&id) = self.ids.get(&*one) {
+                if let Some(id) = self.id(one).or(self.unknown) {
                     out.push((id, is_cjk_char(c)));
                 }
             } else {
@@ -50,9 +75,14 @@ impl WordPiece {
         self.word(&word, out);
     }
 
-    /// Greedy longest-match of one lower-cased word; nothing if some part has no piece.
+    /// Greedy longest-match of one lower-cased word; if some part has no piece, the unknown
+    /// token or nothing.
     fn word(&self, word: &str, out: &mut Vec<(u32, bool)>) {
-        if word.is_empty() || word.chars().count() > MAX_WORD_CHARS {
+        if word.is_empty() {
+            return;
+        }
+        if word.chars().count() > MAX_WORD_CHARS {
+            out.extend(self.unknown.map(|id| (id, false)));
             return;
         }
         let mark = out.len();
@@ -81,6 +111,7 @@ impl WordPiece {
                 }
                 None => {
                     out.truncate(mark);
+                    out.extend(self.unknown.map(|id| (id, false)));
                     return;
                 }
             }
@@ -172,5 +203,15 @@ mod tests {
         assert_eq!(ids("the unxyz run"), [1, 5]);
         assert_eq!(ids("Café"), [10]);
         assert_eq!(ids(&"a".repeat(200)), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn unknown_token_stands_for_uncuttable_words_when_set() {
+        let wp = WordPiece::new(VOCAB).with_unknown("[UNK]");
+        let mut out = Vec::new();
+        wp.tokenize("the unxyz ☃ run", &mut out);
+        let ids: Vec<u32> = out.iter().map(|&(id, _)| id).collect();
+        assert_eq!(ids, [1, 0, 0, 5]);
+        assert_eq!(WordPiece::new(VOCAB).with_unknown("[NOPE]").unknown, None);
     }
 }

@@ -1,0 +1,350 @@
+//! Ranking with the sentence encoder (`crate::semantic`): each tool's text is embedded once
+//! (from the cache, or computed), the query at each search, and the cosine blended into
+//! the built-in score. Until a catalog's vectors are ready, search uses the built-in
+//! ranking alone; a catalog whose vectors are all cached is ready at its first search.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread::JoinHandle;
+
+use super::Hit;
+use super::fuse::top;
+use super::index::{SCHEMA_DEPTH, collect_schema};
+use crate::semantic::{Encoder, SemanticModel};
+use crate::tools::ToolInfo;
+
+/// Weight of the encoder's normalised similarity next to the normalised built-in score
+/// (tuned on half A of the dev queries).
+const ALPHA: f32 = 0.5;
+/// How many of the most similar tools get a semantic score (min-max normalised over them).
+const SEMANTIC_DEPTH: usize = 100;
+/// A tool found by the encoder alone must be at least this similar to the query: below it
+/// the "closest" tools of a nonsense query are noise, not hits.
+const MIN_COSINE: f32 = 0.2;
+
+/// Progress of embedding a catalog: `(done, total)`.
+pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
+
+/// How a catalog whose tools are not all cached gets its vectors.
+#[derive(Clone)]
+pub enum EmbedMode {
+    /// On a background thread, ranking without the encoder until they are ready: for
+    /// sessions, where a search must not wait seconds.
+    Background,
+    /// At the first search, which waits: for batch commands (`tools search`).
+    Blocking(Option<Progress>),
+}
+
+/// The encoder and how it is used, for one catalog.
+#[derive(Clone)]
+pub struct SemanticSearch {
+    /// The session's model.
+    pub model: Arc<SemanticModel>,
+    /// When tool vectors are computed.
+    pub mode: EmbedMode,
+}
+
+/// One unit vector per tool, row-major.
+struct Vectors {
+    encoder: Arc<Encoder>,
+    rows: Vec<f32>,
+}
+
+impl Vectors {
+    fn from(encoder: Arc<Encoder>, vectors: Vec<Option<Vec<f32>>>) -> Self {
+        let dims = encoder.dims();
+        let mut rows = Vec::with_capacity(vectors.len() * dims);
+        for v in vectors {
+            match v {
+                Some(v) if v.len() == dims => rows.extend(v),
+                _ => rows.extend(std::iter::repeat_n(0.0, dims)),
+            }
+        }
+        Self { encoder, rows }
+    }
+
+    fn cosines(&self, query: &[f32]) -> Vec<f32> {
+        self.rows
+            .chunks_exact(query.len().max(1))
+            .map(|row| row.iter().zip(query).map(|(a, b)| a * b).sum())
+            .collect()
+    }
+}
+
+/// The encoder side of one catalog's index.
+pub(crate) struct Encoded {
+    search: SemanticSearch,
+    texts: Arc<Vec<String>>,
+    vectors: Arc<OnceLock<Vectors>>,
+    started: AtomicBool,
+    background: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Encoded {
+    pub fn new(tools: &[ToolInfo], search: SemanticSearch) -> Self {
+        Self {
+            search,
+            texts: Arc::new(tools.iter().map(tool_text).collect()),
+            vectors: Arc::new(OnceLock::new()),
+            started: AtomicBool::new(false),
+            background: Mutex::new(None),
+        }
+    }
+
+    /// The tool vectors if they are ready; the first call starts getting them.
+    fn ready(&self) -> Option<&Vectors> {
+        if let Some(v) = self.vectors.get() {
+            return Some(v);
+        }
+        if self.started.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        let encoder = self.search.model.encoder().ok()?;
+        let mut vectors = self.search.model.cached(&encoder, &self.texts);
+        if vectors.iter().all(Option::is_some) {
+            return Some(self.vectors.get_or_init(|| Vectors::from(encoder, vectors)));
+        }
+        match &self.search.mode {
+            EmbedMode::Blocking(progress) => {
+                let report = |done, total| {
+                    if let Some(p) = progress {
+                        p(done, total);
+                    }
+                };
+                self.search.model.embed_missing(
+                    &encoder,
+                    &self.texts,
+                    &mut vectors,
+                    &report,
+                    &|| false,
+                );
+                Some(self.vectors.get_or_init(|| Vectors::from(encoder, vectors)))
+            }
+            EmbedMode::Background => {
+                let (model, texts) = (Arc::clone(&self.search.model), Arc::clone(&self.texts));
+                let cell: Weak<OnceLock<Vectors>> = Arc::downgrade(&self.vectors);
+                let job = std::thread::Builder::new()
+                    .name("antler-embed".into())
+                    .spawn(move || {
+                        // Stops once the catalog is gone (replaced by a newer one).
+                        let gone = || cell.strong_count() == 0;
+                        if model.embed_missing(&encoder, &texts, &mut vectors, &|_, _| {}, &gone)
+                            && let Some(cell) = cell.upgrade()
+                        {
+                            let _ = cell.set(Vectors::from(encoder, vectors));
+                        }
+                    });
+                match job {
+                    Ok(job) => {
+                        if let Ok(mut slot) = self.background.lock() {
+                            *slot = Some(job);
+                        }
+                    }
+                    Err(err) => tracing::warn!("cannot start embedding tools: {err}"),
+                }
+                None
+            }
+        }
+    }
+
+    /// Waits for a background embedding to finish (tests).
+    #[cfg(test)]
+    pub fn join_background(&self) {
+        let job = self.background.lock().ok().and_then(|mut j| j.take());
+        if let Some(job) = job {
+            let _ = job.join();
+        }
+    }
+
+    /// Blends the built-in ranking `builtin` (all its candidates, best first) with the
+    /// encoder's similarity; `None` when the encoder is not ready, so the caller keeps the
+    /// built-in ranking. The built-in score is divided by its best, the cosine min-max
+    /// normalised over the encoder's top [`SEMANTIC_DEPTH`]; tools only the encoder finds
+    /// count too, when similar enough.
+    pub fn blend(
+        &self,
+        query: &str,
+        builtin: &[Hit],
+        limit: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Option<Vec<Hit>> {
+        let vectors = self.ready()?;
+        let embedding = vectors.encoder.embed(query)?;
+        let cosines = vectors.cosines(&embedding.vector);
+        let mut semantic: Vec<Hit> = cosines
+            .iter()
+            .enumerate()
+            .filter(|&(i, &c)| c >= MIN_COSINE && keep(i))
+            .map(|(index, &score)| Hit { index, score })
+            .collect();
+        top(&mut semantic, SEMANTIC_DEPTH);
+        let mut scores = vec![0f32; cosines.len()];
+        let best = builtin
+            .first()
+            .map_or(1.0, |h| h.score)
+            .max(f32::MIN_POSITIVE);
+        for hit in builtin {
+            if let Some(s) = scores.get_mut(hit.index) {
+                *s += hit.score / best;
+            }
+        }
+        if let (Some(max), Some(min)) = (semantic.first(), semantic.last()) {
+            let span = max.score - min.score;
+            let weight = ALPHA * embedding.trust;
+            for hit in &semantic {
+                let normalised = if span > f32::EPSILON {
+                    (hit.score - min.score) / span
+                } else {
+                    1.0
+                };
+                scores[hit.index] += weight * normalised;
+            }
+        }
+        let mut hits: Vec<Hit> = scores
+            .iter()
+            .enumerate()
+            .filter(|&(i, &s)| s > 0.0 && keep(i))
+            .map(|(index, &score)| Hit { index, score })
+            .collect();
+        top(&mut hits, limit);
+        Some(hits)
+    }
+}
+
+/// The text a tool is embedded from: its name as words, its description, and its
+/// parameters' names and descriptions.
+pub(crate) fn tool_text(tool: &ToolInfo) -> String {
+    let mut text = String::new();
+    super::fuse::push_words(&mut text, &tool.name);
+    text.push_str(". ");
+    text.push_str(&tool.description);
+    let (mut names, mut notes) = (String::new(), String::new());
+    collect_schema(&tool.parameters, SCHEMA_DEPTH, &mut names, &mut notes);
+    if !names.is_empty() {
+        text.push_str(". Parameters: ");
+        super::fuse::push_words(&mut text, names.trim_end());
+        text.push_str(". ");
+        text.push_str(&notes.replace('\n', " "));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, json};
+
+    use super::super::SearchIndex;
+    use super::*;
+    use crate::semantic::cache::EmbeddingCache;
+    use crate::semantic::testing::model_dir;
+    use crate::semantic::{ModelLocation, ModelSource};
+    use crate::tools::ToolSource;
+
+    fn tool(server: &str, name: &str, description: &str) -> ToolInfo {
+        ToolInfo {
+            name: format!("{server}_{name}"),
+            description: description.into(),
+            parameters: json!({"type": "object", "properties": {
+                "city": {"type": "string", "description": "Where"}}}),
+            source: ToolSource::Mcp {
+                server: server.into(),
+                original_name: name.into(),
+            },
+            metadata: Map::new(),
+            parallel: false,
+        }
+    }
+
+    fn catalog() -> Vec<ToolInfo> {
+        vec![
+            tool("notes", "create_note", "Write a new note."),
+            tool("weather", "get_forecast", "Weather forecast for a city."),
+            tool("shop", "list_orders", "The customer's past orders."),
+        ]
+    }
+
+    fn model(cache: Option<EmbeddingCache>) -> Arc<SemanticModel> {
+        let location = ModelLocation {
+            dir: model_dir(),
+            source: ModelSource::Environment,
+        };
+        Arc::new(SemanticModel::new(location, cache))
+    }
+
+    fn names(index: &SearchIndex, tools: &[ToolInfo], query: &str) -> Vec<String> {
+        index
+            .search(query, 3, &|_| true)
+            .iter()
+            .map(|h| tools[h.index].name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn the_encoder_finds_what_shares_no_word_with_the_query() {
+        let tools = catalog();
+        let plain = SearchIndex::new(&tools);
+        let query = "will it rain in Paris tomorrow";
+        assert!(names(&plain, &tools, query).is_empty(), "no word is shared");
+        let semantic = SemanticSearch {
+            model: model(None),
+            mode: EmbedMode::Blocking(None),
+        };
+        let index = SearchIndex::with_semantic(&tools, Some(semantic));
+        assert_eq!(names(&index, &tools, query)[0], "weather_get_forecast");
+        // Nonsense is not similar enough to anything.
+        assert!(names(&index, &tools, "zzqx vvk").is_empty());
+        // Lexical evidence still leads.
+        assert_eq!(names(&index, &tools, "orders")[0], "shop_list_orders");
+    }
+
+    #[test]
+    fn background_embedding_ranks_without_the_encoder_until_ready_then_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = EmbeddingCache::at(dir.path().join("embeddings.sqlite"));
+        let tools = catalog();
+        let search = SemanticSearch {
+            model: model(Some(cache.clone())),
+            mode: EmbedMode::Background,
+        };
+        let index = SearchIndex::with_semantic(&tools, Some(search.clone()));
+        let query = "will it rain in Paris tomorrow";
+        assert!(
+            names(&index, &tools, query).is_empty(),
+            "the fallback ranks"
+        );
+        index.join_background();
+        assert_eq!(names(&index, &tools, query)[0], "weather_get_forecast");
+        // Saved: a new catalog of the same tools is ready at its first search.
+        let again = SearchIndex::with_semantic(&tools, Some(search));
+        assert_eq!(names(&again, &tools, query)[0], "weather_get_forecast");
+    }
+
+    #[test]
+    fn a_missing_model_falls_back_to_the_builtin_ranking() {
+        let tools = catalog();
+        let location = ModelLocation {
+            dir: std::path::PathBuf::from("/nonexistent/model"),
+            source: ModelSource::Config,
+        };
+        let model = Arc::new(SemanticModel::new(location, None));
+        assert!(model.encoder().unwrap_err().contains("config.json"));
+        let semantic = SemanticSearch {
+            model,
+            mode: EmbedMode::Blocking(None),
+        };
+        let index = SearchIndex::with_semantic(&tools, Some(semantic));
+        let plain = SearchIndex::new(&tools);
+        for q in ["forecast", "orders note", "will it rain"] {
+            assert_eq!(names(&index, &tools, q), names(&plain, &tools, q));
+        }
+    }
+
+    #[test]
+    fn tool_text_has_name_words_description_and_parameters() {
+        let text = tool_text(&tool("weather", "getForecast", "Forecast."));
+        assert_eq!(
+            text,
+            "weather get Forecast. Forecast.. Parameters: city. Where "
+        );
+    }
+}

@@ -1,0 +1,332 @@
+//! The BERT encoder's forward pass, as sentence-transformers runs all-MiniLM-L6-v2: token,
+//! position and segment embeddings, then post-norm transformer layers (self-attention and a
+//! GELU feed-forward block), then the mean of the token states, normalised. One sequence at
+//! a time and no padding, so there is no attention mask; matrix products go through
+//! `ndarray` (matrixmultiply's SIMD kernels, picked at run time).
+
+use ndarray::{Array1, Array2, ArrayView2, Axis, Slice, concatenate};
+use safetensors::{Dtype, SafeTensors};
+
+use super::error::ModelError;
+
+/// The shape of a BERT model, from its `config.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BertShape {
+    pub hidden: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub intermediate: usize,
+    pub max_positions: usize,
+    pub vocab_size: usize,
+    pub layer_norm_eps: f32,
+}
+
+/// `y = x W + b`, with `W` stored input-major so a row of `x` times `W` is one product.
+struct Linear {
+    weight: Array2<f32>,
+    bias: Array1<f32>,
+}
+
+impl Linear {
+    fn apply(&self, x: &ArrayView2<f32>) -> Array2<f32> {
+        let mut y = x.dot(&self.weight);
+        y += &self.bias;
+        y
+    }
+}
+
+struct LayerNorm {
+    gain: Array1<f32>,
+    bias: Array1<f32>,
+    eps: f32,
+}
+
+impl LayerNorm {
+    fn apply(&self, x: &mut Array2<f32>) {
+        for mut row in x.rows_mut() {
+            let n = row.len() as f32;
+            let mean = row.sum() / n;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+            let inv = 1.0 / (var + self.eps).sqrt();
+            for ((v, g), b) in row.iter_mut().zip(&self.gain).zip(&self.bias) {
+                *v = (*v - mean) * inv * g + b;
+            }
+        }
+    }
+}
+
+struct Layer {
+    /// Query, key and value projections side by side (`hidden` → `3 × hidden`).
+    qkv: Linear,
+    attention_out: Linear,
+    attention_norm: LayerNorm,
+    up: Linear,
+    down: Linear,
+    output_norm: LayerNorm,
+}
+
+/// A loaded BERT encoder.
+pub(crate) struct Bert {
+    word: Array2<f32>,
+    position: Array2<f32>,
+    segment: Array1<f32>,
+    embedding_norm: LayerNorm,
+    layers: Vec<Layer>,
+    heads: usize,
+}
+
+impl Bert {
+    /// Takes the weights of `shape` out of `tensors` (names as Hugging Face's `BertModel`
+    /// saves them, with or without a `bert.` prefix), checking every shape.
+    pub fn load(tensors: &SafeTensors<'_>, shape: &BertShape) -> Result<Self, ModelError> {
+        if shape.heads == 0 || !shape.hidden.is_multiple_of(shape.heads) {
+            return Err(ModelError::Shape(format!(
+                "hidden_size {} is not a multiple of num_attention_heads {}",
+                shape.hidden, shape.heads
+            )));
+        }
+        let w = Weights {
+            tensors,
+            prefix: if tensors.names().iter().any(|n| n.starts_with("bert.")) {
+                "bert."
+            } else {
+                ""
+            },
+        };
+        let (h, i) = (shape.hidden, shape.intermediate);
+        let norm = |name: &str| -> Result<LayerNorm, ModelError> {
+            Ok(LayerNorm {
+                gain: w.vector(&format!("{name}.weight"), h)?,
+                bias: w.vector(&format!("{name}.bias"), h)?,
+                eps: shape.layer_norm_eps,
+            })
+        };
+        let mut layers = Vec::with_capacity(shape.layers);
+        for l in 0..shape.layers {
+            let p = format!("encoder.layer.{l}");
+            let (q, k, v) = (
+                w.linear(&format!("{p}.attention.self.query"), h, h)?,
+                w.linear(&format!("{p}.attention.self.key"), h, h)?,
+                w.linear(&format!("{p}.attention.self.value"), h, h)?,
+            );
+            let joined = |a: &Array2<f32>, b: &Array2<f32>, c: &Array2<f32>, axis| {
+                concatenate(axis, &[a.view(), b.view(), c.view()])
+                    .map_err(|e| ModelError::Shape(format!("{p}: {e}")))
+            };
+            let qkv = Linear {
+                weight: joined(&q.weight, &k.weight, &v.weight, Axis(1))?,
+                bias: concatenate(Axis(0), &[q.bias.view(), k.bias.view(), v.bias.view()])
+                    .map_err(|e| ModelError::Shape(format!("{p}: {e}")))?,
+            };
+            layers.push(Layer {
+                qkv,
+                attention_out: w.linear(&format!("{p}.attention.output.dense"), h, h)?,
+                attention_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
+                up: w.linear(&format!("{p}.intermediate.dense"), h, i)?,
+                down: w.linear(&format!("{p}.output.dense"), i, h)?,
+                output_norm: norm(&format!("{p}.output.LayerNorm"))?,
+            });
+        }
+        let segments = w.matrix("embeddings.token_type_embeddings.weight", None, h)?;
+        Ok(Self {
+            word: w.matrix(
+                "embeddings.word_embeddings.weight",
+                Some(shape.vocab_size),
+                h,
+            )?,
+            position: w.matrix(
+                "embeddings.position_embeddings.weight",
+                Some(shape.max_positions),
+                h,
+            )?,
+            segment: segments.row(0).to_owned(),
+            embedding_norm: norm("embeddings.LayerNorm")?,
+            layers,
+            heads: shape.heads,
+        })
+    }
+
+    /// How many positions the model has, so the longest sequence it can encode.
+    pub fn max_positions(&self) -> usize {
+        self.position.nrows()
+    }
+
+    /// How many rows the word embedding has: token ids must be below it.
+    pub fn vocab_rows(&self) -> usize {
+        self.word.nrows()
+    }
+
+    /// The unit-length mean of the last layer's token states for `ids` (which the caller
+    /// keeps within [`Self::max_positions`] and [`Self::vocab_rows`]); `None` for no tokens.
+    pub fn embed(&self, ids: &[u32]) -> Option<Vec<f32>> {
+        let n = ids.len().min(self.max_positions());
+        if n == 0 {
+            return None;
+        }
+        let hidden = self.word.ncols();
+        let mut x = Array2::<f32>::zeros((n, hidden));
+        for (t, (mut row, &id)) in x.rows_mut().into_iter().zip(ids).enumerate() {
+            let word = self
+                .word
+                .row(usize::try_from(id).ok()?.min(self.vocab_rows() - 1));
+            row.assign(&word);
+            row += &self.position.row(t);
+            row += &self.segment;
+        }
+        self.embedding_norm.apply(&mut x);
+        for layer in &self.layers {
+            x = self.layer(layer, x);
+        }
+        let mut mean = x.mean_axis(Axis(0))?.to_vec();
+        let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt();
+        if norm <= f32::EPSILON || !norm.is_finite() {
+            return None;
+        }
+        mean.iter_mut().for_each(|v| *v /= norm);
+        Some(mean)
+    }
+
+    fn layer(&self, layer: &Layer, x: Array2<f32>) -> Array2<f32> {
+        let (n, hidden) = x.dim();
+        let d = hidden / self.heads;
+        let qkv = layer.qkv.apply(&x.view());
+        let scale = 1.0 / (d as f32).sqrt();
+        let mut context = Array2::<f32>::zeros((n, hidden));
+        for head in 0..self.heads {
+            let at = head * d;
+            let columns = |from: usize| qkv.slice_axis(Axis(1), Slice::from(from..from + d));
+            let (q, k, v) = (columns(at), columns(hidden + at), columns(2 * hidden + at));
+            let mut scores = q.dot(&k.t());
+            for mut row in scores.rows_mut() {
+                let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+                let mut sum = 0.0;
+                row.mapv_inplace(|v| {
+                    let e = ((v - max) * scale).exp();
+                    sum += e;
+                    e
+                });
+                row /= sum;
+            }
+            context
+                .slice_axis_mut(Axis(1), Slice::from(at..at + d))
+                .assign(&scores.dot(&v));
+        }
+        let mut attended = layer.attention_out.apply(&context.view());
+        attended += &x;
+        layer.attention_norm.apply(&mut attended);
+        let mut up = layer.up.apply(&attended.view());
+        up.mapv_inplace(gelu);
+        let mut out = layer.down.apply(&up.view());
+        out += &attended;
+        layer.output_norm.apply(&mut out);
+        out
+    }
+}
+
+/// BERT's exact GELU, `x Φ(x)`.
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// The error function (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7, under
+/// f32's resolution at the values GELU cares about).
+fn erf(x: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
+    let y = 1.0 - poly * (-x * x).exp();
+    y.copysign(x)
+}
+
+/// Reads checked tensors out of a safetensors file.
+struct Weights<'a, 'b> {
+    tensors: &'a SafeTensors<'b>,
+    prefix: &'static str,
+}
+
+impl Weights<'_, '_> {
+    /// The f32 tensor `name` with exactly `shape`.
+    fn floats(
+        &self,
+        name: &str,
+        shape: &[Option<usize>],
+    ) -> Result<(Vec<f32>, Vec<usize>), ModelError> {
+        let full = format!("{}{name}", self.prefix);
+        let view = self
+            .tensors
+            .tensor(&full)
+            .map_err(|_| ModelError::Tensor(format!("`{full}` is missing")))?;
+        if view.dtype() != Dtype::F32 {
+            return Err(ModelError::Tensor(format!(
+                "`{full}` is {:?}; only F32 weights are supported",
+                view.dtype()
+            )));
+        }
+        let got = view.shape();
+        let fits = got.len() == shape.len()
+            && got
+                .iter()
+                .zip(shape)
+                .all(|(g, want)| want.is_none_or(|w| *g == w));
+        if !fits {
+            return Err(ModelError::Tensor(format!(
+                "`{full}` has shape {got:?}, expected {}",
+                shape
+                    .iter()
+                    .map(|d| d.map_or("any".to_owned(), |d| d.to_string()))
+                    .collect::<Vec<_>>()
+                    .join(" × ")
+            )));
+        }
+        let data = view
+            .data()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Ok((data, got.to_vec()))
+    }
+
+    fn vector(&self, name: &str, len: usize) -> Result<Array1<f32>, ModelError> {
+        Ok(Array1::from_vec(self.floats(name, &[Some(len)])?.0))
+    }
+
+    /// A `rows × cols` matrix (`rows` of any size when `None`).
+    fn matrix(
+        &self,
+        name: &str,
+        rows: Option<usize>,
+        cols: usize,
+    ) -> Result<Array2<f32>, ModelError> {
+        let (data, shape) = self.floats(name, &[rows, Some(cols)])?;
+        Array2::from_shape_vec((shape[0], shape[1]), data)
+            .map_err(|e| ModelError::Tensor(format!("`{name}`: {e}")))
+    }
+
+    /// A linear layer `input` → `output`, stored by PyTorch as `[output, input]`.
+    fn linear(&self, name: &str, input: usize, output: usize) -> Result<Linear, ModelError> {
+        let weight = self.matrix(&format!("{name}.weight"), Some(output), input)?;
+        Ok(Linear {
+            weight: weight.t().as_standard_layout().into_owned(),
+            bias: self.vector(&format!("{name}.bias"), output)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+        ] {
+            assert!((erf(x) - want).abs() < 1e-6, "erf({x}) = {}", erf(x));
+        }
+        assert!((gelu(1.0) - 0.841_344_7).abs() < 1e-6);
+    }
+}

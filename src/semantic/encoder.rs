@@ -1,0 +1,422 @@
+//! A sentence-transformers model directory, loaded: its tokenizer and BERT weights, and an
+//! identity (the SHA-256 of the files that decide its vectors) that keys cached embeddings.
+
+use std::io::Read;
+use std::path::Path;
+
+use safetensors::SafeTensors;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::bert::{Bert, BertShape};
+use super::error::ModelError;
+use super::wordpiece::WordPiece;
+use crate::tools::sandbox::files::{OpenError, open_read};
+
+/// The files a model directory needs (the vocabulary may come from `tokenizer.json`).
+pub const CONFIG_FILE: &str = "config.json";
+/// The WordPiece vocabulary, one token per line.
+pub const VOCAB_FILE: &str = "vocab.txt";
+/// Hugging Face's tokenizer file, read for its vocabulary when `vocab.txt` is absent.
+pub const TOKENIZER_FILE: &str = "tokenizer.json";
+/// The weights.
+pub const WEIGHTS_FILE: &str = "model.safetensors";
+
+/// Size limits: far above all-MiniLM-L6-v2 (90 MB of weights), far below what would
+/// exhaust memory by accident.
+const MAX_WEIGHTS_BYTES: u64 = 1 << 30;
+const MAX_TEXT_BYTES: u64 = 64 << 20;
+/// sentence-transformers' default sequence length for this model family.
+const DEFAULT_MAX_TOKENS: usize = 256;
+
+/// A text's embedding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embedding {
+    /// Unit length.
+    pub vector: Vec<f32>,
+    /// The share of the text's tokens that are not CJK characters, which the
+    /// English-trained model barely knows: how far to trust the vector, in 0..=1.
+    pub trust: f32,
+}
+
+/// A loaded sentence encoder.
+pub struct Encoder {
+    bert: Bert,
+    wordpiece: WordPiece,
+    cls: u32,
+    sep: u32,
+    max_tokens: usize,
+    id: String,
+    dims: usize,
+}
+
+impl std::fmt::Debug for Encoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoder")
+            .field("id", &self.id)
+            .field("dims", &self.dims)
+            .finish()
+    }
+}
+
+#[derive(Deserialize)]
+struct BertConfig {
+    #[serde(default)]
+    model_type: Option<String>,
+    hidden_size: usize,
+    num_hidden_layers: usize,
+    num_attention_heads: usize,
+    intermediate_size: usize,
+    max_position_embeddings: usize,
+    vocab_size: usize,
+    #[serde(default = "default_eps")]
+    layer_norm_eps: f32,
+    #[serde(default = "default_act")]
+    hidden_act: String,
+    #[serde(default)]
+    position_embedding_type: Option<String>,
+}
+
+fn default_eps() -> f32 {
+    1e-12
+}
+
+fn default_act() -> String {
+    "gelu".into()
+}
+
+#[derive(Deserialize)]
+struct SentenceConfig {
+    #[serde(default)]
+    max_seq_length: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct PoolingConfig {
+    #[serde(default)]
+    pooling_mode_mean_tokens: bool,
+}
+
+impl Encoder {
+    /// Loads the model in `dir`, checking every file it reads.
+    pub fn load(dir: &Path) -> Result<Self, ModelError> {
+        let config_bytes = read(&dir.join(CONFIG_FILE), MAX_TEXT_BYTES)?;
+        let config: BertConfig = json(&dir.join(CONFIG_FILE), &config_bytes)?;
+        let shape = check_config(&config)?;
+        let (vocab_bytes, wordpiece) = vocabulary(dir)?;
+        if wordpiece.len() > shape.vocab_size {
+            return Err(ModelError::Shape(format!(
+                "the vocabulary has {} tokens but vocab_size is {}",
+                wordpiece.len(),
+                shape.vocab_size
+            )));
+        }
+        let special = |t: &str| {
+            wordpiece
+                .id(t)
+                .ok_or_else(|| ModelError::Shape(format!("the vocabulary has no `{t}` token")))
+        };
+        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        let wordpiece = wordpiece.with_unknown("[UNK]");
+        let max_tokens = optional_json::<SentenceConfig>(&dir.join("sentence_bert_config.json"))?
+            .and_then(|c| c.max_seq_length)
+            .unwrap_or(DEFAULT_MAX_TOKENS)
+            .min(shape.max_positions);
+        if let Some(pooling) = optional_json::<PoolingConfig>(&dir.join("1_Pooling/config.json"))?
+            && !pooling.pooling_mode_mean_tokens
+        {
+            return Err(ModelError::Shape(
+                "1_Pooling/config.json asks for a pooling other than the mean of the tokens".into(),
+            ));
+        }
+        let weights_path = dir.join(WEIGHTS_FILE);
+        let weights = read(&weights_path, MAX_WEIGHTS_BYTES)?;
+        let tensors = SafeTensors::deserialize(&weights).map_err(|e| ModelError::Safetensors {
+            path: weights_path.clone(),
+            message: e.to_string(),
+        })?;
+        let bert = Bert::load(&tensors, &shape)?;
+        let mut id = Sha256::new();
+        for part in [&config_bytes, &vocab_bytes, &weights] {
+            id.update((part.len() as u64).to_le_bytes());
+            id.update(part);
+        }
+        Ok(Self {
+            bert,
+            wordpiece,
+            cls,
+            sep,
+            max_tokens: max_tokens.max(2),
+            id: crate::config::hex(&id.finalize()),
+            dims: shape.hidden,
+        })
+    }
+
+    /// The model's identity: equal ids give equal vectors for equal texts.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The vectors' dimension.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The unit-length embedding of `text` (cut to the model's sequence length, as
+    /// sentence-transformers does); `None` for a text with no tokens.
+    pub fn embed(&self, text: &str) -> Option<Embedding> {
+        let mut tokens = Vec::new();
+        self.wordpiece.tokenize(text, &mut tokens);
+        if tokens.is_empty() {
+            return None;
+        }
+        let body = self.max_tokens - 2;
+        let mut ids = Vec::with_capacity(tokens.len().min(body) + 2);
+        ids.push(self.cls);
+        ids.extend(tokens.iter().take(body).map(|&(id, _)| id));
+        ids.push(self.sep);
+        let kept = &tokens[..tokens.len().min(body)];
+        let cjk = kept.iter().filter(|&&(_, is_cjk)| is_cjk).count();
+        Some(Embedding {
+            vector: self.bert.embed(&ids)?,
+            trust: 1.0 - cjk as f32 / kept.len() as f32,
+        })
+    }
+}
+
+fn check_config(c: &BertConfig) -> Result<BertShape, ModelError> {
+    if let Some(kind) = &c.model_type
+        && kind != "bert"
+    {
+        return Err(ModelError::Shape(format!(
+            "model_type is `{kind}`; only `bert` models are supported"
+        )));
+    }
+    if c.hidden_act != "gelu" {
+        return Err(ModelError::Shape(format!(
+            "hidden_act is `{}`; only `gelu` is supported",
+            c.hidden_act
+        )));
+    }
+    if let Some(kind) = &c.position_embedding_type
+        && kind != "absolute"
+    {
+        return Err(ModelError::Shape(format!(
+            "position_embedding_type is `{kind}`; only `absolute` is supported"
+        )));
+    }
+    let fits = |v: usize, max: usize| v > 0 && v <= max;
+    if !(fits(c.hidden_size, 4096)
+        && fits(c.num_hidden_layers, 64)
+        && fits(c.intermediate_size, 16_384)
+        && fits(c.max_position_embeddings, 8192)
+        && fits(c.vocab_size, 1 << 20))
+    {
+        return Err(ModelError::Shape(
+            "a size in config.json is zero or implausibly large".into(),
+        ));
+    }
+    Ok(BertShape {
+        hidden: c.hidden_size,
+        layers: c.num_hidden_layers,
+        heads: c.num_attention_heads,
+        intermediate: c.intermediate_size,
+        max_positions: c.max_position_embeddings,
+        vocab_size: c.vocab_size,
+        layer_norm_eps: c.layer_norm_eps,
+    })
+}
+
+/// The vocabulary's bytes and tokenizer: `vocab.txt`, else `tokenizer.json`'s
+/// `model.vocab`.
+fn vocabulary(dir: &Path) -> Result<(Vec<u8>, WordPiece), ModelError> {
+    let vocab_path = dir.join(VOCAB_FILE);
+    match read(&vocab_path, MAX_TEXT_BYTES) {
+        Ok(bytes) => {
+            let text = std::str::from_utf8(&bytes).map_err(|e| ModelError::Read {
+                path: vocab_path.clone(),
+                message: format!("not UTF-8: {e}"),
+            })?;
+            let wordpiece = WordPiece::new(text);
+            Ok((bytes, wordpiece))
+        }
+        Err(ModelError::Missing(_)) => {
+            #[derive(Deserialize)]
+            struct Tokenizer {
+                model: TokenizerModel,
+            }
+            #[derive(Deserialize)]
+            struct TokenizerModel {
+                vocab: std::collections::HashMap<String, usize>,
+            }
+            let path = dir.join(TOKENIZER_FILE);
+            let bytes = read(&path, MAX_TEXT_BYTES).map_err(|e| match e {
+                ModelError::Missing(_) => ModelError::Missing(vocab_path),
+                other => other,
+            })?;
+            let parsed: Tokenizer = json(&path, &bytes)?;
+            let wordpiece = WordPiece::from_tokens(
+                parsed.model.vocab.iter().map(|(t, &row)| (t.as_str(), row)),
+            );
+            Ok((bytes, wordpiece))
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// Reads a regular file of at most `limit` bytes (never blocking on a pipe).
+pub(crate) fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ModelError> {
+    let shown = path.display().to_string();
+    let file = match open_read(path, &shown) {
+        Ok(file) => file,
+        Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ModelError::Missing(path.to_path_buf()));
+        }
+        Err(e) => {
+            return Err(ModelError::Read {
+                path: path.to_path_buf(),
+                message: e.message("read", &shown),
+            });
+        }
+    };
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ModelError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    if bytes.len() as u64 > limit {
+        return Err(ModelError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+fn json<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, ModelError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| ModelError::Json {
+        path: path.to_path_buf(),
+        message: match e.path().to_string().as_str() {
+            "." => e.inner().to_string(),
+            at => format!("{at}: {}", e.inner()),
+        },
+    })
+}
+
+fn optional_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ModelError> {
+    match read(path, MAX_TEXT_BYTES) {
+        Ok(bytes) => json(path, &bytes).map(Some),
+        Err(ModelError::Missing(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantic::testing::{encoder, model_dir};
+
+    fn cos(e: &Encoder, a: &str, b: &str) -> f32 {
+        let (a, b) = (e.embed(a).unwrap().vector, e.embed(b).unwrap().vector);
+        a.iter().zip(&b).map(|(x, y)| x * y).sum()
+    }
+
+    /// The similarities sentence-transformers' documentation prints for this model.
+    #[test]
+    fn reproduces_the_reference_similarities() {
+        let e = encoder();
+        assert_eq!(e.dims(), 384);
+        for (a, b, want) in [
+            (
+                "The new movie is awesome",
+                "The new movie is so great",
+                0.8939,
+            ),
+            (
+                "The cat sits outside",
+                "The cat plays in the garden",
+                0.6788,
+            ),
+            ("I love pasta", "Do you like pizza?", 0.5096),
+        ] {
+            let got = cos(&e, a, b);
+            assert!(
+                (got - want).abs() < 5e-4,
+                "{a} / {b}: {got}, expected {want}"
+            );
+        }
+        let v = e.embed("hello").unwrap().vector;
+        let norm: f32 = v.iter().map(|x| x * x).sum();
+        assert!((norm - 1.0).abs() < 1e-5);
+        assert!(e.embed("").is_none() && e.embed(" \t ").is_none());
+        assert!(e.embed("知乎热榜").unwrap().trust < 0.01);
+        assert!((e.embed("weather").unwrap().trust - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn long_texts_are_cut_to_the_sequence_length() {
+        let e = encoder();
+        let long = "weather ".repeat(2_000);
+        let cut = "weather ".repeat(254);
+        assert_eq!(e.embed(&long), e.embed(&cut));
+    }
+
+    #[test]
+    fn a_broken_directory_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Encoder::load(dir.path()).unwrap_err();
+        assert!(
+            matches!(&err, ModelError::Missing(p) if p.ends_with(CONFIG_FILE)),
+            "{err}"
+        );
+        let real = model_dir();
+        for f in [CONFIG_FILE, VOCAB_FILE] {
+            std::fs::copy(real.join(f), dir.path().join(f)).unwrap();
+        }
+        let err = Encoder::load(dir.path()).unwrap_err();
+        assert!(
+            matches!(&err, ModelError::Missing(p) if p.ends_with(WEIGHTS_FILE)),
+            "{err}"
+        );
+        std::fs::write(dir.path().join(WEIGHTS_FILE), b"not safetensors").unwrap();
+        let err = Encoder::load(dir.path()).unwrap_err();
+        assert!(matches!(err, ModelError::Safetensors { .. }), "{err}");
+        std::fs::write(dir.path().join(CONFIG_FILE), br#"{"hidden_size": "big"}"#).unwrap();
+        let err = Encoder::load(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("config.json") && err.contains("hidden_size"),
+            "{err}"
+        );
+        let fifo = dir.path().join(VOCAB_FILE);
+        std::fs::remove_file(&fifo).unwrap();
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::fs::copy(real.join(CONFIG_FILE), dir.path().join(CONFIG_FILE)).unwrap();
+        let err = Encoder::load(dir.path()).unwrap_err();
+        assert!(matches!(err, ModelError::Read { .. }), "{err}");
+    }
+
+    #[test]
+    fn only_the_bert_architecture_is_accepted() {
+        let base: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(model_dir().join(CONFIG_FILE)).unwrap()).unwrap();
+        for (field, value) in [
+            ("model_type", "roberta"),
+            ("hidden_act", "relu"),
+            ("position_embedding_type", "relative_key"),
+        ] {
+            let mut c = base.clone();
+            c[field] = value.into();
+            let c: BertConfig = serde_json::from_value(c).unwrap();
+            let err = check_config(&c).unwrap_err().to_string();
+            assert!(err.contains(field), "{err}");
+        }
+        let mut c = base.clone();
+        c["num_attention_heads"] = 7.into();
+        let c: BertConfig = serde_json::from_value(c).unwrap();
+        let shape = check_config(&c).unwrap();
+        assert!(shape.heads == 7);
+    }
+}

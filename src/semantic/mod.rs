@@ -1,0 +1,21 @@
+//! The sentence encoder: all-MiniLM-L6-v2 (or another BERT sentence-transformers model) run
+//! in pure Rust at query time, so `tool_search` ranks by meaning and not only by shared
+//! words. The model is read from a directory the user installs (`antler models fetch`);
+//! without one, search uses its built-in ranking.
+
+mod bert;
+pub mod cache;
+mod encoder;
+mod error;
+pub mod install;
+mod model;
+pub(crate) mod wordpiece;
+
+pub use encoder::{CONFIG_FILE, Embedding, Encoder, TOKENIZER_FILE, VOCAB_FILE, WEIGHTS_FILE};
+pub use error::ModelError;
+pub use model::{
+    MODEL_ENV, MODEL_NAME, ModelLocation, ModelSource, SemanticModel, default_model_dir, locate,
+};
+
+#[cfg(test)]
+pub(crate) mod testing;

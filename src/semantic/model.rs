@@ -1,0 +1,222 @@
+//! The session's handle on the sentence encoder: where its model is, the model loaded on
+//! first use (once per process, however many catalogs use it), and tool vectors read from
+//! the cache or computed and saved there.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+
+use super::Encoder;
+use super::cache::{EmbeddingCache, Key, key};
+use crate::config::EnvLookup;
+
+/// The model antler uses by default and `antler models fetch` installs.
+pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
+/// Overrides where the model directory is.
+pub const MODEL_ENV: &str = "ANTLER_SEMANTIC_MODEL";
+/// Vectors computed between two cache writes: an interrupted run keeps most of its work.
+const SAVE_EVERY: usize = 32;
+
+/// Where the model directory setting came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// `$ANTLER_SEMANTIC_MODEL`.
+    Environment,
+    /// `tool_search.semantic.model` in config.yaml.
+    Config,
+    /// The default place in the cache folder, where `antler models fetch` installs.
+    Default,
+}
+
+impl std::fmt::Display for ModelSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Environment => "$ANTLER_SEMANTIC_MODEL",
+            Self::Config => "tool_search.semantic.model",
+            Self::Default => "the default location",
+        })
+    }
+}
+
+/// A model directory, and which setting chose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelLocation {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Which setting chose it.
+    pub source: ModelSource,
+}
+
+/// The default model directory: `<cache folder>/models/all-MiniLM-L6-v2`.
+pub fn default_model_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
+    crate::config::dirs::cache_dir(env).map(|dir| dir.join("models").join(MODEL_NAME))
+}
+
+/// The model directory: `$ANTLER_SEMANTIC_MODEL`, else `configured` (relative to `base`),
+/// else the default; `None` when there is no home folder to find the default in.
+pub fn locate(configured: Option<&Path>, base: &Path, env: EnvLookup<'_>) -> Option<ModelLocation> {
+    if let Some(dir) = env(MODEL_ENV).filter(|v| !v.is_empty()) {
+        return Some(ModelLocation {
+            dir: PathBuf::from(dir),
+            source: ModelSource::Environment,
+        });
+    }
+    if let Some(dir) = configured {
+        return Some(ModelLocation {
+            dir: base.join(dir),
+            source: ModelSource::Config,
+        });
+    }
+    default_model_dir(env).map(|dir| ModelLocation {
+        dir,
+        source: ModelSource::Default,
+    })
+}
+
+/// The sentence encoder of a session.
+pub struct SemanticModel {
+    location: ModelLocation,
+    cache: Option<EmbeddingCache>,
+    encoder: OnceLock<Result<Arc<Encoder>, String>>,
+}
+
+impl std::fmt::Debug for SemanticModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SemanticModel")
+            .field("location", &self.location)
+            .finish()
+    }
+}
+
+impl SemanticModel {
+    /// The model at `location`, with tool vectors cached in `cache` (none: computed each
+    /// run). Nothing is read until the first use.
+    pub fn new(location: ModelLocation, cache: Option<EmbeddingCache>) -> Self {
+        Self {
+            location,
+            cache,
+            encoder: OnceLock::new(),
+        }
+    }
+
+    /// Where the model is.
+    pub fn location(&self) -> &ModelLocation {
+        &self.location
+    }
+
+    /// The loaded encoder; the first call loads it (concurrent callers wait for that one
+    /// load), and a failure is remembered, logged once, and returned each time.
+    pub fn encoder(&self) -> Result<Arc<Encoder>, String> {
+        self.encoder
+            .get_or_init(|| {
+                let loaded = Encoder::load(&self.location.dir);
+                if let Err(err) = &loaded {
+                    tracing::info!(
+                        "tool search ranks without the sentence encoder (model from {}): {err}",
+                        self.location.source
+                    );
+                }
+                loaded.map(Arc::new).map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+
+    /// The cached vectors of `texts` (by position); the others are `None`. A cache that
+    /// cannot be read counts as empty.
+    pub fn cached(&self, encoder: &Encoder, texts: &[String]) -> Vec<Option<Vec<f32>>> {
+        let keys: Vec<Key> = texts.iter().map(|t| key(encoder.id(), t)).collect();
+        let mut found = match &self.cache {
+            Some(cache) => cache.load(&keys, encoder.dims()).unwrap_or_else(|err| {
+                tracing::warn!("{err}");
+                HashMap::new()
+            }),
+            None => HashMap::new(),
+        };
+        keys.iter().map(|k| found.remove(k)).collect()
+    }
+
+    /// Fills the `None` entries of `vectors` by embedding the texts at the same positions,
+    /// on every core, saving them to the cache as they come. `progress(done, total)` follows
+    /// the work; `stop()` is asked before each text, and once it says so this returns
+    /// `false` with the work done so far saved.
+    pub fn embed_missing(
+        &self,
+        encoder: &Encoder,
+        texts: &[String],
+        vectors: &mut [Option<Vec<f32>>],
+        progress: &dyn Fn(usize, usize),
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> bool {
+        let todo: Vec<usize> = (0..texts.len().min(vectors.len()))
+            .filter(|&i| vectors[i].is_none())
+            .collect();
+        if todo.is_empty() {
+            return true;
+        }
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(todo.len());
+        let next = AtomicUsize::new(0);
+        let stopped = Mutex::new(false);
+        let (tx, rx) = mpsc::channel::<(usize, Vec<f32>)>();
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                let (tx, next, todo, stopped) = (tx.clone(), &next, &todo, &stopped);
+                scope.spawn(move || {
+                    loop {
+                        if stop() {
+                            if let Ok(mut s) = stopped.lock() {
+                                *s = true;
+                            }
+                            return;
+                        }
+                        let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            return;
+                        };
+                        let vector = encoder
+                            .embed(&texts[i])
+                            .map_or_else(|| vec![0.0; encoder.dims()], |e| e.vector);
+                        if tx.send((i, vector)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut batch = Vec::with_capacity(SAVE_EVERY);
+            let mut done = 0;
+            for (i, vector) in rx {
+                done += 1;
+                batch.push(i);
+                vectors[i] = Some(vector);
+                if batch.len() == SAVE_EVERY {
+                    self.save(encoder, texts, vectors, &batch);
+                    batch.clear();
+                }
+                progress(done, todo.len());
+            }
+            self.save(encoder, texts, vectors, &batch);
+        });
+        !stopped.lock().is_ok_and(|s| *s)
+    }
+
+    fn save(
+        &self,
+        encoder: &Encoder,
+        texts: &[String],
+        vectors: &[Option<Vec<f32>>],
+        at: &[usize],
+    ) {
+        let Some(cache) = &self.cache else {
+            return;
+        };
+        let keys: Vec<(Key, &[f32])> = at
+            .iter()
+            .filter_map(|&i| Some((key(encoder.id(), &texts[i]), vectors[i].as_deref()?)))
+            .collect();
+        if let Err(err) = cache.save(keys.iter().map(|(k, v)| (k, *v))) {
+            tracing::warn!("{err}");
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The sentence encoder end to end: `models fetch --from` installs the model where tool
+//! search looks, `doctor` reports it, and `tools search` ranks with it (tool vectors cached
+//! in the data folder).
+
+use serde_json::Value;
+
+use crate::support::{Sandbox, interop_dir};
+
+/// A catalog none of whose words the query uses.
+const CATALOG: &str = r#"{
+  "notes": [{"name": "create_note", "description": "Write a new note."}],
+  "weather": [{"name": "get_forecast", "description": "Weather forecast for a city.",
+               "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+  "shop": [{"name": "list_orders", "description": "The customer's past orders."}]
+}"#;
+
+const QUERY: &str = "will it rain in Paris tomorrow";
+
+fn first_result(sb: &Sandbox) -> Option<String> {
+    sb.write("catalog.json", CATALOG);
+    let args = [
+        "tools",
+        "search",
+        "--catalog",
+        "catalog.json",
+        "--json",
+        QUERY,
+    ];
+    let (report, code, _) = sb.json(&args);
+    assert_eq!(code, 0, "{report}");
+    report["results"][0]["name"].as_str().map(String::from)
+}
+
+fn encoder_check(sb: &Sandbox) -> Value {
+    let (report, _, _) = sb.json(&["doctor", "--json"]);
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "sentence encoder")
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn fetched_model_is_reported_and_ranks_the_search() {
+    let sb = Sandbox::new();
+    let check = encoder_check(&sb);
+    assert_eq!(check["status"], "warn", "{check}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap()
+            .contains("antler models fetch"),
+        "{check}"
+    );
+    assert_eq!(
+        first_result(&sb),
+        None,
+        "no shared word: nothing without the encoder"
+    );
+
+    let from = interop_dir().join("minilm");
+    let out = sb
+        .antler()
+        .args(["models", "fetch", "--from"])
+        .arg(&from)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = sb.path().join("xdg-cache/antler/models/all-MiniLM-L6-v2");
+    assert!(
+        stdout.contains(&installed.display().to_string()),
+        "{stdout}"
+    );
+    assert!(installed.join("model.safetensors").is_file());
+
+    let check = encoder_check(&sb);
+    assert_eq!(check["status"], "ok", "{check}");
+    assert!(
+        check["detail"].as_str().unwrap().contains("384 dimensions"),
+        "{check}"
+    );
+
+    assert_eq!(first_result(&sb).as_deref(), Some("weather_get_forecast"));
+    let cache = sb.path().join("xdg-data/antler/embeddings.sqlite");
+    assert!(cache.is_file(), "tool vectors are cached");
+    // Cached: the same answer again, from the saved vectors.
+    assert_eq!(first_result(&sb).as_deref(), Some("weather_get_forecast"));
+}
+
+#[test]
+fn a_copy_that_is_not_the_pinned_model_installs_nothing() {
+    let sb = Sandbox::new();
+    let copy = sb.path().join("copy");
+    std::fs::create_dir_all(copy.join("1_Pooling")).unwrap();
+    let from = interop_dir().join("minilm");
+    for file in [
+        "config.json",
+        "vocab.txt",
+        "model.safetensors",
+        "sentence_bert_config.json",
+        "modules.json",
+        "1_Pooling/config.json",
+    ] {
+        std::fs::copy(from.join(file), copy.join(file)).unwrap();
+    }
+    std::fs::write(copy.join("config.json"), r#"{"hidden_size": 1}"#).unwrap();
+    let out = sb
+        .antler()
+        .args(["models", "fetch", "--from", "copy"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("config.json") && stderr.contains("not the pinned"),
+        "{stderr}"
+    );
+    assert!(
+        !sb.path()
+            .join("xdg-cache/antler/models")
+            .join("all-MiniLM-L6-v2")
+            .exists()
+    );
+}
+
+#[test]
+fn the_model_setting_is_followed_and_can_be_turned_off() {
+    let sb = Sandbox::new();
+    sb.write(
+        "config.yaml",
+        "tool_search:\n  semantic:\n    model: nowhere/model\n",
+    );
+    let check = encoder_check(&sb);
+    assert_eq!(check["status"], "warn", "{check}");
+    let detail = check["detail"].as_str().unwrap();
+    assert!(detail.contains("nowhere/model/config.json"), "{check}");
+
+    sb.write(
+        "config.yaml",
+        "tool_search:\n  semantic:\n    enabled: false\n",
+    );
+    assert_eq!(encoder_check(&sb)["status"], "skip");
+    let out = sb
+        .antler()
+        .args(["models", "fetch", "--from", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("turned off"));
+}
