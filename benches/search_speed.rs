@@ -113,6 +113,14 @@ fn embed_tool_text(bencher: Bencher) {
     bencher.bench(|| encoder.embed(divan::black_box(text)));
 }
 
+/// A short query embedded (what every ranked search with the encoder pays).
+#[divan::bench(args = ["docker container logs", "What was Tesla's closing share price on March 15, 2023?"])]
+fn embed_query(bencher: Bencher, query: &str) {
+    let Some(model) = &*MODEL else { return };
+    let encoder: Arc<Encoder> = model.encoder().unwrap();
+    bencher.bench(|| encoder.embed(divan::black_box(query)));
+}
+
 #[divan::bench(sample_count = 10)]
 fn build_index(bencher: Bencher) {
     let tools = &*CATALOG;

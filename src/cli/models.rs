@@ -36,7 +36,12 @@ pub async fn run(
     let installed = match &args.from {
         Some(from) => install::install_from(&cwd.join(from), &target),
         None => {
-            let client = match crate::http::http_client() {
+            // A stalled download fails instead of hanging.
+            let client = crate::http::http_client_builder()
+                .connect_timeout(std::time::Duration::from_secs(30))
+                .read_timeout(std::time::Duration::from_secs(60))
+                .build();
+            let client = match client {
                 Ok(client) => client,
                 Err(err) => return CliError::usage(format!("HTTP client: {err}")).report(),
             };

@@ -20,8 +20,10 @@ pub const TOOL_SEARCH: &str = crate::protocol::SEARCH_TOOL;
 const MAX_QUERY_CHARS: usize = 1000;
 
 /// The `tool_search` tool over one catalog.
+#[derive(Clone)]
 pub struct ToolSearch {
-    info: ToolInfo,
+    /// Shared, so a call can hand a copy of the tool to a blocking thread cheaply.
+    info: Arc<ToolInfo>,
     catalog: Arc<DeferredCatalog>,
     max_results: usize,
 }
@@ -69,7 +71,7 @@ impl ToolSearch {
             parallel: true,
         };
         Self {
-            info,
+            info: Arc::new(info),
             catalog,
             max_results,
         }
@@ -179,7 +181,16 @@ impl Tool for ToolSearch {
             };
             // The same cut as every query form gets, before anything reads it.
             let query: String = query.trim().chars().take(MAX_QUERY_CHARS).collect();
-            let outcome = self.search(&query);
+            // Off the async runtime: the first search may load the sentence encoder and
+            // read its cache, and each one runs the encoder over the query.
+            let searcher = self.clone();
+            let asked = query.clone();
+            let outcome = match tokio::task::spawn_blocking(move || searcher.search(&asked)).await {
+                Ok(outcome) => outcome,
+                Err(err) => {
+                    return ToolOutput::error(format!("Error: tool_search failed: {err}"));
+                }
+            };
             if outcome.found.is_empty() {
                 return ToolOutput::ok(self.nothing_found(&query));
             }

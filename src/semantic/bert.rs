@@ -128,6 +128,11 @@ impl Bert {
             });
         }
         let segments = w.matrix("embeddings.token_type_embeddings.weight", None, h)?;
+        if segments.nrows() == 0 {
+            return Err(ModelError::Tensor(
+                "`embeddings.token_type_embeddings.weight` has no rows".into(),
+            ));
+        }
         Ok(Self {
             word: w.matrix(
                 "embeddings.word_embeddings.weight",
@@ -160,7 +165,7 @@ impl Bert {
     /// keeps within [`Self::max_positions`] and [`Self::vocab_rows`]); `None` for no tokens.
     pub fn embed(&self, ids: &[u32]) -> Option<Vec<f32>> {
         let n = ids.len().min(self.max_positions());
-        if n == 0 {
+        if n == 0 || self.vocab_rows() == 0 {
             return None;
         }
         let hidden = self.word.ncols();

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OpenFlags, params};
 use sha2::{Digest, Sha256};
 
 /// The cache's file name in the data folder.
@@ -66,7 +66,12 @@ impl EmbeddingCache {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| self.error(e))?;
         }
-        let conn = Connection::open(&self.path).map_err(|e| self.error(e))?;
+        // A symlink planted in the data folder must not make antler write elsewhere.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| self.error(e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| self.error(e))?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL) \
@@ -101,11 +106,18 @@ impl EmbeddingCache {
                 let (Ok(key), true) = (Key::try_from(key), bytes.len() == dims * 4) else {
                     continue;
                 };
-                let vector = bytes
+                let vector: Vec<f32> = bytes
                     .chunks_exact(4)
                     .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                     .collect();
-                found.insert(key, vector);
+                // Only what the encoder can produce: a unit vector, or zeros for a text
+                // without tokens. Anything else was not written by it.
+                let norm: f32 = vector.iter().map(|v| v * v).sum();
+                if vector.iter().all(|v| v.is_finite())
+                    && (norm == 0.0 || (norm - 1.0).abs() < 1e-3)
+                {
+                    found.insert(key, vector);
+                }
             }
         }
         Ok(found)
@@ -147,17 +159,40 @@ mod tests {
         let got = cache.load(&[a, b], 2).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[&a], [0.6, 0.8]);
+        // Rows no encoder wrote (not unit length, not finite) are ignored.
+        cache
+            .save([(&b, &[3.0f32, 4.0][..]), (&a, &[f32::NAN, 0.0][..])])
+            .unwrap();
+        assert!(cache.load(&[a, b], 2).unwrap().is_empty());
+        cache.save([(&a, &[0.6f32, 0.8][..])]).unwrap();
         // A row of the wrong length (another model's dims, a damaged row) is ignored.
         assert!(cache.load(&[a], 3).unwrap().is_empty());
         // Many keys are looked up in chunks.
         let keys: Vec<Key> = (0..1_200).map(|i| key("m1", &i.to_string())).collect();
-        let vectors: Vec<[f32; 2]> = (0..1_200).map(|i| [i as f32, 1.0]).collect();
+        let vectors: Vec<[f32; 2]> = (0..1_200)
+            .map(|i| {
+                let a = i as f32 / 1_200.0;
+                [a, (1.0 - a * a).sqrt()]
+            })
+            .collect();
         cache
             .save(keys.iter().zip(vectors.iter().map(|v| &v[..])))
             .unwrap();
         let got = cache.load(&keys, 2).unwrap();
         assert_eq!(got.len(), 1_200);
-        assert_eq!(got[&keys[1_100]], [1_100.0, 1.0]);
+        assert_eq!(got[&keys[1_100]], vectors[1_100]);
+    }
+
+    #[test]
+    fn a_symlinked_cache_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "").unwrap();
+        let path = dir.path().join("embeddings.sqlite");
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        let cache = EmbeddingCache::at(path);
+        assert!(cache.save([(&key("m", "t"), &[1.0f32][..])]).is_err());
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"");
     }
 
     #[test]

@@ -26,8 +26,15 @@ pub const WEIGHTS_FILE: &str = "model.safetensors";
 /// exhaust memory by accident.
 const MAX_WEIGHTS_BYTES: u64 = 1 << 30;
 const MAX_TEXT_BYTES: u64 = 64 << 20;
+/// sentence-transformers' settings, read for the sequence length.
+const SENTENCE_CONFIG_FILE: &str = "sentence_bert_config.json";
 /// sentence-transformers' default sequence length for this model family.
 const DEFAULT_MAX_TOKENS: usize = 256;
+/// `[CLS]`, one token, `[SEP]`.
+const MIN_TOKENS: usize = 3;
+/// Changes when antler's reading of a model changes (tokenisation, pooling), so that
+/// vectors cached by an older antler are not mixed with new ones.
+const ENCODER_VERSION: u32 = 1;
 
 /// A text's embedding.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,10 +111,10 @@ impl Encoder {
         let config: BertConfig = json(&dir.join(CONFIG_FILE), &config_bytes)?;
         let shape = check_config(&config)?;
         let (vocab_bytes, wordpiece) = vocabulary(dir)?;
-        if wordpiece.len() > shape.vocab_size {
+        let rows = wordpiece.max_row().map_or(0, |r| r as usize + 1);
+        if rows > shape.vocab_size {
             return Err(ModelError::Shape(format!(
-                "the vocabulary has {} tokens but vocab_size is {}",
-                wordpiece.len(),
+                "the vocabulary has rows up to {rows} but vocab_size is {}",
                 shape.vocab_size
             )));
         }
@@ -118,10 +125,19 @@ impl Encoder {
         };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
         let wordpiece = wordpiece.with_unknown("[UNK]");
-        let max_tokens = optional_json::<SentenceConfig>(&dir.join("sentence_bert_config.json"))?
-            .and_then(|c| c.max_seq_length)
-            .unwrap_or(DEFAULT_MAX_TOKENS)
-            .min(shape.max_positions);
+        let sentence_path = dir.join(SENTENCE_CONFIG_FILE);
+        let sentence_bytes = optional_read(&sentence_path)?;
+        let max_tokens = match &sentence_bytes {
+            Some(bytes) => json::<SentenceConfig>(&sentence_path, bytes)?.max_seq_length,
+            None => None,
+        }
+        .unwrap_or(DEFAULT_MAX_TOKENS)
+        .min(shape.max_positions);
+        if max_tokens < MIN_TOKENS {
+            return Err(ModelError::Shape(format!(
+                "max_seq_length is {max_tokens}; at least {MIN_TOKENS} tokens are needed"
+            )));
+        }
         if let Some(pooling) = optional_json::<PoolingConfig>(&dir.join("1_Pooling/config.json"))?
             && !pooling.pooling_mode_mean_tokens
         {
@@ -136,8 +152,11 @@ impl Encoder {
             message: e.to_string(),
         })?;
         let bert = Bert::load(&tensors, &shape)?;
+        // Everything that decides a text's vector: the files, and how antler reads them.
         let mut id = Sha256::new();
-        for part in [&config_bytes, &vocab_bytes, &weights] {
+        id.update(ENCODER_VERSION.to_le_bytes());
+        let sentence_bytes = sentence_bytes.unwrap_or_default();
+        for part in [&config_bytes, &vocab_bytes, &sentence_bytes, &weights] {
             id.update((part.len() as u64).to_le_bytes());
             id.update(part);
         }
@@ -146,7 +165,7 @@ impl Encoder {
             wordpiece,
             cls,
             sep,
-            max_tokens: max_tokens.max(2),
+            max_tokens,
             id: crate::config::hex(&id.finalize()),
             dims: shape.hidden,
         })
@@ -165,12 +184,12 @@ impl Encoder {
     /// The unit-length embedding of `text` (cut to the model's sequence length, as
     /// sentence-transformers does); `None` for a text with no tokens.
     pub fn embed(&self, text: &str) -> Option<Embedding> {
+        let body = self.max_tokens.saturating_sub(2);
         let mut tokens = Vec::new();
-        self.wordpiece.tokenize(text, &mut tokens);
-        if tokens.is_empty() {
+        self.wordpiece.tokenize_at_most(text, body, &mut tokens);
+        if tokens.is_empty() || body == 0 {
             return None;
         }
-        let body = self.max_tokens - 2;
         let mut ids = Vec::with_capacity(tokens.len().min(body) + 2);
         ids.push(self.cls);
         ids.extend(tokens.iter().take(body).map(|&(id, _)| id));
@@ -210,11 +229,18 @@ fn check_config(c: &BertConfig) -> Result<BertShape, ModelError> {
         && fits(c.num_hidden_layers, 64)
         && fits(c.intermediate_size, 16_384)
         && fits(c.max_position_embeddings, 8192)
+        && c.max_position_embeddings >= MIN_TOKENS
         && fits(c.vocab_size, 1 << 20))
     {
         return Err(ModelError::Shape(
-            "a size in config.json is zero or implausibly large".into(),
+            "a size in config.json is zero, too small or implausibly large".into(),
         ));
+    }
+    if !(c.layer_norm_eps.is_finite() && c.layer_norm_eps > 0.0 && c.layer_norm_eps <= 1e-3) {
+        return Err(ModelError::Shape(format!(
+            "layer_norm_eps is {}; expected a small positive number",
+            c.layer_norm_eps
+        )));
     }
     Ok(BertShape {
         hidden: c.hidden_size,
@@ -306,11 +332,18 @@ fn json<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, 
     })
 }
 
-fn optional_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ModelError> {
+fn optional_read(path: &Path) -> Result<Option<Vec<u8>>, ModelError> {
     match read(path, MAX_TEXT_BYTES) {
-        Ok(bytes) => json(path, &bytes).map(Some),
+        Ok(bytes) => Ok(Some(bytes)),
         Err(ModelError::Missing(_)) => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+fn optional_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ModelError> {
+    match optional_read(path)? {
+        Some(bytes) => json(path, &bytes).map(Some),
+        None => Ok(None),
     }
 }
 
@@ -413,6 +446,17 @@ mod tests {
             let err = check_config(&c).unwrap_err().to_string();
             assert!(err.contains(field), "{err}");
         }
+        for eps in [-1.0, 0.0, 1.0] {
+            let mut c = base.clone();
+            c["layer_norm_eps"] = eps.into();
+            let c: BertConfig = serde_json::from_value(c).unwrap();
+            let err = check_config(&c).unwrap_err().to_string();
+            assert!(err.contains("layer_norm_eps"), "{err}");
+        }
+        let mut c = base.clone();
+        c["max_position_embeddings"] = 2.into();
+        let c: BertConfig = serde_json::from_value(c).unwrap();
+        assert!(check_config(&c).is_err());
         let mut c = base.clone();
         c["num_attention_heads"] = 7.into();
         let c: BertConfig = serde_json::from_value(c).unwrap();

@@ -109,10 +109,21 @@ fn check(file: &str, bytes: &[u8], want: &str, source_name: &str) -> Result<(), 
     }
 }
 
+/// Leftover staging or replaced folders older than this (a killed install) are removed.
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The names an installed model folder holds at its top level.
+fn installed_names() -> impl Iterator<Item = &'static str> {
+    FILES
+        .iter()
+        .map(|(file, _, _)| file.split('/').next().unwrap_or(file))
+}
+
 /// A folder being filled beside `target`, removed unless committed.
 struct Staging {
     dir: PathBuf,
     target: PathBuf,
+    name: String,
     committed: bool,
 }
 
@@ -123,12 +134,13 @@ impl Staging {
         let name = target
             .file_name()
             .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
-        let dir = parent.join(format!(".{name}.partial-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        sweep_leftovers(parent, &name);
+        let dir = parent.join(format!(".{name}.partial-{}", unique()));
         std::fs::create_dir(&dir).map_err(write_error(&dir))?;
         Ok(Self {
             dir,
             target: target.to_path_buf(),
+            name,
             committed: false,
         })
     }
@@ -143,32 +155,53 @@ impl Staging {
         out.sync_all().map_err(write_error(&path))
     }
 
-    /// Replaces the target with the staged folder. An existing folder is replaced only if
-    /// it is empty or a model folder: a mistyped setting never deletes a folder of the
-    /// user's.
+    /// Puts the staged folder in the target's place. What is there already is replaced
+    /// only if it is a symlink, an empty folder or a folder of exactly the files an install
+    /// writes: a mistyped setting never deletes a file or folder of the user's. The old
+    /// folder is moved aside first and back if the new one cannot take its place.
     fn commit(mut self) -> Result<PathBuf, InstallError> {
+        let refuse = |why: &str| InstallError::Write {
+            path: self.target.clone(),
+            source: std::io::Error::other(format!(
+                "{why}, so it is not replaced; remove it or choose another model folder"
+            )),
+        };
+        let mut aside = None;
         match std::fs::symlink_metadata(&self.target) {
-            Ok(meta) if meta.is_dir() => {
-                let empty = std::fs::read_dir(&self.target)
-                    .map_err(write_error(&self.target))?
-                    .next()
-                    .is_none();
-                if !empty && !self.target.join(super::WEIGHTS_FILE).is_file() {
-                    return Err(InstallError::Write {
-                        path: self.target.clone(),
-                        source: std::io::Error::other(
-                            "the folder exists and holds no model.safetensors, so it is not \
-                             replaced; remove it or choose another model folder",
-                        ),
-                    });
-                }
-                std::fs::remove_dir_all(&self.target).map_err(write_error(&self.target))?
+            Ok(meta) if meta.file_type().is_symlink() => {
+                std::fs::remove_file(&self.target).map_err(write_error(&self.target))?;
             }
-            Ok(_) => std::fs::remove_file(&self.target).map_err(write_error(&self.target))?,
+            Ok(meta) if meta.is_dir() => {
+                let entries = std::fs::read_dir(&self.target).map_err(write_error(&self.target))?;
+                for entry in entries {
+                    let entry = entry.map_err(write_error(&self.target))?;
+                    let name = entry.file_name();
+                    if !installed_names().any(|known| name.to_str() == Some(known)) {
+                        return Err(refuse(&format!(
+                            "the folder holds {}, which no install writes",
+                            name.to_string_lossy()
+                        )));
+                    }
+                }
+                let old = self
+                    .target
+                    .with_file_name(format!(".{}.old-{}", self.name, unique()));
+                std::fs::rename(&self.target, &old).map_err(write_error(&self.target))?;
+                aside = Some(old);
+            }
+            Ok(_) => return Err(refuse("it is a file, not a folder")),
             Err(_) => {}
         }
-        std::fs::rename(&self.dir, &self.target).map_err(write_error(&self.target))?;
+        if let Err(err) = std::fs::rename(&self.dir, &self.target) {
+            if let Some(old) = &aside {
+                let _ = std::fs::rename(old, &self.target);
+            }
+            return Err(write_error(&self.target)(err));
+        }
         self.committed = true;
+        if let Some(old) = aside {
+            let _ = std::fs::remove_dir_all(old);
+        }
         Ok(self.target.clone())
     }
 }
@@ -177,6 +210,42 @@ impl Drop for Staging {
     fn drop(&mut self) {
         if !self.committed {
             let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A name part no other install (of this or another process) uses at the same time.
+fn unique() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{}-{nanos}", std::process::id())
+}
+
+/// Removes `.NAME.partial-*` and `.NAME.old-*` folders in `parent` that a killed install
+/// left more than an hour ago.
+fn sweep_leftovers(parent: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let (partial, old) = (format!(".{name}.partial-"), format!(".{name}.old-"));
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(file_name) = file_name.to_str() else {
+            continue;
+        };
+        if !(file_name.starts_with(&partial) || file_name.starts_with(&old)) {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(|m| m.is_dir() && !m.file_type().is_symlink())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > LEFTOVER_AGE);
+        if stale {
+            let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }
@@ -246,12 +315,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("models/all-MiniLM-L6-v2");
         std::fs::create_dir_all(&target).unwrap();
-        std::fs::write(target.join("mine"), "a folder of the user's").unwrap();
+        std::fs::write(
+            target.join("model.safetensors"),
+            "a checkpoint of the user's",
+        )
+        .unwrap();
+        std::fs::write(target.join("train.py"), "the user's code").unwrap();
         let err = install_from(&model_dir(), &target).unwrap_err().to_string();
-        assert!(err.contains("not replaced"), "{err}");
-        assert!(target.join("mine").exists());
-        std::fs::remove_file(target.join("mine")).unwrap();
-        std::fs::write(target.join("model.safetensors"), "old install").unwrap();
+        assert!(
+            err.contains("train.py") && err.contains("not replaced"),
+            "{err}"
+        );
+        assert!(target.join("train.py").exists());
+        std::fs::remove_file(target.join("train.py")).unwrap();
         let installed = install_from(&model_dir(), &target).unwrap();
         assert_eq!(installed, target);
         for (file, size, _) in FILES {

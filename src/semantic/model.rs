@@ -15,6 +15,12 @@ use crate::config::EnvLookup;
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 /// Overrides where the model directory is.
 pub const MODEL_ENV: &str = "ANTLER_SEMANTIC_MODEL";
+/// Threads to embed on: every core, or all but one to leave the session one.
+pub fn embedding_workers(leave_one: bool) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if leave_one { cores - 1 } else { cores }.max(1)
+}
+
 /// Vectors computed between two cache writes: an interrupted run keeps most of its work.
 const SAVE_EVERY: usize = 32;
 
@@ -137,7 +143,7 @@ impl SemanticModel {
     }
 
     /// Fills the `None` entries of `vectors` by embedding the texts at the same positions,
-    /// on every core, saving them to the cache as they come. `progress(done, total)` follows
+    /// on `workers` threads, saving them to the cache as they come. `progress(done, total)` follows
     /// the work; `stop()` is asked before each text, and once it says so this returns
     /// `false` with the work done so far saved.
     pub fn embed_missing(
@@ -145,6 +151,7 @@ impl SemanticModel {
         encoder: &Encoder,
         texts: &[String],
         vectors: &mut [Option<Vec<f32>>],
+        workers: usize,
         progress: &dyn Fn(usize, usize),
         stop: &(dyn Fn() -> bool + Sync),
     ) -> bool {
@@ -154,9 +161,7 @@ impl SemanticModel {
         if todo.is_empty() {
             return true;
         }
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(todo.len());
+        let workers = workers.clamp(1, todo.len());
         let next = AtomicUsize::new(0);
         let stopped = Mutex::new(false);
         let (tx, rx) = mpsc::channel::<(usize, Vec<f32>)>();
@@ -174,9 +179,16 @@ impl SemanticModel {
                         let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             return;
                         };
-                        let vector = encoder
-                            .embed(&texts[i])
-                            .map_or_else(|| vec![0.0; encoder.dims()], |e| e.vector);
+                        // A bug in the encoder costs this text its vector, not the run.
+                        let embedded = std::panic::catch_unwind(|| encoder.embed(&texts[i]));
+                        let vector = match embedded {
+                            Ok(Some(e)) => e.vector,
+                            Ok(None) => vec![0.0; encoder.dims()],
+                            Err(_) => {
+                                tracing::warn!("embedding a tool text failed; it is skipped");
+                                vec![0.0; encoder.dims()]
+                            }
+                        };
                         if tx.send((i, vector)).is_err() {
                             return;
                         }

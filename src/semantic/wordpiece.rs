@@ -13,6 +13,9 @@ const MAX_WORD_CHARS: usize = 100;
 /// A WordPiece vocabulary: token text to row.
 pub(crate) struct WordPiece {
     ids: HashMap<Box<str>, u32>,
+    /// The longest token, in characters (`##` left off): no longer piece is tried, so
+    /// cutting a word costs its length times this, not its length cubed.
+    longest: usize,
     /// The row of words that cannot be cut; `None` skips them.
     unknown: Option<u32>,
 }
@@ -26,11 +29,23 @@ impl WordPiece {
     /// A vocabulary of `(token, row)` pairs; the first row given for a token wins.
     pub fn from_tokens<'a>(tokens: impl Iterator<Item = (&'a str, usize)>) -> Self {
         let mut ids = HashMap::new();
+        let mut longest = 1;
         for (token, row) in tokens {
+            let chars = token.strip_prefix("##").unwrap_or(token).chars().count();
+            longest = longest.max(chars);
             ids.entry(token.into())
                 .or_insert(u32::try_from(row).unwrap_or(u32::MAX));
         }
-        Self { ids, unknown: None }
+        Self {
+            ids,
+            longest,
+            unknown: None,
+        }
+    }
+
+    /// The highest row of any token.
+    pub fn max_row(&self) -> Option<u32> {
+        self.ids.values().copied().max()
     }
 
     /// Words that cannot be cut become `token` (if the vocabulary has it) instead of being
@@ -45,16 +60,20 @@ impl WordPiece {
         self.ids.get(token).copied()
     }
 
-    /// How many tokens.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-
     /// Appends the rows of `text`'s tokens to `out`. Each token comes with whether it was a
     /// CJK character (the caller may trust those less).
     pub fn tokenize(&self, text: &str, out: &mut Vec<(u32, bool)>) {
+        self.tokenize_at_most(text, usize::MAX, out);
+    }
+
+    /// Like [`WordPiece::tokenize`], stopping once `out` holds at least `limit` tokens: a
+    /// caller that keeps only the first tokens never reads the rest of a huge text.
+    pub fn tokenize_at_most(&self, text: &str, limit: usize, out: &mut Vec<(u32, bool)>) {
         let mut word = String::new();
         for c in text.chars() {
+            if out.len() >= limit {
+                return;
+            }
             if c.is_whitespace() || c.is_control() {
                 self.word(&word, out);
                 word.clear();
@@ -91,8 +110,15 @@ impl WordPiece {
         while start < word.len() {
             let rest = &word[start..];
             let mut found = None;
-            let mut ends: Vec<usize> = rest.char_indices().map(|(i, _)| i).skip(1).collect();
-            ends.push(rest.len());
+            let mut ends: Vec<usize> = rest
+                .char_indices()
+                .map(|(i, _)| i)
+                .skip(1)
+                .take(self.longest)
+                .collect();
+            if ends.len() < self.longest {
+                ends.push(rest.len());
+            }
             for &end in ends.iter().rev() {
                 piece.clear();
                 if start > 0 {
@@ -203,6 +229,18 @@ mod tests {
         assert_eq!(ids("the unxyz run"), [1, 5]);
         assert_eq!(ids("Café"), [10]);
         assert_eq!(ids(&"a".repeat(200)), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn pieces_longer_than_the_longest_token_are_not_tried_and_limits_stop_early() {
+        let wp = WordPiece::new("ab\n##ab\n##c\n");
+        assert_eq!(wp.longest, 2);
+        let mut out = Vec::new();
+        wp.tokenize("ababc", &mut out);
+        assert_eq!(out, [(0, false), (1, false), (2, false)]);
+        let mut out = Vec::new();
+        wp.tokenize_at_most(&"ab ".repeat(1_000_000), 5, &mut out);
+        assert_eq!(out.len(), 5);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use super::Hit;
 use super::fuse::top;
 use super::index::{SCHEMA_DEPTH, collect_schema};
-use crate::semantic::{Encoder, SemanticModel};
+use crate::semantic::{Encoder, SemanticModel, embedding_workers};
 use crate::tools::ToolInfo;
 
 /// Weight of the encoder's normalised similarity next to the normalised built-in score
@@ -115,6 +115,7 @@ impl Encoded {
                     &encoder,
                     &self.texts,
                     &mut vectors,
+                    embedding_workers(false),
                     &report,
                     &|| false,
                 );
@@ -128,8 +129,16 @@ impl Encoded {
                     .spawn(move || {
                         // Stops once the catalog is gone (replaced by a newer one).
                         let gone = || cell.strong_count() == 0;
-                        if model.embed_missing(&encoder, &texts, &mut vectors, &|_, _| {}, &gone)
-                            && let Some(cell) = cell.upgrade()
+                        // A core is left to the session.
+                        let workers = embedding_workers(true);
+                        if model.embed_missing(
+                            &encoder,
+                            &texts,
+                            &mut vectors,
+                            workers,
+                            &|_, _| {},
+                            &gone,
+                        ) && let Some(cell) = cell.upgrade()
                         {
                             let _ = cell.set(Vectors::from(encoder, vectors));
                         }
@@ -171,6 +180,7 @@ impl Encoded {
         let vectors = self.ready()?;
         let embedding = vectors.encoder.embed(query)?;
         let cosines = vectors.cosines(&embedding.vector);
+
         let mut semantic: Vec<Hit> = cosines
             .iter()
             .enumerate()

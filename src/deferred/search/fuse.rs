@@ -16,8 +16,6 @@ const WEIGHT: f32 = 1.0;
 /// Queries up to this many words get the full semantic weight, longer ones proportionally
 /// less (tuned on half A).
 const SHORT_QUERY_WORDS: f32 = 5.0;
-/// How many lexical hits are fused.
-pub(crate) const LEXICAL_DEPTH: usize = 50;
 /// How many of the most similar tools get a semantic score.
 const SEMANTIC_DEPTH: usize = 100;
 
@@ -58,7 +56,7 @@ impl Semantic {
             .first()
             .map_or(1.0, |h| h.score)
             .max(f32::MIN_POSITIVE);
-        for hit in lexical.iter().take(LEXICAL_DEPTH) {
+        for hit in lexical {
             if let Some(f) = fused.get_mut(hit.index) {
                 *f += hit.score / best;
             }

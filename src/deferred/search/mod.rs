@@ -123,13 +123,9 @@ impl SearchIndex {
         let Some(semantic) = &self.semantic else {
             return rank::rank(&self.index, &self.tokenizer, query, limit, keep);
         };
-        let lexical = rank::rank(
-            &self.index,
-            &self.tokenizer,
-            query,
-            fuse::LEXICAL_DEPTH,
-            keep,
-        );
+        // Every lexical match is a candidate: a tool whose name has a query word is never
+        // cut before the fusion sees it.
+        let lexical = rank::rank(&self.index, &self.tokenizer, query, self.tools, keep);
         // A query none of whose words the catalog knows (or only stopwords) has no hits:
         // embeddings re-rank and widen lexical evidence, they do not invent it from noise.
         if lexical.is_empty() {
