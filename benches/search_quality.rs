@@ -21,11 +21,11 @@ use antler::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use antler::deferred::promotion::{CLOSE_TO_BEST, promoted_prefix};
 use antler::deferred::search::{EmbedMode, SearchIndex, SemanticSearch};
 use antler::deferred::{DeferredCatalog, ToolSearch};
-use antler::semantic::cache::EmbeddingCache;
-use antler::semantic::{ModelLocation, ModelSource, SemanticModel};
 use antler::tools::ToolInfo;
 use regex::RegexBuilder;
 use serde_json::Value;
+
+mod support;
 
 /// A ranking method: query to ranked tool indices.
 type Method<'a> = Box<dyn Fn(&str) -> Vec<usize> + 'a>;
@@ -183,30 +183,10 @@ fn main() {
     }
 }
 
-/// The sentence encoder, from `$ANTLER_SEMANTIC_MODEL` or where `.ci/interop-deps`
-/// installs it; tool vectors cached in `target/bench-embeddings.sqlite` (blocking: the
-/// first run embeds the catalog, and says how long that took).
+/// The sentence encoder (see `support::semantic_model`), embedding the catalog first.
 fn semantic_search() -> Option<SemanticSearch> {
-    let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/minilm"),
-        PathBuf::from,
-    );
-    if !dir.join("model.safetensors").exists() {
-        println!(
-            "no sentence encoder model at {}; `model` skipped",
-            dir.display()
-        );
-        return None;
-    }
-    let location = ModelLocation {
-        dir,
-        source: ModelSource::Environment,
-    };
-    let cache = EmbeddingCache::at(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-embeddings.sqlite"),
-    );
     Some(SemanticSearch {
-        model: Arc::new(SemanticModel::new(location, Some(cache))),
+        model: support::semantic_model()?,
         mode: EmbedMode::Blocking(None),
     })
 }

@@ -19,10 +19,11 @@ use std::sync::{Arc, LazyLock};
 
 use antler::deferred::catalog_file::{load_catalog_file, parse_catalog};
 use antler::deferred::search::{EmbedMode, Hit, SearchIndex, SemanticSearch};
-use antler::semantic::cache::EmbeddingCache;
-use antler::semantic::{Encoder, ModelLocation, ModelSource, SemanticModel};
+use antler::semantic::{Encoder, SemanticModel};
 use antler::tools::{ToolInfo, ToolSource};
 use divan::Bencher;
+
+mod support;
 
 const TOOLS: usize = 10_000;
 
@@ -46,27 +47,7 @@ const QUERIES: &[&str] = &[
 ];
 
 /// The sentence encoder, if its model is installed.
-static MODEL: LazyLock<Option<Arc<SemanticModel>>> = LazyLock::new(|| {
-    let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/minilm"),
-        PathBuf::from,
-    );
-    if !dir.join("model.safetensors").exists() {
-        println!(
-            "no sentence encoder model at {}: encoder benches do nothing",
-            dir.display()
-        );
-        return None;
-    }
-    let cache = EmbeddingCache::at(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-embeddings.sqlite"),
-    );
-    let location = ModelLocation {
-        dir,
-        source: ModelSource::Environment,
-    };
-    Some(Arc::new(SemanticModel::new(location, Some(cache))))
-});
+static MODEL: LazyLock<Option<Arc<SemanticModel>>> = LazyLock::new(support::semantic_model);
 
 /// An index of `tools` ranking with the encoder, its vectors ready (embedded once, with
 /// progress on stderr, if not cached).

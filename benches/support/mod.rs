@@ -14,6 +14,36 @@ pub struct Stats {
     pub n: usize,
 }
 
+/// The sentence encoder for the search benches: the model at `$ANTLER_SEMANTIC_MODEL`, else
+/// where `.ci/interop-deps` installs it, with tool vectors cached in
+/// `target/bench-embeddings.sqlite` (the first run embeds a catalog once); `None`, saying
+/// so, when the model is missing.
+pub fn semantic_model() -> Option<std::sync::Arc<antler::semantic::SemanticModel>> {
+    use antler::semantic::{ModelLocation, ModelSource, SemanticModel, cache::EmbeddingCache};
+    let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/minilm"),
+        PathBuf::from,
+    );
+    if !dir.join("model.safetensors").exists() {
+        println!(
+            "no sentence encoder model at {}: the encoder is not measured",
+            dir.display()
+        );
+        return None;
+    }
+    let cache = EmbeddingCache::at(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-embeddings.sqlite"),
+    );
+    let location = ModelLocation {
+        dir,
+        source: ModelSource::Environment,
+    };
+    Some(std::sync::Arc::new(SemanticModel::new(
+        location,
+        Some(cache),
+    )))
+}
+
 /// The LiveMCPBench data: `$ANTLER_BENCH_DIR`, else `../shared/bench/livemcp` beside the
 /// crate; `None` (and a message saying the bench is skipped) when it is missing.
 pub fn bench_data() -> Option<PathBuf> {

@@ -241,29 +241,12 @@ pub(crate) fn tool_text(tool: &ToolInfo) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Map, json};
-
     use super::super::SearchIndex;
+    use super::super::tests::tool;
     use super::*;
     use crate::semantic::cache::EmbeddingCache;
     use crate::semantic::testing::model_dir;
     use crate::semantic::{ModelLocation, ModelSource};
-    use crate::tools::ToolSource;
-
-    fn tool(server: &str, name: &str, description: &str) -> ToolInfo {
-        ToolInfo {
-            name: format!("{server}_{name}"),
-            description: description.into(),
-            parameters: json!({"type": "object", "properties": {
-                "city": {"type": "string", "description": "Where"}}}),
-            source: ToolSource::Mcp {
-                server: server.into(),
-                original_name: name.into(),
-            },
-            metadata: Map::new(),
-            parallel: false,
-        }
-    }
 
     fn catalog() -> Vec<ToolInfo> {
         vec![
@@ -352,9 +335,6 @@ mod tests {
     #[test]
     fn tool_text_has_name_words_description_and_parameters() {
         let text = tool_text(&tool("weather", "getForecast", "Forecast."));
-        assert_eq!(
-            text,
-            "weather get Forecast. Forecast.. Parameters: city. Where "
-        );
+        assert_eq!(text, "weather get Forecast. Forecast.. Parameters: query. ");
     }
 }

@@ -142,7 +142,8 @@ mod tests {
     use super::*;
     use crate::tools::ToolSource;
 
-    fn tool(server: &str, name: &str, description: &str) -> ToolInfo {
+    /// An MCP tool with one `query` parameter.
+    pub(super) fn tool(server: &str, name: &str, description: &str) -> ToolInfo {
         ToolInfo {
             name: format!("{server}_{name}"),
             description: description.into(),
