@@ -70,12 +70,26 @@ impl Terminal {
 
     /// Feeds output to the screen until `text` is on it (10 s at most).
     fn wait_for(&mut self, text: &str) {
+        self.wait_until(&format!("`{text}` to appear"), |screen| {
+            screen.contains(text)
+        });
+    }
+
+    /// Feeds output to the screen until `text` is no longer on it (10 s at most).
+    fn wait_gone(&mut self, text: &str) {
+        self.wait_until(&format!("`{text}` to go"), |screen| !screen.contains(text));
+    }
+
+    fn wait_until(&mut self, what: &str, done: impl Fn(&str) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.contents().contains(text) {
+        while !done(&self.contents()) {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.output.recv_timeout(left) {
                 Ok(bytes) => self.feed(&bytes),
-                Err(_) => panic!("`{text}` never appeared; the screen:\n{}", self.contents()),
+                Err(_) => panic!(
+                    "waited in vain for {what}; the screen:\n{}",
+                    self.contents()
+                ),
             }
         }
     }
@@ -132,6 +146,8 @@ fn a_prompt_typed_in_the_chat_is_answered_on_screen() {
     term.wait_for("what is the answer?");
     term.type_keys("\r");
     term.wait_for("The answer is 42.");
+    // The run is over (and its thread saved) once the status line stops saying so.
+    term.wait_gone("esc cancels");
     let request = &mock.requests()[0];
     assert_eq!(
         request.messages().last().unwrap()["content"],
