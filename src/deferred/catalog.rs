@@ -112,9 +112,23 @@ impl DeferredCatalog {
     /// Ranked search over the catalog (see [`SearchIndex::search`]); the first one builds
     /// the index (concurrent first searches wait for one build).
     pub fn search(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+        self.index().search(query, limit, keep)
+    }
+
+    /// Like [`DeferredCatalog::search`] without the sentence encoder (see
+    /// [`SearchIndex::search_quick`]).
+    pub fn search_quick(
+        &self,
+        query: &str,
+        limit: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Vec<Hit> {
+        self.index().search_quick(query, limit, keep)
+    }
+
+    fn index(&self) -> &SearchIndex {
         self.index
             .get_or_init(|| SearchIndex::with_semantic(&self.infos, self.semantic.clone()))
-            .search(query, limit, keep)
     }
 
     /// How many tools have `token` (lowercase) as a whole token of their name (split at

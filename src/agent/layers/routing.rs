@@ -71,9 +71,11 @@ impl Routing {
                 continue;
             }
             let of_server = |i: usize| self.server_of(i) == Some(route.server.as_str());
+            // Without the sentence encoder: this runs on the async runtime, before every
+            // first model call of a turn.
             let mut picked: Vec<usize> = self
                 .catalog
-                .search(text, self.top_k, &of_server)
+                .search_quick(text, self.top_k, &of_server)
                 .into_iter()
                 .map(|h| h.index)
                 .collect();

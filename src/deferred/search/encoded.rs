@@ -284,6 +284,10 @@ mod tests {
         };
         let index = SearchIndex::with_semantic(&tools, Some(semantic));
         assert_eq!(names(&index, &tools, query)[0], "weather_get_forecast");
+        assert!(
+            index.search_quick(query, 3, &|_| true).is_empty(),
+            "the quick search does not use the encoder"
+        );
         // Nonsense is not similar enough to anything.
         assert!(names(&index, &tools, "zzqx vvk").is_empty());
         // Lexical evidence still leads.

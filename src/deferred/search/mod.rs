@@ -92,6 +92,27 @@ impl SearchIndex {
     /// back to word ranking. An empty query has no hits. The query is cut to 1,000
     /// characters and regex size is bounded, so this never hangs.
     pub fn search(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+        self.search_with(query, limit, keep, true)
+    }
+
+    /// [`SearchIndex::search`] without the sentence encoder: never loads a model or runs
+    /// one, so it is cheap enough for code on the async runtime.
+    pub fn search_quick(
+        &self,
+        query: &str,
+        limit: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Vec<Hit> {
+        self.search_with(query, limit, keep, false)
+    }
+
+    fn search_with(
+        &self,
+        query: &str,
+        limit: usize,
+        keep: &dyn Fn(usize) -> bool,
+        encoder: bool,
+    ) -> Vec<Hit> {
         let query = match query.char_indices().nth(MAX_QUERY_CHARS) {
             Some((end, _)) => &query[..end],
             None => query,
@@ -106,7 +127,7 @@ impl SearchIndex {
                 return hits;
             }
         }
-        let Some(encoded) = &self.encoded else {
+        let Some(encoded) = self.encoded.as_ref().filter(|_| encoder) else {
             return self.builtin(query, limit, keep);
         };
         // The encoder re-ranks every candidate of the built-in ranking.
