@@ -24,6 +24,9 @@ use index::Index;
 use pattern::Haystack;
 use tokenize::Tokenizer;
 
+/// How many of the best lexical matches are fused (besides the name matches).
+const LEXICAL_DEPTH: usize = 50;
+
 /// Longest query considered, in characters: enough for a pasted task, small enough that
 /// ranking and regex compilation stay fast.
 const MAX_QUERY_CHARS: usize = 1_000;
@@ -44,6 +47,9 @@ pub struct SearchIndex {
     tokenizer: Tokenizer,
     /// Full tool names, for regex mode.
     names: Haystack,
+    /// Each tool's name split at `_` and `-`, lower-cased: a tool whose name has a query
+    /// word stays a ranking candidate however deep its lexical score puts it.
+    name_tokens: Vec<Vec<String>>,
     /// Descriptions, for regex mode.
     descriptions: Haystack,
     /// Embedding vectors of the tools, fused with the lexical ranking (absent only if the
@@ -69,6 +75,10 @@ impl SearchIndex {
             index: Index::build(tools, &tokenizer),
             tokenizer,
             names: Haystack::new(tools.iter().map(|t| t.name.as_str())),
+            name_tokens: tools
+                .iter()
+                .map(|t| t.name.split(['_', '-']).map(str::to_lowercase).collect())
+                .collect(),
             descriptions: Haystack::new(tools.iter().map(|t| t.description.as_str())),
             semantic: fuse::Semantic::build(tools),
             encoded: semantic.map(|s| Encoded::new(tools, s)),
@@ -139,14 +149,35 @@ impl SearchIndex {
         builtin
     }
 
+    /// The lexical matches the fusion considers, best first: the best [`LEXICAL_DEPTH`],
+    /// and every tool whose name has a query word (split at `_` and `-`), so such a tool is
+    /// never cut, however deep its score puts it.
+    fn lexical_candidates(&self, query: &str, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+        let mut lexical = rank::rank(&self.index, &self.tokenizer, query, self.tools, keep);
+        if lexical.len() > LEXICAL_DEPTH {
+            let words: Vec<String> = query
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            let mut at = 0;
+            lexical.retain(|hit| {
+                at += 1;
+                at <= LEXICAL_DEPTH
+                    || self.name_tokens[hit.index]
+                        .iter()
+                        .any(|t| words.contains(t))
+            });
+        }
+        lexical
+    }
+
     /// The ranking without the sentence encoder: BM25F fused with the static table.
     fn builtin(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
         let Some(semantic) = &self.semantic else {
             return rank::rank(&self.index, &self.tokenizer, query, limit, keep);
         };
-        // Every lexical match is a candidate: a tool whose name has a query word is never
-        // cut before the fusion sees it.
-        let lexical = rank::rank(&self.index, &self.tokenizer, query, self.tools, keep);
+        let lexical = self.lexical_candidates(query, keep);
         // A query none of whose words the catalog knows (or only stopwords) has no hits:
         // embeddings re-rank and widen lexical evidence, they do not invent it from noise.
         if lexical.is_empty() {
@@ -324,6 +355,44 @@ mod tests {
         assert_eq!(index.search("issue pull request", 1, &|_| true).len(), 1);
         assert_eq!(index.search("^github", 2, &|_| true).len(), 2);
         assert!(index.search("issue", 0, &|_| true).is_empty());
+    }
+
+    #[test]
+    fn name_matches_stay_candidates_beyond_the_lexical_depth() {
+        let mut tools: Vec<ToolInfo> = (0..LEXICAL_DEPTH + 5)
+            .map(|i| tool("s", &format!("backup_{i}"), "Backup backup backup files."))
+            .collect();
+        tools.push(tool(
+            "other",
+            "file_list",
+            "Shows what a backup holds, among others.",
+        ));
+        tools.push(tool("x", "backup", "Something unrelated."));
+        let index = SearchIndex::new(&tools);
+        let full = rank::rank(
+            &index.index,
+            &index.tokenizer,
+            "backup",
+            tools.len(),
+            &|_| true,
+        );
+        let deep = full.iter().position(|h| tools[h.index].name == "x_backup");
+        assert!(
+            deep.is_some_and(|at| at >= LEXICAL_DEPTH),
+            "{deep:?}: not deep enough to test"
+        );
+        let got: Vec<&str> = index
+            .lexical_candidates("backup", &|_| true)
+            .iter()
+            .map(|h| tools[h.index].name.as_str())
+            .collect();
+        assert_eq!(
+            got.len(),
+            LEXICAL_DEPTH + 6,
+            "every name match, and no other"
+        );
+        assert!(got.contains(&"x_backup"));
+        assert!(!got.contains(&"other_file_list"));
     }
 
     #[test]
