@@ -180,7 +180,6 @@ impl Encoded {
         let vectors = self.ready()?;
         let embedding = vectors.encoder.embed(query)?;
         let cosines = vectors.cosines(&embedding.vector);
-
         let mut semantic: Vec<Hit> = cosines
             .iter()
             .enumerate()

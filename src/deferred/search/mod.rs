@@ -16,6 +16,8 @@ mod query;
 mod rank;
 mod tokenize;
 
+use std::collections::HashMap;
+
 use crate::tools::ToolInfo;
 
 use encoded::Encoded;
@@ -47,9 +49,10 @@ pub struct SearchIndex {
     tokenizer: Tokenizer,
     /// Full tool names, for regex mode.
     names: Haystack,
-    /// Each tool's name split at `_` and `-`, lower-cased: a tool whose name has a query
-    /// word stays a ranking candidate however deep its lexical score puts it.
-    name_tokens: Vec<Vec<String>>,
+    /// The tools whose name (split at `_` and `-`, lower-cased) has each token: a tool
+    /// whose name has a query word stays a ranking candidate however deep its lexical
+    /// score puts it.
+    name_tokens: HashMap<String, Vec<usize>>,
     /// Descriptions, for regex mode.
     descriptions: Haystack,
     /// Embedding vectors of the tools, fused with the lexical ranking (absent only if the
@@ -75,10 +78,7 @@ impl SearchIndex {
             index: Index::build(tools, &tokenizer),
             tokenizer,
             names: Haystack::new(tools.iter().map(|t| t.name.as_str())),
-            name_tokens: tools
-                .iter()
-                .map(|t| t.name.split(['_', '-']).map(str::to_lowercase).collect())
-                .collect(),
+            name_tokens: name_tokens(tools),
             descriptions: Haystack::new(tools.iter().map(|t| t.description.as_str())),
             semantic: fuse::Semantic::build(tools),
             encoded: semantic.map(|s| Encoded::new(tools, s)),
@@ -153,23 +153,26 @@ impl SearchIndex {
     /// and every tool whose name has a query word (split at `_` and `-`), so such a tool is
     /// never cut, however deep its score puts it.
     fn lexical_candidates(&self, query: &str, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
-        let mut lexical = rank::rank(&self.index, &self.tokenizer, query, self.tools, keep);
-        if lexical.len() > LEXICAL_DEPTH {
-            let words: Vec<String> = query
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(str::to_lowercase)
-                .collect();
-            let mut at = 0;
-            lexical.retain(|hit| {
-                at += 1;
-                at <= LEXICAL_DEPTH
-                    || self.name_tokens[hit.index]
-                        .iter()
-                        .any(|t| words.contains(t))
-            });
+        let mut named = vec![false; self.tools];
+        for word in query.split(|c: char| !c.is_alphanumeric()) {
+            for &i in self
+                .name_tokens
+                .get(&word.to_lowercase())
+                .into_iter()
+                .flatten()
+            {
+                named[i] = true;
+            }
         }
-        lexical
+        let also = |i: usize| named.get(i).copied().unwrap_or(false);
+        rank::rank_also(
+            &self.index,
+            &self.tokenizer,
+            query,
+            LEXICAL_DEPTH,
+            keep,
+            &also,
+        )
     }
 
     /// The ranking without the sentence encoder: BM25F fused with the static table.
@@ -185,6 +188,20 @@ impl SearchIndex {
         }
         semantic.fuse(query, &lexical, limit, keep)
     }
+}
+
+/// Each name token (split at `_` and `-`, lower-cased) with the tools whose name has it.
+fn name_tokens(tools: &[ToolInfo]) -> HashMap<String, Vec<usize>> {
+    let mut by_token: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, tool) in tools.iter().enumerate() {
+        for token in tool.name.split(['_', '-']).filter(|t| !t.is_empty()) {
+            let tools = by_token.entry(token.to_lowercase()).or_default();
+            if tools.last() != Some(&i) {
+                tools.push(i);
+            }
+        }
+    }
+    by_token
 }
 
 #[cfg(test)]

@@ -37,6 +37,18 @@ pub(crate) fn rank(
     limit: usize,
     keep: &dyn Fn(usize) -> bool,
 ) -> Vec<Hit> {
+    rank_also(index, tokenizer, query, limit, keep, &|_| false)
+}
+
+/// [`rank`], keeping beyond the best `limit` every match with `also(index)`.
+pub(crate) fn rank_also(
+    index: &Index,
+    tokenizer: &Tokenizer,
+    query: &str,
+    limit: usize,
+    keep: &dyn Fn(usize) -> bool,
+    also: &dyn Fn(usize) -> bool,
+) -> Vec<Hit> {
     let groups = groups(index, tokenizer, query);
     if groups.is_empty() || limit == 0 {
         return Vec::new();
@@ -92,7 +104,8 @@ pub(crate) fn rank(
     let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index));
     if limit < hits.len() {
         hits.select_nth_unstable_by(limit, order);
-        hits.truncate(limit);
+        let rest = hits.split_off(limit);
+        hits.extend(rest.into_iter().filter(|h| also(h.index)));
     }
     hits.sort_unstable_by(order);
     hits
