@@ -63,15 +63,24 @@ impl EmbeddingCache {
     }
 
     fn open(&self) -> Result<Connection, CacheError> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| self.error(e))?;
-        }
+        // SQLite's no-follow refuses a symlink anywhere in the path: the folder is resolved
+        // first, so only a symlinked file itself is refused.
+        let dir = match self.path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir).map_err(|e| self.error(e))?;
+        let name = self
+            .path
+            .file_name()
+            .ok_or_else(|| self.error("not a file path"))?;
+        let path = dir.canonicalize().map_err(|e| self.error(e))?.join(name);
         // A symlink planted in the data folder must not make antler write elsewhere.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| self.error(e))?;
+        let conn = Connection::open_with_flags(&path, flags).map_err(|e| self.error(e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| self.error(e))?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL) \
@@ -181,6 +190,17 @@ mod tests {
         let got = cache.load(&keys, 2).unwrap();
         assert_eq!(got.len(), 1_200);
         assert_eq!(got[&keys[1_100]], vectors[1_100]);
+    }
+
+    #[test]
+    fn a_symlinked_folder_on_the_way_is_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("home")).unwrap();
+        let cache = EmbeddingCache::at(dir.path().join("home/data/embeddings.sqlite"));
+        let k = key("m", "t");
+        cache.save([(&k, &[1.0f32][..])]).unwrap();
+        assert_eq!(cache.load(&[k], 1).unwrap()[&k], [1.0]);
     }
 
     #[test]

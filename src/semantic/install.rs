@@ -112,11 +112,41 @@ fn check(file: &str, bytes: &[u8], want: &str, source_name: &str) -> Result<(), 
 /// Leftover staging or replaced folders older than this (a killed install) are removed.
 const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// The names an installed model folder holds at its top level.
-fn installed_names() -> impl Iterator<Item = &'static str> {
-    FILES
-        .iter()
-        .map(|(file, _, _)| file.split('/').next().unwrap_or(file))
+/// The first entry under `dir` (a path relative to it) that an install does not write:
+/// anything but the regular files of [`FILES`] and the folders holding them.
+fn not_installed(dir: &Path) -> Option<String> {
+    fn walk(dir: &Path, prefix: &str) -> Option<String> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) => return Some(format!("{prefix} (unreadable: {e})")),
+        };
+        for entry in entries {
+            let Ok(entry) = entry else {
+                return Some(format!("{prefix} (unreadable)"));
+            };
+            let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+            let Ok(kind) = entry.file_type() else {
+                return Some(name);
+            };
+            let is_file = FILES.iter().any(|(f, _, _)| *f == name);
+            let is_folder = FILES.iter().any(|(f, _, _)| {
+                f.strip_prefix(name.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+            });
+            if kind.is_file() && is_file {
+                continue;
+            }
+            if kind.is_dir() && is_folder {
+                if let Some(stranger) = walk(&entry.path(), &format!("{name}/")) {
+                    return Some(stranger);
+                }
+                continue;
+            }
+            return Some(name);
+        }
+        None
+    }
+    walk(dir, "")
 }
 
 /// A folder being filled beside `target`, removed unless committed.
@@ -147,8 +177,15 @@ impl Staging {
 
     fn write(&self, file: &str, bytes: &[u8]) -> Result<(), InstallError> {
         let path = self.dir.join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+        // Subfolders only: if the staging folder itself is gone (swept by another install
+        // that took it for a leftover), this fails instead of installing a partial model.
+        if let Some(parent) = path.parent().filter(|p| *p != self.dir) {
+            match std::fs::create_dir(parent) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(write_error(parent)(e));
+                }
+                _ => {}
+            }
         }
         let mut out = std::fs::File::create_new(&path).map_err(write_error(&path))?;
         out.write_all(bytes).map_err(write_error(&path))?;
@@ -160,6 +197,15 @@ impl Staging {
     /// writes: a mistyped setting never deletes a file or folder of the user's. The old
     /// folder is moved aside first and back if the new one cannot take its place.
     fn commit(mut self) -> Result<PathBuf, InstallError> {
+        for (file, size, _) in FILES {
+            let staged = self.dir.join(file);
+            if std::fs::metadata(&staged).map(|m| m.len()).ok() != Some(*size) {
+                return Err(InstallError::Write {
+                    path: staged,
+                    source: std::io::Error::other("the staged file is missing or incomplete"),
+                });
+            }
+        }
         let refuse = |why: &str| InstallError::Write {
             path: self.target.clone(),
             source: std::io::Error::other(format!(
@@ -172,16 +218,10 @@ impl Staging {
                 std::fs::remove_file(&self.target).map_err(write_error(&self.target))?;
             }
             Ok(meta) if meta.is_dir() => {
-                let entries = std::fs::read_dir(&self.target).map_err(write_error(&self.target))?;
-                for entry in entries {
-                    let entry = entry.map_err(write_error(&self.target))?;
-                    let name = entry.file_name();
-                    if !installed_names().any(|known| name.to_str() == Some(known)) {
-                        return Err(refuse(&format!(
-                            "the folder holds {}, which no install writes",
-                            name.to_string_lossy()
-                        )));
-                    }
+                if let Some(stranger) = not_installed(&self.target) {
+                    return Err(refuse(&format!(
+                        "the folder holds {stranger}, which no install writes"
+                    )));
                 }
                 let old = self
                     .target
@@ -193,8 +233,16 @@ impl Staging {
             Err(_) => {}
         }
         if let Err(err) = std::fs::rename(&self.dir, &self.target) {
-            if let Some(old) = &aside {
-                let _ = std::fs::rename(old, &self.target);
+            if let Some(old) = &aside
+                && std::fs::rename(old, &self.target).is_err()
+            {
+                return Err(InstallError::Write {
+                    path: self.target.clone(),
+                    source: std::io::Error::other(format!(
+                        "{err}; the previous install is at {}",
+                        old.display()
+                    )),
+                });
             }
             return Err(write_error(&self.target)(err));
         }
@@ -216,10 +264,12 @@ impl Drop for Staging {
 
 /// A name part no other install (of this or another process) uses at the same time.
 fn unique() -> String {
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    format!("{}-{nanos}", std::process::id())
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{nanos}-{n}", std::process::id())
 }
 
 /// Removes `.NAME.partial-*` and `.NAME.old-*` folders in `parent` that a killed install
@@ -328,6 +378,11 @@ mod tests {
         );
         assert!(target.join("train.py").exists());
         std::fs::remove_file(target.join("train.py")).unwrap();
+        // A name an install writes, holding something else, is not one of its files.
+        std::fs::create_dir_all(target.join("1_Pooling/mine")).unwrap();
+        let err = install_from(&model_dir(), &target).unwrap_err().to_string();
+        assert!(err.contains("1_Pooling/mine"), "{err}");
+        std::fs::remove_dir(target.join("1_Pooling/mine")).unwrap();
         let installed = install_from(&model_dir(), &target).unwrap();
         assert_eq!(installed, target);
         for (file, size, _) in FILES {

@@ -164,7 +164,8 @@ impl SemanticModel {
         let workers = workers.clamp(1, todo.len());
         let next = AtomicUsize::new(0);
         let stopped = Mutex::new(false);
-        let (tx, rx) = mpsc::channel::<(usize, Vec<f32>)>();
+        // (position, vector, whether to cache it: not the stand-in for a failed text).
+        let (tx, rx) = mpsc::channel::<(usize, Vec<f32>, bool)>();
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 let (tx, next, todo, stopped) = (tx.clone(), &next, &todo, &stopped);
@@ -181,15 +182,15 @@ impl SemanticModel {
                         };
                         // A bug in the encoder costs this text its vector, not the run.
                         let embedded = std::panic::catch_unwind(|| encoder.embed(&texts[i]));
-                        let vector = match embedded {
-                            Ok(Some(e)) => e.vector,
-                            Ok(None) => vec![0.0; encoder.dims()],
+                        let (vector, keep) = match embedded {
+                            Ok(Some(e)) => (e.vector, true),
+                            Ok(None) => (vec![0.0; encoder.dims()], true),
                             Err(_) => {
                                 tracing::warn!("embedding a tool text failed; it is skipped");
-                                vec![0.0; encoder.dims()]
+                                (vec![0.0; encoder.dims()], false)
                             }
                         };
-                        if tx.send((i, vector)).is_err() {
+                        if tx.send((i, vector, keep)).is_err() {
                             return;
                         }
                     }
@@ -198,9 +199,11 @@ impl SemanticModel {
             drop(tx);
             let mut batch = Vec::with_capacity(SAVE_EVERY);
             let mut done = 0;
-            for (i, vector) in rx {
+            for (i, vector, keep) in rx {
                 done += 1;
-                batch.push(i);
+                if keep {
+                    batch.push(i);
+                }
                 vectors[i] = Some(vector);
                 if batch.len() == SAVE_EVERY {
                     self.save(encoder, texts, vectors, &batch);
