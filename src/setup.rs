@@ -1,5 +1,6 @@
 //! From configuration files to a toolset: the one path every front-end takes.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use crate::config::{
     parse_app_config,
 };
 use crate::deferred::search::{EmbedMode, SemanticSearch};
-use crate::deferred::{DeferredError, DeferredSetup, setup_deferred_for};
+use crate::deferred::{DeferInputs, DeferredError, DeferredSetup, setup_deferred_for};
 use crate::mcp::manifest::ManifestStore;
 use crate::mcp::{ExtensionsError, McpCache, McpManager, StartSettings};
 use crate::semantic::SemanticModel;
@@ -252,20 +253,24 @@ impl Setup {
 
     /// Decides what of `toolset` is deferred, with the configured `tool_search`, the
     /// context window of `model` (see [`Setup::model_config`]) and the `defer` setting of
-    /// each of `servers`.
+    /// each of `servers`; the `servers` listing describes them with their `instructions`.
     pub fn deferred(
         &self,
         toolset: &Toolset,
         model: Option<&str>,
         servers: &[McpServerConfig],
+        instructions: Option<&BTreeMap<String, String>>,
     ) -> Result<DeferredSetup, SetupError> {
-        let context_window = self.context_window(model);
+        let inputs = DeferInputs {
+            context_window: self.context_window(model),
+            servers,
+            instructions,
+            semantic: self.semantic_search(EmbedMode::Background),
+        };
         Ok(setup_deferred_for(
             toolset,
             &self.app.value.tool_search,
-            context_window,
-            servers,
-            self.semantic_search(EmbedMode::Background),
+            inputs,
         )?)
     }
 

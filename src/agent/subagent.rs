@@ -150,15 +150,8 @@ impl Task {
             .filter(|t| allowed(&t.info().name))
             .cloned()
             .collect();
-        let catalog = parent
-            .catalog
-            .clone()
-            .filter(|_| bound.iter().any(|t| t.info().name == TOOL_SEARCH));
-        DeferredSetup {
-            bound,
-            catalog,
-            reason: parent.reason.clone(),
-        }
+        let searchable = bound.iter().any(|t| t.info().name == TOOL_SEARCH);
+        parent.narrowed(bound, searchable)
     }
 
     async fn delegate(&self, ctx: ToolContext<'_>, env: &SubagentEnv, args: Args) -> ToolOutput {
@@ -280,8 +273,10 @@ impl Tool for Task {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deferred::setup_deferred;
     use crate::provider::testing::Silent;
     use crate::tools::CallStandalone;
+    use crate::tools::Toolset;
 
     fn task(max_concurrent: usize, env: Option<SubagentEnv>) -> Task {
         let config = SubagentsConfig {
@@ -299,11 +294,9 @@ mod tests {
     fn env() -> SubagentEnv {
         SubagentEnv {
             provider: Arc::new(Silent::new()),
-            deferred: Arc::new(DeferredSetup {
-                bound: Vec::new(),
-                catalog: None,
-                reason: String::new(),
-            }),
+            deferred: Arc::new(
+                setup_deferred(&Toolset::default(), &ToolSearchConfig::default(), None).unwrap(),
+            ),
             tool_search: ToolSearchConfig::default(),
             servers: Vec::new(),
             system_prompt: String::new(),

@@ -231,15 +231,18 @@ async fn deferred_check(
         }
         Err(err) => Err(err),
     };
-    let deferred = toolset.and_then(|toolset| setup.deferred(&toolset, model, &mcp.configs()));
+    let instructions = mcp.instructions().await;
+    let deferred = toolset
+        .and_then(|toolset| setup.deferred(&toolset, model, &mcp.configs(), Some(&instructions)));
     checks.push(match deferred {
         Ok(deferred) => {
             let mut detail = deferred.reason.clone();
             if let Some(catalog) = &deferred.catalog {
                 detail.push_str(&format!(
-                    " · catalog {} · {} bound",
+                    " · catalog {} · {} bound · listed by {}",
                     catalog.hash(),
-                    deferred.bound.len()
+                    deferred.bound.len(),
+                    deferred.listed.map_or("names", |l| l.as_str())
                 ));
             }
             Check::new("tool search", CheckStatus::Ok, detail)

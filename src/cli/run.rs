@@ -11,8 +11,9 @@ use super::{
 };
 use crate::config::ConfigPaths;
 use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
+use crate::deferred::listing::ServerFacts;
 use crate::deferred::search::{EmbedMode, Progress, SemanticSearch};
-use crate::deferred::{DeferredCatalog, ToolSearch, token_stats};
+use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredCatalog, ToolSearch, token_stats};
 use crate::mcp::McpManager;
 use crate::protocol::ServerState;
 use crate::setup::{Setup, SetupError};
@@ -89,7 +90,9 @@ async fn inspect(
             Command::Tools(ToolsCommand::Search(args)) => tools_search(&setup, &mcp, cwd, &args)
                 .await?
                 .map_err(CliError::usage)?,
-            Command::Tools(ToolsCommand::Stats(args)) => tools_stats(&setup, &mcp, &args).await?,
+            Command::Tools(ToolsCommand::Stats(args)) => {
+                tools_stats(&setup, &mcp, &args, model).await?
+            }
             Command::Mcp(McpCommand::List(args)) => {
                 if args.refresh {
                     report_refresh_failures(&mcp.refresh_manifests(&[]).await);
@@ -157,7 +160,8 @@ async fn tools_list(
     let toolset = setup
         .toolset(mcp, groups, builtins, &Default::default())
         .await?;
-    let deferred = setup.deferred(&toolset, model, &mcp.configs())?;
+    let instructions = mcp.instructions().await;
+    let deferred = setup.deferred(&toolset, model, &mcp.configs(), Some(&instructions))?;
     let rows = listing::tool_rows(&toolset, &deferred);
     Ok(if args.json {
         to_json(&rows)
@@ -247,9 +251,19 @@ async fn tools_stats(
     setup: &Setup,
     mcp: &McpManager,
     args: &ToolsStatsArgs,
+    model: Option<&str>,
 ) -> Result<String, SetupError> {
     let catalog = search_catalog(setup, mcp, args.catalog.as_deref(), None).await?;
-    let stats = token_stats(&catalog, setup.app.value.tool_search.max_results)?;
+    let instructions = mcp.instructions().await;
+    let configs = mcp.configs();
+    let facts = ServerFacts {
+        configs: &configs,
+        instructions: Some(&instructions),
+    };
+    let window = setup
+        .context_window(model)
+        .unwrap_or(DEFAULT_CONTEXT_WINDOW);
+    let stats = token_stats(&catalog, &setup.app.value.tool_search, window, facts)?;
     Ok(if args.json {
         to_json(&stats)
     } else {

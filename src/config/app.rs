@@ -284,6 +284,26 @@ pub struct ToolSearchConfig {
     pub auto_promote_top_k: usize,
     /// The sentence encoder blended into the ranking.
     pub semantic: SemanticConfig,
+    /// How the system prompt lists the deferred tools: `names`, `servers` or `auto`
+    /// (default: names while they fit `listing_budget_tokens`, else one line per server).
+    pub listing: ListingMode,
+    /// With `listing: auto`: the most o200k tokens the names may take (default 2,000; 2%
+    /// of the context window when that is smaller).
+    #[serde(deserialize_with = "lenient::scalar")]
+    pub listing_budget_tokens: usize,
+}
+
+/// How the system prompt lists the deferred tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ListingMode {
+    /// Every deferred tool's name.
+    Names,
+    /// One line per server: its name, tool count and a short description.
+    Servers,
+    /// Names while they fit the budget, else servers.
+    #[default]
+    Auto,
 }
 
 /// The sentence encoder of `tool_search`.
@@ -317,6 +337,8 @@ impl Default for ToolSearchConfig {
             max_promoted: 16,
             auto_promote_top_k: 3,
             semantic: SemanticConfig::default(),
+            listing: ListingMode::Auto,
+            listing_budget_tokens: 2_000,
         }
     }
 }

@@ -17,7 +17,7 @@ mod server_policy;
 mod signature;
 
 pub use app::{
-    AppConfig, McpConfig, ModelConfig, SandboxConfig, SandboxMode, SubagentsConfig,
+    AppConfig, ListingMode, McpConfig, ModelConfig, SandboxConfig, SandboxMode, SubagentsConfig,
     SummarizationConfig, ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig,
     ToolSearchMode, WebFetchPolicy,
 };

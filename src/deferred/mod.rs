@@ -5,6 +5,7 @@
 mod catalog;
 pub mod catalog_file;
 mod hash;
+pub mod listing;
 pub mod promotion;
 mod prompt;
 pub mod search;
@@ -19,7 +20,8 @@ pub use catalog::{DeferredCatalog, Found};
 pub use hash::{catalog_hash, function_schema};
 pub use prompt::deferred_tools_section;
 pub use setup::{
-    DEFAULT_CONTEXT_WINDOW, DeferredError, DeferredSetup, setup_deferred, setup_deferred_for,
+    DEFAULT_CONTEXT_WINDOW, DeferInputs, DeferredError, DeferredSetup, setup_deferred,
+    setup_deferred_for,
 };
 pub use stats::{TokenStats, token_stats};
 pub use tokens::{TokenizerError, count_tokens, schemas_tokens};

@@ -16,6 +16,44 @@ pub fn deferred_tools_section<'a>(names: impl IntoIterator<Item = &'a str>) -> S
     )
 }
 
+/// One server's line in the `servers` listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerLine {
+    /// The server's name.
+    pub name: String,
+    /// How many of its tools are deferred.
+    pub tools: usize,
+    /// A short description (one line; may be empty).
+    pub description: String,
+}
+
+/// The `servers` form of the section: what to do, then `- name (N tools): description`
+/// per server, in the order given; empty when there are none. Escaped like the names.
+pub fn servers_section(lines: &[ServerLine]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<available-deferred-tools>\nThese MCP servers' tools are not loaded. Find one with \
+         tool_search: describe what you need (\"+server words\" searches one server), or load \
+         a known name with select:NAME.\n",
+    );
+    for line in lines {
+        let count = match line.tools {
+            1 => "1 tool".to_string(),
+            n => format!("{n} tools"),
+        };
+        out.push_str(&format!("- {} ({count})", escape(&line.name)));
+        if !line.description.is_empty() {
+            out.push_str(": ");
+            out.push_str(&escape(&line.description.replace(['\n', '\r'], " ")));
+        }
+        out.push('\n');
+    }
+    out.push_str("</available-deferred-tools>");
+    out
+}
+
 fn escape(name: &str) -> String {
     name.replace('&', "&amp;")
         .replace('<', "&lt;")

@@ -1,11 +1,13 @@
 //! Deciding what is deferred, and refusing to start when that cannot be done safely.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::DeferredCatalog;
+use super::listing::{Listed, ServerFacts, listing};
 use super::search::SemanticSearch;
 use super::tokens::schemas_tokens;
 use super::tool_search::{TOOL_SEARCH, ToolSearch};
-use super::{DeferredCatalog, deferred_tools_section};
 use crate::config::{DeferMode, McpServerConfig, ToolSearchConfig, ToolSearchMode};
 use crate::tools::{Tool, ToolSource, Toolset};
 
@@ -38,6 +40,23 @@ pub struct DeferredSetup {
     pub catalog: Option<Arc<DeferredCatalog>>,
     /// Why deferral is on or off, for `doctor`-style reports and logs.
     pub reason: String,
+    /// The `<available-deferred-tools>` section ("" without a catalog).
+    section: String,
+    /// Which listing the section is (none without a catalog).
+    pub listed: Option<Listed>,
+}
+
+/// What the deferral decision and the listing may use besides the toolset and config.
+#[derive(Clone, Default)]
+pub struct DeferInputs<'a> {
+    /// The model's context window (`auto` decisions; [`DEFAULT_CONTEXT_WINDOW`] if unknown).
+    pub context_window: Option<u32>,
+    /// The extensions file's servers: their `defer` setting and `description`.
+    pub servers: &'a [McpServerConfig],
+    /// The servers' `instructions`, for the `servers` listing.
+    pub instructions: Option<&'a BTreeMap<String, String>>,
+    /// The sentence encoder the catalog ranks with.
+    pub semantic: Option<SemanticSearch>,
 }
 
 impl DeferredSetup {
@@ -52,14 +71,26 @@ impl DeferredSetup {
             .cloned()
     }
 
+    /// The same setup with only `bound` bound, and the catalog (with its listing) only if
+    /// `keep_catalog`: what a subagent with fewer tools gets.
+    pub fn narrowed(&self, bound: Vec<Arc<dyn Tool>>, keep_catalog: bool) -> DeferredSetup {
+        let catalog = self.catalog.clone().filter(|_| keep_catalog);
+        DeferredSetup {
+            bound,
+            reason: self.reason.clone(),
+            section: if catalog.is_some() {
+                self.section.clone()
+            } else {
+                String::new()
+            },
+            listed: self.listed.filter(|_| catalog.is_some()),
+            catalog,
+        }
+    }
+
     /// The `<available-deferred-tools>` section of the system prompt ("" without a catalog).
     pub fn prompt_section(&self) -> String {
-        match &self.catalog {
-            Some(catalog) => {
-                deferred_tools_section(catalog.infos().iter().map(|i| i.name.as_str()))
-            }
-            None => String::new(),
-        }
+        self.section.clone()
     }
 }
 
@@ -70,7 +101,14 @@ pub fn setup_deferred(
     config: &ToolSearchConfig,
     context_window: Option<u32>,
 ) -> Result<DeferredSetup, DeferredError> {
-    setup_deferred_for(toolset, config, context_window, &[], None)
+    setup_deferred_for(
+        toolset,
+        config,
+        DeferInputs {
+            context_window,
+            ..Default::default()
+        },
+    )
 }
 
 /// Decides what to defer. Tools of `defer: never` servers are bound and those of
@@ -78,14 +116,14 @@ pub fn setup_deferred(
 /// (`auto`, and servers not in `servers`) follow it: nothing when it is off, all when it is
 /// on, and with `auto` only when their schemas would take more than
 /// `auto_threshold_percent` of `context_window` tokens. Built-in and configured tools are
-/// never deferred. The catalog ranks with the sentence encoder of `semantic`, if any.
+/// never deferred. The catalog ranks with the sentence encoder of `inputs.semantic`, if
+/// any, and is listed as `tool_search.listing` says.
 pub fn setup_deferred_for(
     toolset: &Toolset,
     config: &ToolSearchConfig,
-    context_window: Option<u32>,
-    servers: &[McpServerConfig],
-    semantic: Option<SemanticSearch>,
+    inputs: DeferInputs<'_>,
 ) -> Result<DeferredSetup, DeferredError> {
+    let (context_window, servers) = (inputs.context_window, inputs.servers);
     let defer_of = |tool: &Arc<dyn Tool>| match &tool.info().source {
         ToolSource::Mcp { server, .. } => servers
             .iter()
@@ -129,10 +167,29 @@ pub fn setup_deferred_for(
     if never > 0 {
         reason.push_str(&format!("; {never} tools of `defer: never` servers bound"));
     }
-    let catalog = (!deferred.is_empty())
-        .then(|| Arc::new(DeferredCatalog::with_semantic(deferred, semantic)));
+    let catalog = (!deferred.is_empty()).then(|| {
+        Arc::new(DeferredCatalog::with_semantic(
+            deferred,
+            inputs.semantic.clone(),
+        ))
+    });
     let meant_bound = never + if defer_auto { 0 } else { auto.len() };
-    finish(toolset, catalog, config.max_results, reason, meant_bound)
+    let mut setup = finish(toolset, catalog, config.max_results, reason, meant_bound)?;
+    if let Some(catalog) = &setup.catalog {
+        let window = context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        let facts = ServerFacts {
+            configs: servers,
+            instructions: inputs.instructions,
+        };
+        let (listed, section) =
+            listing(catalog, config, window, facts).map_err(|err| DeferredError::FailClosed {
+                count: catalog.len(),
+                reason: err.to_string(),
+            })?;
+        setup.section = section;
+        setup.listed = Some(listed);
+    }
+    Ok(setup)
 }
 
 /// Whether the `defer: auto` tools are deferred, and why.
@@ -192,6 +249,8 @@ fn finish(
             bound: toolset.tools().to_vec(),
             catalog: None,
             reason,
+            section: String::new(),
+            listed: None,
         });
     };
     let mut bound: Vec<Arc<dyn Tool>> = toolset
@@ -218,6 +277,8 @@ fn finish(
         bound,
         catalog: Some(catalog),
         reason,
+        section: String::new(),
+        listed: None,
     })
 }
 
@@ -253,6 +314,14 @@ mod tests {
         ToolSearchConfig {
             enabled,
             ..ToolSearchConfig::default()
+        }
+    }
+
+    fn on(context_window: Option<u32>, servers: &[McpServerConfig]) -> DeferInputs<'_> {
+        DeferInputs {
+            context_window,
+            servers,
+            ..Default::default()
         }
     }
 
@@ -353,9 +422,7 @@ mod tests {
         let never = setup_deferred_for(
             &tools,
             &config(ToolSearchMode::On),
-            None,
-            &server("never"),
-            None,
+            on(None, &server("never")),
         )
         .unwrap();
         assert!(never.catalog.is_none(), "nothing left to defer");
@@ -375,9 +442,7 @@ mod tests {
         let always = setup_deferred_for(
             &tools,
             &config(ToolSearchMode::Off),
-            None,
-            &server("always"),
-            None,
+            on(None, &server("always")),
         )
         .unwrap();
         assert_eq!(always.catalog.as_ref().map(|c| c.len()), Some(3));
@@ -387,11 +452,10 @@ mod tests {
         // `auto` below its threshold binds, but `always` still defers.
         let mut cfg = config(ToolSearchMode::Auto);
         cfg.auto_threshold_percent = 99.0;
-        let auto =
-            setup_deferred_for(&tools, &cfg, Some(1_000_000), &server("auto"), None).unwrap();
+        let auto = setup_deferred_for(&tools, &cfg, on(Some(1_000_000), &server("auto"))).unwrap();
         assert!(auto.catalog.is_none());
         let always =
-            setup_deferred_for(&tools, &cfg, Some(1_000_000), &server("always"), None).unwrap();
+            setup_deferred_for(&tools, &cfg, on(Some(1_000_000), &server("always"))).unwrap();
         assert_eq!(always.catalog.as_ref().map(|c| c.len()), Some(3));
     }
 }

@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::listing::{ServerFacts, listing};
 use super::tokens::{TokenizerError, count_tokens, schemas_tokens};
-use super::{DeferredCatalog, ToolSearch, deferred_tools_section};
+use super::{DeferredCatalog, ToolSearch};
+use crate::config::ToolSearchConfig;
 use crate::tools::Tool;
 
 /// Token counts (o200k) of both ways of offering a set of tools.
@@ -18,28 +20,34 @@ pub struct TokenStats {
     pub full_tokens: usize,
     /// The `<available-deferred-tools>` section plus the `tool_search` schema.
     pub deferred_tokens: usize,
+    /// How the section lists the tools: `names` or `servers` (`tool_search.listing`).
+    pub listing: &'static str,
     /// How much smaller the deferred form is, in percent.
     pub reduction_percent: f64,
 }
 
-/// Measures `catalog` both ways. The schemas are counted as the JSON array a provider
+/// Measures `catalog` both ways, the section listed as `config` says for a
+/// `context_window`-token model. The schemas are counted as the JSON array a provider
 /// receives in `tools`.
 /// Without tools nothing is bound either way: all counts are zero.
 pub fn token_stats(
     catalog: &Arc<DeferredCatalog>,
-    max_results: usize,
+    config: &ToolSearchConfig,
+    context_window: u32,
+    facts: ServerFacts<'_>,
 ) -> Result<TokenStats, TokenizerError> {
     if catalog.is_empty() {
         return Ok(TokenStats {
             tools: 0,
             full_tokens: 0,
             deferred_tokens: 0,
+            listing: "names",
             reduction_percent: 0.0,
         });
     }
     let full_tokens = schemas_tokens(catalog.infos())?;
-    let section = deferred_tools_section(catalog.infos().iter().map(|i| i.name.as_str()));
-    let search = ToolSearch::new(catalog.clone(), max_results);
+    let (listed, section) = listing(catalog, config, context_window, facts)?;
+    let search = ToolSearch::new(catalog.clone(), config.max_results);
     let deferred_tokens =
         count_tokens(&section)? + schemas_tokens(std::slice::from_ref(search.info()))?;
     let reduction_percent = 100.0 * (1.0 - deferred_tokens as f64 / full_tokens.max(1) as f64);
@@ -47,6 +55,7 @@ pub fn token_stats(
         tools: catalog.len(),
         full_tokens,
         deferred_tokens,
+        listing: listed.as_str(),
         reduction_percent,
     })
 }
@@ -58,11 +67,20 @@ mod tests {
 
     #[test]
     fn deferred_is_smaller_and_empty_is_zero() {
-        let stats = token_stats(&sample_catalog(), 5).unwrap();
+        let config = ToolSearchConfig::default();
+        let facts = ServerFacts::default();
+        let stats = token_stats(&sample_catalog(), &config, 128_000, facts).unwrap();
         assert_eq!(stats.tools, 8);
         assert!(stats.full_tokens > 0 && stats.deferred_tokens > 0);
+        assert_eq!(stats.listing, "names", "a small catalog fits the budget");
+        let servers = ToolSearchConfig {
+            listing: crate::config::ListingMode::Servers,
+            ..Default::default()
+        };
+        let by_server = token_stats(&sample_catalog(), &servers, 128_000, facts).unwrap();
+        assert_eq!(by_server.listing, "servers");
         let empty = Arc::new(DeferredCatalog::new(Vec::new()));
-        let zero = token_stats(&empty, 5).unwrap();
+        let zero = token_stats(&empty, &config, 128_000, facts).unwrap();
         assert_eq!(
             (
                 zero.full_tokens,

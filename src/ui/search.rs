@@ -117,7 +117,7 @@ pub fn stats_table(stats: &TokenStats) -> String {
             format!("{} tokens", stats.full_tokens),
         ],
         vec![
-            "deferred: names + tool_search".to_string(),
+            format!("deferred: {} + tool_search", stats.listing),
             format!("{} tokens", stats.deferred_tokens),
         ],
         vec![

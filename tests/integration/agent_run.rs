@@ -750,3 +750,37 @@ fn a_tool_list_changed_mid_run_lapses_the_promotions_of_the_old_catalog() {
         "a lapsed tool must be searched again: {last}"
     );
 }
+
+/// `listing: servers`: the prompt names the server, not its tools, with its description
+/// from the extensions file; a name it never listed is still found by `select:` and runs.
+#[test]
+fn the_servers_listing_names_servers_and_select_still_finds_every_tool() {
+    let sandbox = Sandbox::new();
+    let mut fx = fixture_stdio(&[]);
+    fx["description"] = json!("Echoes and adds, for tests");
+    write_extensions(&sandbox, json!({"fx": fx}));
+    sandbox.write(
+        "config.yaml",
+        "tool_search:\n  enabled: true\n  listing: servers\n",
+    );
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
+        Reply::tool_calls(&[("c2", "fx_echo", json!({"text": "hi"}))]),
+        Reply::text("done"),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "echo hi"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let requests = mock.requests();
+    let system = requests[0].system_prompt();
+    let section = &system[system.find("<available-deferred-tools>").unwrap()..];
+    assert!(section.contains("\n- fx ("), "{section}");
+    assert!(
+        section.contains("tools): Echoes and adds, for tests\n"),
+        "{section}"
+    );
+    assert!(!section.contains("fx_echo"), "no tool names: {section}");
+    assert_eq!(requests[2].messages().last().unwrap()["content"], "hi");
+}

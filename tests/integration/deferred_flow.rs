@@ -10,7 +10,7 @@ use antler::config::{ToolSearchConfig, ToolSearchMode, parse_extensions_config};
 use antler::deferred::{DeferredSetup, setup_deferred};
 use antler::mcp::McpManager;
 use antler::protocol::{Message, ToolCall};
-use antler::tools::{ToolOutput, assemble_toolset};
+use antler::tools::{ToolOutput, Toolset, assemble_toolset};
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -31,11 +31,7 @@ impl Session {
         let manager = McpManager::start(loaded.value, &antler::mcp::StartSettings::eager()).await;
         let mut session = Session {
             manager,
-            setup: DeferredSetup {
-                bound: Vec::new(),
-                catalog: None,
-                reason: String::new(),
-            },
+            setup: setup_deferred(&Toolset::default(), &ToolSearchConfig::default(), None).unwrap(),
             chain: Chain::new(),
             state: ThreadState::default(),
             messages: Vec::new(),

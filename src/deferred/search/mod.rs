@@ -22,6 +22,7 @@ use crate::tools::ToolInfo;
 
 use encoded::Encoded;
 pub use encoded::{EmbedMode, Progress, SemanticSearch};
+pub(crate) use fuse::push_words;
 use index::Index;
 use pattern::Haystack;
 use tokenize::Tokenizer;
