@@ -435,7 +435,7 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
         catalog_tools(data.tools.clone()),
     );
     assert!(warnings.is_empty(), "{warnings:?}");
-    let deferred = setup.deferred(&toolset, Some(MODEL), &[], None).unwrap();
+    let deferred = setup.deferred(&toolset, Some(MODEL), &[]).unwrap();
     assert_eq!(
         deferred.catalog.as_ref().map(|c| c.len()),
         Some(data.tools.len()),

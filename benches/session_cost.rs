@@ -204,7 +204,7 @@ async fn rebuild_as_before(
         .toolset(mcp, None, builtins.tools, &outputs)
         .await
         .unwrap();
-    let deferred = Arc::new(setup.deferred(&toolset, Some(MODEL), &[], None).unwrap());
+    let deferred = Arc::new(setup.deferred(&toolset, Some(MODEL), &[]).unwrap());
     let servers: Vec<_> = mcp.servers().iter().map(|s| s.config().clone()).collect();
     let config = &setup.app.value;
     let section = deferred.prompt_section();

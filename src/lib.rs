@@ -17,6 +17,7 @@ pub mod semantic;
 pub mod session;
 pub mod setup;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod trust;
 pub mod ui;

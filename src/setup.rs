@@ -1,6 +1,5 @@
 //! From configuration files to a toolset: the one path every front-end takes.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -253,18 +252,16 @@ impl Setup {
 
     /// Decides what of `toolset` is deferred, with the configured `tool_search`, the
     /// context window of `model` (see [`Setup::model_config`]) and the `defer` setting of
-    /// each of `servers`; the `servers` listing describes them with their `instructions`.
+    /// each of `servers` (whose `description` the `servers` listing shows).
     pub fn deferred(
         &self,
         toolset: &Toolset,
         model: Option<&str>,
         servers: &[McpServerConfig],
-        instructions: Option<&BTreeMap<String, String>>,
     ) -> Result<DeferredSetup, SetupError> {
         let inputs = DeferInputs {
             context_window: self.context_window(model),
             servers,
-            instructions,
             semantic: self.semantic_search(EmbedMode::Background),
         };
         Ok(setup_deferred_for(

@@ -231,9 +231,7 @@ async fn deferred_check(
         }
         Err(err) => Err(err),
     };
-    let instructions = mcp.instructions().await;
-    let deferred = toolset
-        .and_then(|toolset| setup.deferred(&toolset, model, &mcp.configs(), Some(&instructions)));
+    let deferred = toolset.and_then(|toolset| setup.deferred(&toolset, model, &mcp.configs()));
     checks.push(match deferred {
         Ok(deferred) => {
             let mut detail = deferred.reason.clone();

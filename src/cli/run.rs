@@ -160,8 +160,7 @@ async fn tools_list(
     let toolset = setup
         .toolset(mcp, groups, builtins, &Default::default())
         .await?;
-    let instructions = mcp.instructions().await;
-    let deferred = setup.deferred(&toolset, model, &mcp.configs(), Some(&instructions))?;
+    let deferred = setup.deferred(&toolset, model, &mcp.configs())?;
     let rows = listing::tool_rows(&toolset, &deferred);
     Ok(if args.json {
         to_json(&rows)
@@ -254,12 +253,8 @@ async fn tools_stats(
     model: Option<&str>,
 ) -> Result<String, SetupError> {
     let catalog = search_catalog(setup, mcp, args.catalog.as_deref(), None).await?;
-    let instructions = mcp.instructions().await;
     let configs = mcp.configs();
-    let facts = ServerFacts {
-        configs: &configs,
-        instructions: Some(&instructions),
-    };
+    let facts = ServerFacts { configs: &configs };
     let window = setup
         .context_window(model)
         .unwrap_or(DEFAULT_CONTEXT_WINDOW);

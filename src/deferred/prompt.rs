@@ -43,7 +43,10 @@ pub fn servers_section(lines: &[ServerLine]) -> String {
             1 => "1 tool".to_string(),
             n => format!("{n} tools"),
         };
-        out.push_str(&format!("- {} ({count})", escape(&line.name)));
+        out.push_str(&format!(
+            "- {} ({count})",
+            escape(&super::listing::one_line(&line.name))
+        ));
         if !line.description.is_empty() {
             out.push_str(": ");
             out.push_str(&escape(&line.description.replace(['\n', '\r'], " ")));

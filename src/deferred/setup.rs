@@ -1,6 +1,5 @@
 //! Deciding what is deferred, and refusing to start when that cannot be done safely.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::DeferredCatalog;
@@ -53,8 +52,6 @@ pub struct DeferInputs<'a> {
     pub context_window: Option<u32>,
     /// The extensions file's servers: their `defer` setting and `description`.
     pub servers: &'a [McpServerConfig],
-    /// The servers' `instructions`, for the `servers` listing.
-    pub instructions: Option<&'a BTreeMap<String, String>>,
     /// The sentence encoder the catalog ranks with.
     pub semantic: Option<SemanticSearch>,
 }
@@ -177,15 +174,8 @@ pub fn setup_deferred_for(
     let mut setup = finish(toolset, catalog, config.max_results, reason, meant_bound)?;
     if let Some(catalog) = &setup.catalog {
         let window = context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
-        let facts = ServerFacts {
-            configs: servers,
-            instructions: inputs.instructions,
-        };
-        let (listed, section) =
-            listing(catalog, config, window, facts).map_err(|err| DeferredError::FailClosed {
-                count: catalog.len(),
-                reason: err.to_string(),
-            })?;
+        let facts = ServerFacts { configs: servers };
+        let (listed, section) = listing(catalog, config, window, facts);
         setup.section = section;
         setup.listed = Some(listed);
     }

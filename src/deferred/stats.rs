@@ -46,7 +46,7 @@ pub fn token_stats(
         });
     }
     let full_tokens = schemas_tokens(catalog.infos())?;
-    let (listed, section) = listing(catalog, config, context_window, facts)?;
+    let (listed, section) = listing(catalog, config, context_window, facts);
     let search = ToolSearch::new(catalog.clone(), config.max_results);
     let deferred_tokens =
         count_tokens(&section)? + schemas_tokens(std::slice::from_ref(search.info()))?;

@@ -224,12 +224,10 @@ impl Inner {
             self.builtins.clone(),
             self.mcp.tools().await,
         );
-        let instructions = self.mcp.instructions().await;
         let deferred = Arc::new(self.setup.deferred(
             &toolset,
             self.spec.model.as_deref(),
             &self.mcp.configs(),
-            Some(&instructions),
         )?);
         self.deferred = Some(deferred.clone());
         self.listed = versions;

@@ -24,28 +24,13 @@ pub fn describe(file: &ProjectFile) -> Vec<String> {
 pub fn printable(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() || invisible(c) {
+            if c.is_control() || crate::text::is_invisible(c) {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()
             }
         })
         .collect()
-}
-
-/// Characters that change how the text around them is shown without being seen: bidi
-/// controls (which can reorder a command on screen), zero-width characters, line and
-/// paragraph separators.
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061C}'
-            | '\u{180E}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'..='\u{2069}'
-            | '\u{FEFF}'
-    )
 }
 
 /// A file that cannot be summarised is shown as it is: what it would do is for the reader

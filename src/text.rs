@@ -1,0 +1,40 @@
+//! Character classes for showing untrusted text: what a reader (or a model) must not be
+//! shown raw.
+
+/// Characters that change how the text around them is shown without being seen: bidi
+/// controls (which can reorder text on screen), zero-width characters, line and
+/// paragraph separators, and tag characters (invisible letters a model still reads).
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators_bidi_zero_width_and_tags_are_invisible() {
+        for c in [
+            '\u{2028}',
+            '\u{2029}',
+            '\u{202E}',
+            '\u{200B}',
+            '\u{FEFF}',
+            '\u{E0041}',
+        ] {
+            assert!(is_invisible(c), "{c:?}");
+        }
+        for c in ['a', ' ', 'é', '知', '-'] {
+            assert!(!is_invisible(c), "{c:?}");
+        }
+    }
+}
