@@ -97,7 +97,8 @@ impl SearchIndex {
 
     /// Ranked search, best first, at most `limit` hits, only over tools with `keep(index)`.
     ///
-    /// Plain words are ranked by lexical relevance plus embedding similarity; a query that is a regular expression (it uses
+    /// Plain words are ranked by lexical relevance plus embedding similarity (and, once the
+    /// tools' vectors are ready, the sentence encoder's); a query that is a regular expression (it uses
     /// regex operators and compiles) is matched case-insensitively over name and
     /// description, name matches first. A pattern that is invalid or matches nothing falls
     /// back to word ranking. An empty query has no hits. The query is cut to 1,000
