@@ -409,12 +409,13 @@ impl<P: Provider> Provider for Timed<P> {
 }
 
 /// The agent as `antler -p` builds it (`src/cli/agent.rs`) from a `config.yaml` with
-/// `tool_search: {enabled: true}`: the built-ins, the catalog as the MCP tier (deferred),
+/// `tool_search: {enabled: true, listing: names}` (the longest prompt, as measured before
+/// listing modes): the built-ins, the catalog as the MCP tier (deferred),
 /// the full layer chain with the output budget, the default summarisation, with
 /// `provider` as the model.
 fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent {
     let config = dir.join("config.yaml");
-    std::fs::write(&config, "tool_search:\n  enabled: true\n").unwrap();
+    std::fs::write(&config, "tool_search:\n  enabled: true\n  listing: names\n").unwrap();
     let paths = ConfigPaths {
         config: Some(config),
         extensions: None,
@@ -706,7 +707,11 @@ fn peak_rss_kb(data: &Data) -> i64 {
         "tool_name_prefix": false,
     }}});
     std::fs::write(dir.join("extensions_config.json"), extensions.to_string()).unwrap();
-    std::fs::write(dir.join("config.yaml"), "tool_search:\n  enabled: true\n").unwrap();
+    std::fs::write(
+        dir.join("config.yaml"),
+        "tool_search:\n  enabled: true\n  listing: names\n",
+    )
+    .unwrap();
 
     let query = &data.queries[0];
     let mock = MockOpenAi::start(vec![
