@@ -115,6 +115,12 @@ impl DeferredCatalog {
         self.index().search(query, limit, keep)
     }
 
+    /// Whether a search may run the sentence encoder (a model is configured and is, or may
+    /// be, loadable).
+    pub fn may_encode(&self) -> bool {
+        self.semantic.as_ref().is_some_and(|s| s.model.may_load())
+    }
+
     /// Like [`DeferredCatalog::search`] without the sentence encoder (see
     /// [`SearchIndex::search_quick`]).
     pub fn search_quick(

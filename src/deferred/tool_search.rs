@@ -181,15 +181,20 @@ impl Tool for ToolSearch {
             };
             // The same cut as every query form gets, before anything reads it.
             let query: String = query.trim().chars().take(MAX_QUERY_CHARS).collect();
-            // Off the async runtime: the first search may load the sentence encoder and
-            // read its cache, and each one runs the encoder over the query.
-            let searcher = self.clone();
-            let asked = query.clone();
-            let outcome = match tokio::task::spawn_blocking(move || searcher.search(&asked)).await {
-                Ok(outcome) => outcome,
-                Err(err) => {
-                    return ToolOutput::error(format!("Error: tool_search failed: {err}"));
+            // With the sentence encoder, off the async runtime: the first search may load
+            // it and read its cache, and each one runs it over the query. Without it a
+            // search takes well under a millisecond, less than the hand-over would.
+            let outcome = if self.catalog.may_encode() {
+                let searcher = self.clone();
+                let asked = query.clone();
+                match tokio::task::spawn_blocking(move || searcher.search(&asked)).await {
+                    Ok(outcome) => outcome,
+                    Err(err) => {
+                        return ToolOutput::error(format!("Error: tool_search failed: {err}"));
+                    }
                 }
+            } else {
+                self.search(&query)
             };
             if outcome.found.is_empty() {
                 return ToolOutput::ok(self.nothing_found(&query));

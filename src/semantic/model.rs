@@ -111,6 +111,15 @@ impl SemanticModel {
         &self.location
     }
 
+    /// Whether [`SemanticModel::encoder`] may succeed: it did, or it was not tried yet and
+    /// the weights file exists (one `stat`).
+    pub fn may_load(&self) -> bool {
+        match self.encoder.get() {
+            Some(loaded) => loaded.is_ok(),
+            None => self.location.dir.join(super::WEIGHTS_FILE).is_file(),
+        }
+    }
+
     /// The loaded encoder; the first call loads it (concurrent callers wait for that one
     /// load), and a failure is remembered, logged once, and returned each time.
     pub fn encoder(&self) -> Result<Arc<Encoder>, String> {

@@ -281,6 +281,7 @@ mod tests {
             model: model(None),
             mode: EmbedMode::Blocking(None),
         };
+        assert!(semantic.model.may_load());
         let index = SearchIndex::with_semantic(&tools, Some(semantic));
         assert_eq!(names(&index, &tools, query)[0], "weather_get_forecast");
         assert!(
@@ -323,7 +324,9 @@ mod tests {
             source: ModelSource::Config,
         };
         let model = Arc::new(SemanticModel::new(location, None));
+        assert!(!model.may_load(), "no weights file");
         assert!(model.encoder().unwrap_err().contains("config.json"));
+        assert!(!model.may_load(), "it failed");
         let semantic = SemanticSearch {
             model,
             mode: EmbedMode::Blocking(None),
