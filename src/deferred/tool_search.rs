@@ -48,7 +48,7 @@ impl ToolSearch {
         let info = ToolInfo {
             name: TOOL_SEARCH.to_string(),
             description: format!(
-                "Fetch the full schemas of deferred tools (listed by name in \
+                "Fetch the full schemas of deferred tools (listed, by name or by server, in \
                  <available-deferred-tools>) so that you can call them. Query forms: \
                  \"select:name_a,name_b\" fetches those exact tools; \"+word rest of query\" \
                  only considers tools whose name contains `word`, ranked by the rest; \
