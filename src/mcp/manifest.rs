@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::connect::Connection;
 use crate::config::{EnvLookup, McpServerConfig, TransportKind};
-use crate::tools::sandbox::files::{OpenError, open_read};
+use crate::tools::sandbox::files::{CappedReadError, OpenError, read_capped};
 
 /// The folder's name inside the data folder.
 const DIR: &str = "mcp-manifests";
@@ -220,27 +220,28 @@ impl ManifestStore {
         let path = self.file(hash);
         // Regular files only, opened without blocking: a pipe planted here cannot hang
         // the start.
-        let file = match open_read(&path, &path.display().to_string()) {
-            Ok(file) => file,
-            Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => return None,
-            Err(err) => {
-                let why = err.message("read", &path.display().to_string());
+        let shown = path.display().to_string();
+        let bytes = match read_capped(&path, &shown, MAX_FILE_BYTES) {
+            Ok(bytes) => bytes,
+            Err(CappedReadError::Open(OpenError::Io(err)))
+                if err.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return None;
+            }
+            Err(CappedReadError::Open(err)) => {
+                let why = err.message("read", &shown);
                 tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {why}");
                 return None;
             }
+            Err(CappedReadError::Read(err)) => {
+                tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {err}");
+                return None;
+            }
+            Err(CappedReadError::TooLarge) => {
+                tracing::warn!(path = %path.display(), "ignoring an MCP manifest over {MAX_FILE_BYTES} bytes");
+                return None;
+            }
         };
-        let mut bytes = Vec::new();
-        if let Err(err) = std::io::Read::read_to_end(
-            &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
-            &mut bytes,
-        ) {
-            tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {err}");
-            return None;
-        }
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            tracing::warn!(path = %path.display(), "ignoring an MCP manifest over {MAX_FILE_BYTES} bytes");
-            return None;
-        }
         match serde_json::from_slice::<Manifest>(&bytes) {
             Ok(manifest) if manifest.format == FORMAT && manifest.entry_hash == hash => {
                 Some(manifest)

@@ -1,7 +1,6 @@
 //! A sentence-transformers model directory, loaded: its tokenizer and BERT weights, and an
 //! identity (the SHA-256 of the files that decide its vectors) that keys cached embeddings.
 
-use std::io::Read;
 use std::path::Path;
 
 use safetensors::SafeTensors;
@@ -11,7 +10,7 @@ use sha2::{Digest, Sha256};
 use super::bert::{Bert, BertShape};
 use super::error::ModelError;
 use super::wordpiece::WordPiece;
-use crate::tools::sandbox::files::{OpenError, open_read};
+use crate::tools::sandbox::files::{CappedReadError, OpenError, read_capped};
 
 /// The files a model directory needs (the vocabulary may come from `tokenizer.json`).
 pub const CONFIG_FILE: &str = "config.json";
@@ -293,32 +292,23 @@ fn vocabulary(dir: &Path) -> Result<(Vec<u8>, WordPiece), ModelError> {
 /// Reads a regular file of at most `limit` bytes (never blocking on a pipe).
 pub(crate) fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ModelError> {
     let shown = path.display().to_string();
-    let file = match open_read(path, &shown) {
-        Ok(file) => file,
-        Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ModelError::Missing(path.to_path_buf()));
+    read_capped(path, &shown, limit).map_err(|e| match e {
+        CappedReadError::Open(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            ModelError::Missing(path.to_path_buf())
         }
-        Err(e) => {
-            return Err(ModelError::Read {
-                path: path.to_path_buf(),
-                message: e.message("read", &shown),
-            });
-        }
-    };
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ModelError::Read {
+        CappedReadError::Open(e) => ModelError::Read {
+            path: path.to_path_buf(),
+            message: e.message("read", &shown),
+        },
+        CappedReadError::Read(e) => ModelError::Read {
             path: path.to_path_buf(),
             message: e.to_string(),
-        })?;
-    if bytes.len() as u64 > limit {
-        return Err(ModelError::TooLarge {
+        },
+        CappedReadError::TooLarge => ModelError::TooLarge {
             path: path.to_path_buf(),
             limit,
-        });
-    }
-    Ok(bytes)
+        },
+    })
 }
 
 fn json<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, ModelError> {

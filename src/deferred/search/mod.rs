@@ -82,7 +82,11 @@ impl SearchIndex {
             name_tokens: name_tokens(tools),
             descriptions: Haystack::new(tools.iter().map(|t| t.description.as_str())),
             semantic: fuse::Semantic::build(tools),
-            encoded: semantic.map(|s| Encoded::new(tools, s)),
+            // Tool texts are prepared only when a model is there to embed them; a catalog
+            // built after one is installed picks it up.
+            encoded: semantic
+                .filter(|s| s.model.may_load())
+                .map(|s| Encoded::new(tools, s)),
             tools: tools.len(),
         }
     }

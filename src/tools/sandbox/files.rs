@@ -102,6 +102,30 @@ fn same_regular_file(
     Ok(file)
 }
 
+/// Reads the regular file `target` whole if it holds at most `limit` bytes, opened as
+/// [`open_read`] opens it (a pipe cannot hang the read).
+pub fn read_capped(target: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, CappedReadError> {
+    let file = open_read(target, shown).map_err(CappedReadError::Open)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
+        .map_err(CappedReadError::Read)?;
+    if bytes.len() as u64 > limit {
+        return Err(CappedReadError::TooLarge);
+    }
+    Ok(bytes)
+}
+
+/// Why [`read_capped`] failed.
+#[derive(Debug)]
+pub enum CappedReadError {
+    /// The file could not be opened (or is not a regular file).
+    Open(OpenError),
+    /// Reading it failed.
+    Read(std::io::Error),
+    /// It holds more than the limit.
+    TooLarge,
+}
+
 /// Why [`open_read`] or [`open_write`] failed.
 #[derive(Debug)]
 pub enum OpenError {
