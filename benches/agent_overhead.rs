@@ -462,7 +462,7 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
         system_prompt: system_prompt(
             &antler::clock::utc_date(antler::clock::now_unix()),
             dir,
-            &deferred.prompt_section(),
+            &deferred,
         ),
         deferred: Arc::new(deferred),
         max_turns: 50,

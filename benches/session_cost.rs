@@ -207,9 +207,8 @@ async fn rebuild_as_before(
     let deferred = Arc::new(setup.deferred(&toolset, Some(MODEL), &[]).unwrap());
     let servers: Vec<_> = mcp.servers().iter().map(|s| s.config().clone()).collect();
     let config = &setup.app.value;
-    let section = deferred.prompt_section();
     let cwd = setup.cwd.as_path();
-    std::hint::black_box(subagent_prompt(&place.date, cwd, &section));
+    std::hint::black_box(subagent_prompt(&place.date, cwd, &deferred));
     let options = ChainOptions {
         output_budget: Some(OutputBudget::new(
             config.tool_output.max_chars,
@@ -221,7 +220,7 @@ async fn rebuild_as_before(
     Agent {
         provider,
         chain: agent_chain(&deferred, &config.tool_search, &servers, options),
-        system_prompt: system_prompt(&place.date, cwd, &section),
+        system_prompt: system_prompt(&place.date, cwd, &deferred),
         deferred,
         max_turns: 50,
         summarization: None,

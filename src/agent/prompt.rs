@@ -3,6 +3,9 @@
 
 use std::path::Path;
 
+use crate::config::Binding;
+use crate::deferred::DeferredSetup;
+
 /// Our base instructions, kept short: every token here is paid on every call.
 const BASE: &str = "You are antler, an AI agent working in the user's terminal. Do what the \
 user asks using the tools you have; when a tool can find something out, call it rather than \
@@ -19,30 +22,36 @@ result and the facts it rests on, concisely, without asking questions.";
 /// How to reach the deferred tools; only present when some are deferred.
 const DEFERRED: &str = "More tools are available than are loaded. Their names are listed \
 below; their schemas are not. To use one, call tool_search first: \"select:name1,name2\" \
-loads tools by name, other queries rank tools by relevance. Tools it returns become \
-callable from your next step.";
+loads tools by name, other queries rank tools by relevance.";
 
-/// The system prompt: base instructions, the date, the working directory, then the
-/// deferred-tools section (when there is one).
-pub fn system_prompt(date: &str, cwd: &Path, deferred_section: &str) -> String {
-    prompt_with(BASE, date, cwd, deferred_section)
+/// How a tool `tool_search` returned is called, by binding.
+const CALL_NATIVE: &str = "Tools it returns become callable from your next step.";
+const CALL_STABLE: &str = "Call a tool it returns through call_tool: {\"name\": \"<tool name>\", \
+\"arguments\": {<its arguments>}}.";
+
+/// The system prompt: base instructions, the date, the working directory, then how to
+/// reach the deferred tools and their listing (when some are deferred).
+pub fn system_prompt(date: &str, cwd: &Path, deferred: &DeferredSetup) -> String {
+    prompt_with(BASE, date, cwd, deferred)
 }
 
 /// The system prompt of a subagent: its own instructions, then the same sections.
-pub fn subagent_prompt(date: &str, cwd: &Path, deferred_section: &str) -> String {
-    prompt_with(SUBAGENT, date, cwd, deferred_section)
+pub fn subagent_prompt(date: &str, cwd: &Path, deferred: &DeferredSetup) -> String {
+    prompt_with(SUBAGENT, date, cwd, deferred)
 }
 
-fn prompt_with(base: &str, date: &str, cwd: &Path, deferred_section: &str) -> String {
+fn prompt_with(base: &str, date: &str, cwd: &Path, deferred: &DeferredSetup) -> String {
     let mut prompt = format!(
         "{base}\n\nToday's date: {date}\nWorking directory: {}",
         cwd.display()
     );
-    if !deferred_section.is_empty() {
-        prompt.push_str("\n\n");
-        prompt.push_str(DEFERRED);
-        prompt.push('\n');
-        prompt.push_str(deferred_section);
+    let section = deferred.prompt_section();
+    if !section.is_empty() {
+        let call = match deferred.binding {
+            Binding::Native => CALL_NATIVE,
+            Binding::Stable => CALL_STABLE,
+        };
+        prompt.push_str(&format!("\n\n{DEFERRED} {call}\n{section}"));
     }
     prompt
 }
@@ -50,21 +59,44 @@ fn prompt_with(base: &str, date: &str, cwd: &Path, deferred_section: &str) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{ToolSearchConfig, ToolSearchMode};
+    use crate::deferred::setup_deferred;
+    use crate::deferred::testing::mcp_tools;
+    use crate::tools::assemble_toolset;
+
+    fn deferred(tools: &[(&str, &str, &str)], binding: Binding) -> DeferredSetup {
+        let toolset = assemble_toolset(Vec::new(), Vec::new(), mcp_tools(tools)).0;
+        let config = ToolSearchConfig {
+            enabled: ToolSearchMode::On,
+            binding,
+            ..Default::default()
+        };
+        setup_deferred(&toolset, &config, None).unwrap()
+    }
 
     #[test]
     fn sections_in_order() {
-        let prompt = system_prompt(
-            "2026-11-30",
-            Path::new("/work"),
-            "<available-deferred-tools>\na\n</available-deferred-tools>",
-        );
+        let native = deferred(&[("srv", "a", "does a")], Binding::Native);
+        let prompt = system_prompt("2026-11-30", Path::new("/work"), &native);
         let date = prompt.find("Today's date: 2026-11-30").unwrap();
         let cwd = prompt.find("Working directory: /work").unwrap();
         let section = prompt.find("<available-deferred-tools>").unwrap();
         assert!(date < cwd && cwd < section);
         assert!(prompt.contains("call tool_search first"));
-        let plain = system_prompt("2026-11-30", Path::new("/work"), "");
+        assert!(prompt.contains(CALL_NATIVE) && !prompt.contains("call_tool"));
+        let plain = system_prompt(
+            "2026-11-30",
+            Path::new("/work"),
+            &deferred(&[], Binding::Native),
+        );
         assert!(!plain.contains("tool_search"));
         assert!(plain.ends_with("Working directory: /work"));
+    }
+
+    #[test]
+    fn a_stable_binding_says_to_use_call_tool() {
+        let stable = deferred(&[("srv", "a", "does a")], Binding::Stable);
+        let prompt = subagent_prompt("2026-11-30", Path::new("/work"), &stable);
+        assert!(prompt.contains(CALL_STABLE) && !prompt.contains(CALL_NATIVE));
     }
 }

@@ -237,10 +237,11 @@ async fn deferred_check(
             let mut detail = deferred.reason.clone();
             if let Some(catalog) = &deferred.catalog {
                 detail.push_str(&format!(
-                    " · catalog {} · {} bound · listed by {}",
+                    " · catalog {} · {} bound · listed by {} · {} binding",
                     catalog.hash(),
                     deferred.bound.len(),
-                    deferred.listed.map_or("names", |l| l.as_str())
+                    deferred.listed.map_or("names", |l| l.as_str()),
+                    deferred.binding.as_str()
                 ));
             }
             Check::new("tool search", CheckStatus::Ok, detail)

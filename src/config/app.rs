@@ -291,6 +291,31 @@ pub struct ToolSearchConfig {
     /// of the context window when that is smaller).
     #[serde(deserialize_with = "lenient::scalar")]
     pub listing_budget_tokens: usize,
+    /// How promoted tools reach the model: `native` (default; bound as tools once
+    /// promoted) or `stable` (never bound; called through `call_tool`, so the tool list
+    /// and a provider's prompt cache survive every promotion).
+    pub binding: Binding,
+}
+
+/// How promoted deferred tools are offered to the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Binding {
+    /// Promoted schemas are appended to the bound tools.
+    #[default]
+    Native,
+    /// The bound tools never change; promoted tools are called through `call_tool`.
+    Stable,
+}
+
+impl Binding {
+    /// The name used in config.yaml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Stable => "stable",
+        }
+    }
 }
 
 /// How the system prompt lists the deferred tools.
@@ -339,6 +364,7 @@ impl Default for ToolSearchConfig {
             semantic: SemanticConfig::default(),
             listing: ListingMode::Auto,
             listing_budget_tokens: 2_000,
+            binding: Binding::Native,
         }
     }
 }

@@ -17,9 +17,9 @@ mod server_policy;
 mod signature;
 
 pub use app::{
-    AppConfig, ListingMode, McpConfig, ModelConfig, SandboxConfig, SandboxMode, SubagentsConfig,
-    SummarizationConfig, ToolConfig, ToolGroupConfig, ToolOutputConfig, ToolSearchConfig,
-    ToolSearchMode, WebFetchPolicy,
+    AppConfig, Binding, ListingMode, McpConfig, ModelConfig, SandboxConfig, SandboxMode,
+    SubagentsConfig, SummarizationConfig, ToolConfig, ToolGroupConfig, ToolOutputConfig,
+    ToolSearchConfig, ToolSearchMode, WebFetchPolicy,
 };
 pub use app_load::{Loaded, parse_app_config};
 pub use discovery::{

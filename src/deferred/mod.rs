@@ -2,6 +2,7 @@
 //! the system prompt and `tool_search` fetches their schemas on demand, promoting them into
 //! the thread state. See `docs/ARCHITECTURE.md` for the flow.
 
+mod call_tool;
 mod catalog;
 pub mod catalog_file;
 mod hash;
@@ -16,6 +17,7 @@ pub(crate) mod testing;
 mod tokens;
 mod tool_search;
 
+pub use call_tool::{CALL_TOOL, CallTool, inner_call};
 pub use catalog::{DeferredCatalog, Found};
 pub use hash::{catalog_hash, function_schema};
 pub use prompt::deferred_tools_section;

@@ -3,11 +3,12 @@
 use std::sync::Arc;
 
 use super::DeferredCatalog;
+use super::call_tool::{CALL_TOOL, CallTool};
 use super::listing::{Listed, ServerFacts, listing};
 use super::search::SemanticSearch;
 use super::tokens::schemas_tokens;
 use super::tool_search::{TOOL_SEARCH, ToolSearch};
-use crate::config::{DeferMode, McpServerConfig, ToolSearchConfig, ToolSearchMode};
+use crate::config::{Binding, DeferMode, McpServerConfig, ToolSearchConfig, ToolSearchMode};
 use crate::tools::{Tool, ToolSource, Toolset};
 
 /// The context window assumed for `enabled: auto` when the model has none configured.
@@ -43,6 +44,8 @@ pub struct DeferredSetup {
     section: String,
     /// Which listing the section is (none without a catalog).
     pub listed: Option<Listed>,
+    /// How promoted tools reach the model (`call_tool` is bound when `Stable`).
+    pub binding: Binding,
 }
 
 /// What the deferral decision and the listing may use besides the toolset and config.
@@ -70,9 +73,16 @@ impl DeferredSetup {
 
     /// The same setup with only `bound` bound, and the catalog (with its listing) only if
     /// `keep_catalog`: what a subagent with fewer tools gets.
-    pub fn narrowed(&self, bound: Vec<Arc<dyn Tool>>, keep_catalog: bool) -> DeferredSetup {
+    /// `call_tool` goes with the catalog: kept (or added back) with it, dropped without.
+    pub fn narrowed(&self, mut bound: Vec<Arc<dyn Tool>>, keep_catalog: bool) -> DeferredSetup {
         let catalog = self.catalog.clone().filter(|_| keep_catalog);
+        let door = self.bound.iter().find(|t| t.info().name == CALL_TOOL);
+        bound.retain(|t| t.info().name != CALL_TOOL);
+        if let (Some(door), Some(_)) = (door, &catalog) {
+            bound.push(door.clone());
+        }
         DeferredSetup {
+            binding: self.binding,
             bound,
             reason: self.reason.clone(),
             section: if catalog.is_some() {
@@ -171,7 +181,7 @@ pub fn setup_deferred_for(
         ))
     });
     let meant_bound = never + if defer_auto { 0 } else { auto.len() };
-    let mut setup = finish(toolset, catalog, config.max_results, reason, meant_bound)?;
+    let mut setup = finish(toolset, catalog, config, reason, meant_bound)?;
     if let Some(catalog) = &setup.catalog {
         let window = context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
         let facts = ServerFacts { configs: servers };
@@ -223,7 +233,7 @@ fn decide_auto(
 fn finish(
     toolset: &Toolset,
     catalog: Option<Arc<DeferredCatalog>>,
-    max_results: usize,
+    config: &ToolSearchConfig,
     reason: String,
     meant_bound: usize,
 ) -> Result<DeferredSetup, DeferredError> {
@@ -241,6 +251,7 @@ fn finish(
             reason,
             section: String::new(),
             listed: None,
+            binding: config.binding,
         });
     };
     let mut bound: Vec<Arc<dyn Tool>> = toolset
@@ -256,19 +267,34 @@ fn finish(
             reason: String::from("MCP tools are missing from the catalog"),
         });
     }
-    if bound.iter().any(|t| t.info().name == TOOL_SEARCH) {
-        return Err(DeferredError::FailClosed {
-            count: catalog.len(),
-            reason: format!("another tool is already named `{TOOL_SEARCH}`"),
-        });
+    let stable = config.binding == Binding::Stable;
+    let own: &[&str] = if stable {
+        &[TOOL_SEARCH, CALL_TOOL]
+    } else {
+        &[TOOL_SEARCH]
+    };
+    for own in own {
+        if bound.iter().any(|t| t.info().name == *own) {
+            return Err(DeferredError::FailClosed {
+                count: catalog.len(),
+                reason: format!("another tool is already named `{own}`"),
+            });
+        }
     }
-    bound.push(Arc::new(ToolSearch::new(catalog.clone(), max_results)));
+    bound.push(Arc::new(ToolSearch::new(
+        catalog.clone(),
+        config.max_results,
+    )));
+    if stable {
+        bound.push(Arc::new(CallTool::new()));
+    }
     Ok(DeferredSetup {
         bound,
         catalog: Some(catalog),
         reason,
         section: String::new(),
         listed: None,
+        binding: config.binding,
     })
 }
 
@@ -384,13 +410,14 @@ mod tests {
 
     #[test]
     fn fails_closed_instead_of_binding_every_schema() {
-        let err = finish(&toolset(2), None, 5, String::new(), 0).unwrap_err();
+        let cfg = ToolSearchConfig::default();
+        let err = finish(&toolset(2), None, &cfg, String::new(), 0).unwrap_err();
         assert!(
             err.to_string().contains("refusing to bind their schemas"),
             "{err}"
         );
         let partial = Arc::new(DeferredCatalog::new(toolset(2).tools()[1..2].to_vec()));
-        let err = finish(&toolset(2), Some(partial), 5, String::new(), 0).unwrap_err();
+        let err = finish(&toolset(2), Some(partial), &cfg, String::new(), 0).unwrap_err();
         assert!(
             err.to_string().contains("missing from the catalog"),
             "{err}"
@@ -447,5 +474,35 @@ mod tests {
         let always =
             setup_deferred_for(&tools, &cfg, on(Some(1_000_000), &server("always"))).unwrap();
         assert_eq!(always.catalog.as_ref().map(|c| c.len()), Some(3));
+    }
+
+    #[test]
+    fn a_stable_binding_binds_call_tool_with_the_catalog_only() {
+        let mut cfg = config(ToolSearchMode::On);
+        cfg.binding = Binding::Stable;
+        let set = setup_deferred(&toolset(2), &cfg, None).unwrap();
+        assert_eq!(bound_names(&set), ["ls", "tool_search", "call_tool"]);
+        let without = set.narrowed(set.bound[..1].to_vec(), false);
+        assert_eq!(bound_names(&without), ["ls"], "no catalog, no call_tool");
+        let with = set.narrowed(set.bound[..2].to_vec(), true);
+        assert_eq!(bound_names(&with), ["ls", "tool_search", "call_tool"]);
+        let off = setup_deferred(&toolset(2), &config(ToolSearchMode::Off), None).unwrap();
+        assert!(!bound_names(&off).contains(&String::from("call_tool")));
+    }
+
+    #[test]
+    fn another_tool_named_call_tool_fails_closed_under_a_stable_binding() {
+        let mut tools = toolset(1).tools().to_vec();
+        tools.extend(crate::deferred::testing::mcp_tools(&[("x", "y", "z")]));
+        let clash: Arc<dyn Tool> = Arc::new(CallTool::new());
+        tools.insert(0, clash);
+        let toolset = assemble_toolset(tools, Vec::new(), Vec::new()).0;
+        let mut cfg = config(ToolSearchMode::On);
+        cfg.binding = Binding::Stable;
+        let err = setup_deferred(&toolset, &cfg, None).unwrap_err();
+        assert!(
+            err.to_string().contains("already named `call_tool`"),
+            "{err}"
+        );
     }
 }

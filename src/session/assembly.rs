@@ -272,7 +272,6 @@ impl Inner {
         let window = setup
             .context_window(model)
             .unwrap_or(DEFAULT_CONTEXT_WINDOW);
-        let section = deferred.prompt_section();
         let redact = setup.redact(&self.mcp);
         if let Some(slot) = &self.subagents {
             slot.set(SubagentEnv {
@@ -280,7 +279,7 @@ impl Inner {
                 deferred: deferred.clone(),
                 tool_search: config.tool_search.clone(),
                 servers: servers.clone(),
-                system_prompt: subagent_prompt(&place.date, &self.cwd, &section),
+                system_prompt: subagent_prompt(&place.date, &self.cwd, &deferred),
                 max_turns: self.spec.max_turns,
                 output_budget: Some((config.tool_output.max_chars, place.outputs.clone())),
                 redact: redact.clone(),
@@ -298,7 +297,7 @@ impl Inner {
         Ok(Agent {
             provider: self.spec.provider.clone(),
             chain: agent_chain(&deferred, &config.tool_search, &servers, options),
-            system_prompt: system_prompt(&place.date, &self.cwd, &section),
+            system_prompt: system_prompt(&place.date, &self.cwd, &deferred),
             deferred,
             max_turns: self.spec.max_turns,
             summarization: summarization(&config.summarization, window),

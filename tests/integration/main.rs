@@ -22,5 +22,6 @@ mod mock_server;
 mod security;
 mod semantic;
 mod session;
+mod stable_binding;
 mod support;
 mod trust;

@@ -13,10 +13,12 @@ use crate::tools::ToolOutput;
 /// whose catalog hash matches the current catalog (in promotion order), so the bound list
 /// only ever grows at its end and a provider's prompt cache keeps its prefix. Blocks calls
 /// to deferred tools that are not promoted. Keeps at most `max_promoted` promoted tools,
-/// letting the least recently used lapse.
+/// letting the least recently used lapse. With a stable binding promoted tools are never
+/// bound (they are called through `call_tool`), but calls are filtered the same way.
 pub struct DeferredFilter {
     catalog: Arc<DeferredCatalog>,
     max_promoted: usize,
+    bind_promoted: bool,
     /// MCP tools bound on purpose (`defer: never` servers); every other MCP tool is
     /// bound only when promoted.
     bound_mcp: HashSet<String>,
@@ -28,8 +30,15 @@ impl DeferredFilter {
         Self {
             catalog,
             max_promoted,
+            bind_promoted: true,
             bound_mcp: HashSet::new(),
         }
+    }
+
+    /// Binds nothing promoted: the tools array stays as the setup made it.
+    pub fn stable(mut self) -> Self {
+        self.bind_promoted = false;
+        self
     }
 
     /// Keeps these MCP tools bound (the deferred setup chose to bind them).
@@ -58,7 +67,9 @@ impl Layer for DeferredFilter {
         // none is ever bound unless promoted from this catalog or bound by the setup.
         call.tools
             .retain(|tool| !tool.info().is_mcp() || self.bound_mcp.contains(&tool.info().name));
-        if state.promoted.catalog_hash.as_deref() != Some(self.catalog.hash()) {
+        if !self.bind_promoted
+            || state.promoted.catalog_hash.as_deref() != Some(self.catalog.hash())
+        {
             return;
         }
         for name in &state.promoted.names {

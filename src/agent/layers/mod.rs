@@ -25,6 +25,9 @@
 //! 9. [`finish_reason::FinishReasons`] — as the innermost layer its `after_model` runs
 //!    first: `length` tells the user the answer was cut; `content_filter` drops the tool
 //!    calls (so loop detection never counts them).
+//! 10. [`stable_calls::StableCalls`] — with `tool_search.binding: stable`: innermost, so its
+//!     `after_model` runs first and every later hook sees `call_tool(name, ...)` as a call
+//!     of `name`.
 
 pub mod dangling;
 pub mod deferred_filter;
@@ -35,13 +38,14 @@ pub mod output_budget;
 pub mod redact;
 pub mod routing;
 pub mod server_instructions;
+pub mod stable_calls;
 pub mod summarize;
 pub mod tool_errors;
 
 use std::collections::BTreeMap;
 
 use crate::agent::middleware::Chain;
-use crate::config::{McpServerConfig, ToolSearchConfig};
+use crate::config::{Binding, McpServerConfig, ToolSearchConfig};
 use crate::deferred::DeferredSetup;
 
 /// The optional layers of [`agent_chain`].
@@ -72,13 +76,22 @@ pub fn agent_chain(
     if let Some(budget) = options.output_budget {
         chain = chain.with(budget);
     }
-    chain
+    chain = chain
         .with(options.redact)
         .with(tool_errors::ToolErrors::new(known))
         .with(images::Images)
         .then(deferred_chain(setup, config, servers, options.instructions))
         .with(loop_detection::LoopDetection::default())
-        .with(finish_reason::FinishReasons)
+        .with(finish_reason::FinishReasons);
+    if stable(setup) {
+        chain = chain.with(stable_calls::StableCalls);
+    }
+    chain
+}
+
+/// Whether promoted tools are called through `call_tool` (a catalog with a stable binding).
+fn stable(setup: &DeferredSetup) -> bool {
+    setup.catalog.is_some() && setup.binding == Binding::Stable
 }
 
 /// The chain of the deferred layers in the documented order, configured from
@@ -94,21 +107,24 @@ pub fn deferred_chain(
         return Chain::new();
     };
     let routes = servers.iter().filter_map(routing::Route::of).collect();
+    let mut filter = deferred_filter::DeferredFilter::new(catalog.clone(), config.max_promoted)
+        .binding(
+            setup
+                .bound
+                .iter()
+                .filter(|t| t.info().is_mcp())
+                .map(|t| t.info().name.clone()),
+        );
+    if stable(setup) {
+        filter = filter.stable();
+    }
     Chain::new()
         .with(routing::Routing::new(
             catalog.clone(),
             routes,
             config.auto_promote_top_k,
         ))
-        .with(
-            deferred_filter::DeferredFilter::new(catalog.clone(), config.max_promoted).binding(
-                setup
-                    .bound
-                    .iter()
-                    .filter(|t| t.info().is_mcp())
-                    .map(|t| t.info().name.clone()),
-            ),
-        )
+        .with(filter)
         .with(server_instructions::ServerInstructions::new(
             catalog.clone(),
             instructions,

@@ -59,6 +59,8 @@ pub use reply::Reply;
 pub struct Recorded {
     /// The request body as JSON (a JSON string holding the raw text if it was not JSON).
     pub body: Value,
+    /// The request body exactly as received.
+    pub raw: String,
     /// The request headers in arrival order, names in lower case.
     pub headers: Vec<(String, String)>,
     /// When the request was received.

@@ -40,8 +40,8 @@ async fn chat_completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let body = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let raw = String::from_utf8_lossy(&body).into_owned();
+    let body = serde_json::from_slice(&body).unwrap_or_else(|_| Value::String(raw.clone()));
     let headers = headers
         .iter()
         .map(|(name, value)| {
@@ -51,6 +51,7 @@ async fn chat_completions(
         .collect();
     let recorded = Recorded {
         body,
+        raw,
         headers,
         at: Instant::now(),
     };
