@@ -342,3 +342,27 @@ fn wait_for_requests_panics_clearly_on_timeout() {
     let mock = MockOpenAi::start(vec![]);
     mock.wait_for_requests(1, Duration::from_millis(20));
 }
+
+#[test]
+fn the_prompt_cache_serves_the_longest_prefix_of_any_earlier_request() {
+    use crate::mock_openai::cache::{PromptCache, serialize};
+    let mut cache = PromptCache::default();
+    let first = json!({"tools": [{"a": 1}], "messages": [{"role": "system"}]});
+    let use_ = cache.lookup(&first);
+    assert_eq!(use_.cached_tokens, 0);
+    assert_eq!(
+        use_.prompt_tokens,
+        (serialize(&first).len() as u64).div_ceil(4)
+    );
+    // The same request plus a message: all of the first but its closing bracket.
+    let longer = json!({"tools": [{"a": 1}], "messages": [{"role": "system"}, {"role": "user"}]});
+    let shared = serialize(&first).len() - 1;
+    assert!(serialize(&longer).starts_with(&serialize(&first)[..shared]));
+    assert_eq!(cache.lookup(&longer).cached_tokens, shared as u64 / 4);
+    // Tools come first: another tool list shares almost nothing, whatever the messages.
+    let other = json!({"tools": [{"b": 1}], "messages": [{"role": "system"}, {"role": "user"}]});
+    assert_eq!(cache.lookup(&other).cached_tokens, 0);
+    // Any earlier request counts, not only the last one.
+    let again = cache.lookup(&longer);
+    assert_eq!(again.cached_tokens, serialize(&longer).len() as u64 / 4);
+}

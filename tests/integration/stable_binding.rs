@@ -48,7 +48,7 @@ fn finished<'a>(events: &'a [Value], id: &str) -> &'a Value {
 #[test]
 fn the_tools_array_never_changes_and_call_tool_is_filtered_like_a_direct_call() {
     let sandbox = sandbox("stable");
-    let mock = MockOpenAi::start(vec![
+    let mock = MockOpenAi::start_caching(vec![
         Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
         call_tool("c2", "fx_add", json!({"a": 2, "b": 3})),
         Reply::tool_calls(&[("c3", "tool_search", json!({"query": "select:fx_add"}))]),
@@ -136,59 +136,71 @@ fn the_tools_array_never_changes_and_call_tool_is_filtered_like_a_direct_call() 
     );
     let run = events.last().unwrap();
     assert_eq!(run["promoted_tools"], json!(["fx_echo", "fx_add"]));
+    // Each request starts with the whole previous one, so the cache serves all of that.
+    let usage = usages(&events);
+    assert_eq!(usage[0].1, 0);
+    for (i, pair) in usage.windows(2).enumerate() {
+        let (before, (_, cached)) = (pair[0].0, pair[1]);
+        assert!(
+            cached + 1 >= before,
+            "request {}: {cached} of {before} cached",
+            i + 2
+        );
+    }
+}
+
+/// The (prompt, cached) tokens of each model call, from the usage events.
+fn usages(events: &[Value]) -> Vec<(u64, u64)> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .map(|e| {
+            let usage = e;
+            (
+                usage["input_tokens"].as_u64().unwrap(),
+                usage["cached_input_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 #[test]
-fn a_thread_moves_between_the_bindings() {
-    let sandbox = sandbox("native");
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
-        Reply::tool_calls(&[("c2", "fx_echo", json!({"text": "one"}))]),
-        Reply::text("first"),
-    ]);
-    agent(&sandbox, &mock).args(["-p", "go"]).assert().success();
-    assert_eq!(
-        mock.requests()[1].tool_names(),
-        ["present_files", "tool_search", "fx_echo"]
-    );
-
-    // The native thread, resumed stable: nothing promoted is bound, call_tool reaches it.
-    configure(&sandbox, "stable");
-    let stable = MockOpenAi::start(vec![
-        call_tool("c3", "fx_echo", json!({"text": "two"})),
-        Reply::text("second"),
-    ]);
-    agent(&sandbox, &stable)
-        .args([
-            "--continue",
-            "-p",
-            "again",
-            "--output-format",
-            "stream-json",
-        ])
-        .assert()
-        .success();
-    let requests = stable.requests();
-    assert_eq!(
-        requests[0].tool_names(),
-        ["present_files", "tool_search", "call_tool"]
-    );
-    let last = requests[1].messages().last().unwrap();
-    assert_eq!(
-        (&last["role"], &last["content"]),
-        (&json!("tool"), &json!("two"))
-    );
-
-    // And back: the promotion made under native binding is bound again.
-    configure(&sandbox, "native");
-    let native = MockOpenAi::start(vec![Reply::text("third")]);
-    agent(&sandbox, &native)
-        .args(["--continue", "-p", "once more"])
-        .assert()
-        .success()
-        .stdout("third\n");
-    assert_eq!(
-        native.requests()[0].tool_names(),
-        ["present_files", "tool_search", "fx_echo"]
-    );
+fn a_native_promotion_loses_the_cached_history_and_a_stable_one_does_not() {
+    let script = |tool: &str| {
+        vec![
+            Reply::text("hello"),
+            Reply::tool_calls(&[("c1", "tool_search", json!({"query": "select:fx_echo"}))]),
+            Reply::tool_calls(&[(
+                "c2",
+                tool,
+                json!({"name": "fx_echo", "text": "x", "arguments": {"text": "x"}}),
+            )]),
+            Reply::text("done"),
+        ]
+    };
+    for (binding, tool) in [("native", "fx_echo"), ("stable", "call_tool")] {
+        let sandbox = sandbox(binding);
+        let mock = MockOpenAi::start_caching(script(tool));
+        agent(&sandbox, &mock).args(["-p", "hi"]).assert().success();
+        let out = agent(&sandbox, &mock)
+            .args(["--continue", "-p", "echo", "--output-format", "stream-json"])
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let usage = usages(&events(&out.stdout));
+        // The call after the promotion, against the one before it.
+        let (before, (_, cached)) = (usage[0].0, usage[1]);
+        let old_tools = mock.requests()[1].body["tools"].to_string().len() as u64;
+        if binding == "native" {
+            // The new schema ends the old tools array: only that array (but its closing
+            // bracket) is still a cached prefix, none of the history.
+            assert_eq!(
+                cached,
+                (old_tools - 1) / 4,
+                "{binding}: {cached} of {before}"
+            );
+        } else {
+            assert!(cached + 1 >= before, "{binding}: {cached} of {before}");
+        }
+    }
 }

@@ -35,6 +35,9 @@
 //!   dropped connection (the client sees a body error, no `[DONE]`); `Stall` goes silent
 //!   until the client hangs up or the mock is dropped.
 //! - `GET /v1/models` lists one model, `mock-model`.
+//! - `MockOpenAi::start_caching` also models a provider's prompt cache (`cache`): each
+//!   streamed reply's usage reports the prompt's tokens and how many of them start like an
+//!   earlier request, serialized tools first.
 //! - Dropping the `MockOpenAi` stops the server and closes every open connection.
 //!
 //! Include it with `#[path = "../support/mock_openai/mod.rs"] mod mock_openai;`; it depends
@@ -42,6 +45,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod cache;
 pub mod reply;
 mod server;
 
@@ -127,6 +131,8 @@ struct Shared {
 struct ScriptState {
     script: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// Set by `start_caching`: streamed replies report its figures.
+    cache: Option<cache::PromptCache>,
 }
 
 impl Shared {
@@ -135,12 +141,18 @@ impl Shared {
     }
 
     /// Records a request and takes the reply for it: its 1-based number and the next
-    /// scripted reply, if any.
+    /// scripted reply, if any (with the prompt cache's figures in its usage).
     fn record(&self, request: Recorded) -> (usize, Option<Reply>) {
         let mut state = self.lock();
+        let use_ = state.cache.as_mut().map(|c| c.lookup(&request.body));
         state.requests.push(request);
         let number = state.requests.len();
-        let reply = state.script.pop_front();
+        let reply = match (state.script.pop_front(), use_) {
+            (Some(Reply::Stream(events)), Some(use_)) => {
+                Some(Reply::Stream(cache::with_usage(events, use_)))
+            }
+            (reply, _) => reply,
+        };
         drop(state);
         self.arrived.notify_all();
         (number, reply)
@@ -159,10 +171,21 @@ impl MockOpenAi {
     /// Starts a server that answers chat-completion requests with `script`, in order. The
     /// port is bound before this returns, so the server is immediately reachable.
     pub fn start(script: Vec<Reply>) -> Self {
+        Self::serve(script, None)
+    }
+
+    /// `start`, with a provider-style prompt cache: every streamed reply's usage says how
+    /// many prompt tokens were served from the cache (see [`cache`]).
+    pub fn start_caching(script: Vec<Reply>) -> Self {
+        Self::serve(script, Some(cache::PromptCache::default()))
+    }
+
+    fn serve(script: Vec<Reply>, cache: Option<cache::PromptCache>) -> Self {
         let shared = Arc::new(Shared {
             state: Mutex::new(ScriptState {
                 script: script.into(),
                 requests: Vec::new(),
+                cache,
             }),
             arrived: Condvar::new(),
         });
