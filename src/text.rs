@@ -17,6 +17,20 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
+/// `text` with control and invisible characters escaped, so that hostile text (a file, a
+/// tool's name or result) cannot move the cursor or rewrite what it is shown in.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() || is_invisible(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

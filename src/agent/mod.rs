@@ -3,6 +3,7 @@
 //! never prints: front-ends render its events.
 
 pub mod layers;
+pub mod ledger;
 pub mod middleware;
 pub mod prompt;
 pub mod runner;

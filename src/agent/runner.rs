@@ -12,11 +12,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::layers::summarize::{Summarization, estimate_tokens};
+use super::ledger::{LedgerRecorder, add_run};
 use super::middleware::{Chain, ToolStep, execute};
 use super::state::ThreadState;
 use super::subagent::TASK;
 use crate::deferred::DeferredSetup;
-use crate::deferred::TOOL_SEARCH;
+use crate::deferred::{TOOL_SEARCH, tokenizer_loaded};
 use crate::protocol::Usage;
 use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, STREAM_JSON_VERSION, ToolRole};
 use crate::protocol::{Message, ToolCall};
@@ -89,6 +90,9 @@ pub struct Agent {
     pub max_turns: u32,
     /// When to summarise the history, if at all.
     pub summarization: Option<Summarization>,
+    /// Take the context ledger of every run, even when that loads the tokenizer (otherwise
+    /// only when it is loaded anyway).
+    pub ledger: bool,
 }
 
 /// Where a run gets its agent from before each step: a session's assembly, which rebuilds
@@ -206,6 +210,7 @@ async fn run_with(
         answer: String::new(),
         last_input: None,
         scope: RunScope::default(),
+        ledger: LedgerRecorder::default(),
     };
     let outcome = run.drive(input).await;
     let result = run.finish(outcome);
@@ -245,6 +250,8 @@ struct Run<'a> {
     last_input: Option<(u64, usize)>,
     /// What the run's tool calls share (budgets, their model usage).
     scope: RunScope,
+    /// The facts of the run's context ledger.
+    ledger: LedgerRecorder,
 }
 
 impl Run<'_> {
@@ -334,6 +341,7 @@ impl Run<'_> {
         }
         match summary.map(|(text, _)| text) {
             Ok(summary) if !summary.is_empty() => {
+                self.ledger.archive(&self.thread.messages);
                 Summarization::apply(&mut self.thread.messages, cut, summary);
                 self.last_input = None;
                 (self.emit)(Event::Summarized {
@@ -371,6 +379,13 @@ impl Run<'_> {
             self.save().map_err(Outcome::storage)?;
         }
         self.report_promotions(&before);
+        let agent = self.agent.get();
+        self.ledger.call(
+            self.turn,
+            &agent.system_prompt,
+            &tools,
+            self.thread.messages.len(),
+        );
         let request = ModelRequest {
             system: self.agent.get().system_prompt.clone(),
             messages: self.thread.messages.clone(),
@@ -575,6 +590,8 @@ impl Run<'_> {
                 content: output.content,
                 is_error: output.is_error,
             });
+            self.ledger
+                .result(&call.name, self.thread.messages.len() - 1);
         }
         if let Err(err) = self.save() {
             return Some(Outcome::storage(err));
@@ -606,7 +623,7 @@ impl Run<'_> {
         }
     }
 
-    fn report_promotions(&self, before: &[String]) {
+    fn report_promotions(&mut self, before: &[String]) {
         let now = &self.thread.state.promoted.names;
         let added: Vec<String> = now
             .iter()
@@ -621,6 +638,9 @@ impl Run<'_> {
         if added.is_empty() && removed.is_empty() {
             return;
         }
+        let deferred = &self.agent.get().deferred;
+        self.ledger
+            .promoted(added.iter().filter_map(|name| deferred.tool(name)));
         (self.emit)(Event::ToolsPromoted {
             turn: self.turn,
             added,
@@ -630,7 +650,30 @@ impl Run<'_> {
         });
     }
 
-    fn finish(self, outcome: Outcome) -> RunResult {
+    /// The run's ledger when it is wanted or cheap (the tokenizer is loaded), added to the
+    /// thread's and stored with it; a run without one is counted as such.
+    fn take_ledger(&mut self) -> Option<Box<crate::protocol::Ledger>> {
+        let agent = self.agent.get();
+        let ledger = if agent.ledger || tokenizer_loaded() {
+            self.ledger
+                .ledger(&self.thread.messages, &agent.deferred)
+                .inspect_err(|err| tracing::warn!("no context ledger for this run: {err}"))
+                .ok()
+        } else {
+            None
+        };
+        match &ledger {
+            Some(ledger) => add_run(&mut self.thread.state.ledger, ledger),
+            None => self.thread.state.ledger.runs_without_ledger += 1,
+        }
+        if let Err(err) = self.save() {
+            tracing::warn!("the thread's context ledger was not saved: {err}");
+        }
+        ledger.map(Box::new)
+    }
+
+    fn finish(mut self, outcome: Outcome) -> RunResult {
+        let ledger = self.take_ledger();
         let (status, errors, error_kind) = match outcome {
             Outcome::Success => (RunStatus::Success, Vec::new(), None),
             Outcome::Failed(kind, error) => (RunStatus::Failed, vec![error], Some(kind)),
@@ -653,6 +696,7 @@ impl Run<'_> {
             notices: self.notices,
             errors,
             error_kind,
+            ledger,
         }
     }
 }

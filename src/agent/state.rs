@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::ImagePart;
+use crate::protocol::{ImagePart, Ledger};
 use crate::tools::{PromotedUpdate, StateUpdate};
 
 /// Deferred tools promoted into this thread, for one catalog.
@@ -38,6 +38,13 @@ pub struct ThreadState {
     /// MCP servers whose `instructions` the model has been shown in this thread.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub instructed_servers: BTreeSet<String>,
+    /// The context ledger of the thread's runs so far (sums; no per-call list).
+    #[serde(default, skip_serializing_if = "is_empty_ledger")]
+    pub ledger: Ledger,
+}
+
+fn is_empty_ledger(ledger: &Ledger) -> bool {
+    *ledger == Ledger::default()
 }
 
 /// The promotion reducer: a different or missing hash on either side replaces the set;

@@ -175,6 +175,7 @@ impl Task {
             system_prompt: env.system_prompt.clone(),
             max_turns: env.max_turns,
             summarization: None,
+            ledger: false,
         };
         let mut thread = Thread {
             id: format!("subagent-{id}"),

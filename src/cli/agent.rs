@@ -84,6 +84,8 @@ fn session_options(args: &RunArgs, model: Option<&str>) -> SessionOptions {
         replay: args.replay.clone(),
         record: args.record.clone(),
         clarify: false,
+        // JSON output carries the ledger; text output takes it only when it is cheap.
+        ledger: args.output_format != crate::ui::run_output::OutputFormat::Text,
     }
 }
 

@@ -45,6 +45,7 @@ pub async fn run_chat(
         replay: args.replay.clone(),
         record: args.record.clone(),
         clarify: true,
+        ledger: true,
     };
     let starting = match Session::prepare(setup, env, cwd, options) {
         Ok(starting) => starting,

@@ -52,7 +52,9 @@ impl From<SessionError> for CliError {
             | SessionError::Replay(_)
             | SessionError::Resume(_)
             | SessionError::NothingToContinue(_) => Self::usage(err.to_string()),
-            SessionError::Store(_) | SessionError::Outputs(_) => Self::failure(err.to_string()),
+            SessionError::Store(_) | SessionError::Outputs(_) | SessionError::Tokens(_) => {
+                Self::failure(err.to_string())
+            }
         }
     }
 }

@@ -223,6 +223,9 @@ pub struct ThreadsShowArgs {
     /// Print the thread (metadata, state, messages) as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Show where the thread's prompt tokens went instead (with --json: the ledger only).
+    #[arg(long)]
+    pub ledger: bool,
 }
 
 /// Options of `antler doctor`.

@@ -1,10 +1,11 @@
-//! `antler threads list|show`: reading the stored conversations.
+//! `antler threads list|show`: reading the stored conversations and their context ledgers.
 
 use super::error::CliError;
 use super::output::{to_json, write_stdout};
 use super::{Exit, ThreadsCommand};
 use crate::config::EnvLookup;
 use crate::store::{StoreError, ThreadStore, default_path};
+use crate::ui::ledger::ledger_lines;
 use crate::ui::threads::{thread_transcript, threads_table};
 
 /// Runs a `threads` subcommand.
@@ -28,10 +29,12 @@ fn output(command: ThreadsCommand, env: EnvLookup<'_>) -> Result<String, StoreEr
         }
         ThreadsCommand::Show(args) => {
             let thread = store.load(&args.id)?;
-            if args.json {
-                to_json(&thread)
-            } else {
-                thread_transcript(&thread)
+            let ledger = &thread.state.ledger;
+            match (args.ledger, args.json) {
+                (true, true) => to_json(ledger),
+                (true, false) => ledger_lines(ledger, None).join("\n") + "\n",
+                (false, true) => to_json(&thread),
+                (false, false) => thread_transcript(&thread),
             }
         }
     })

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::DeferredCatalog;
-use super::prompt::{ServerLine, deferred_tools_section, servers_section};
+use super::prompt::{ServerLine, deferred_tools_section, escape, server_line, servers_section};
 use super::tokens::count_tokens;
 use crate::config::{ListingMode, McpServerConfig, ToolSearchConfig};
 use crate::tools::ToolSource;
@@ -38,6 +38,18 @@ impl Listed {
     }
 }
 
+/// One line of the listing, for the context ledger: a tool's name (`names`) or a
+/// server's line (`servers`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedLine {
+    /// The server it belongs to.
+    pub server: String,
+    /// The tool it names, in a `names` listing.
+    pub tool: Option<String>,
+    /// The line as written.
+    pub text: String,
+}
+
 /// What the listing may say about servers, besides their tools: the extensions file's
 /// entries, whose `description` is the user's own words. A server's `instructions` are not
 /// used: they are the server's words, and in the system prompt they would speak on every
@@ -57,24 +69,65 @@ pub fn listing(
     context_window: u32,
     facts: ServerFacts<'_>,
 ) -> (Listed, String) {
-    let names = || deferred_tools_section(catalog.infos().iter().map(|i| i.name.as_str()));
-    let servers = || servers_section(&server_lines(catalog, facts));
+    let (listed, section, _) = listing_lines(catalog, config, context_window, facts);
+    (listed, section)
+}
+
+/// [`listing`], with the section's lines.
+pub fn listing_lines(
+    catalog: &DeferredCatalog,
+    config: &ToolSearchConfig,
+    context_window: u32,
+    facts: ServerFacts<'_>,
+) -> (Listed, String, Vec<ListedLine>) {
+    let names = || {
+        let section = deferred_tools_section(catalog.infos().iter().map(|i| i.name.as_str()));
+        let lines = catalog
+            .infos()
+            .iter()
+            .map(|info| ListedLine {
+                server: server_name(&info.source).to_string(),
+                tool: Some(info.name.clone()),
+                text: escape(&info.name),
+            })
+            .collect();
+        (Listed::Names, section, lines)
+    };
+    let servers = || {
+        let servers = server_lines(catalog, facts);
+        let lines = servers
+            .iter()
+            .map(|line| ListedLine {
+                server: line.name.clone(),
+                tool: None,
+                text: server_line(line),
+            })
+            .collect();
+        (Listed::Servers, servers_section(&servers), lines)
+    };
     match config.listing {
-        ListingMode::Names => (Listed::Names, names()),
-        ListingMode::Servers => (Listed::Servers, servers()),
+        ListingMode::Names => names(),
+        ListingMode::Servers => servers(),
         ListingMode::Auto => {
             let share = (f64::from(context_window) * WINDOW_SHARE) as usize;
             let budget = config.listing_budget_tokens.min(share);
-            let section = names();
-            match count_tokens(&section) {
-                Ok(tokens) if tokens <= budget => (Listed::Names, section),
-                Ok(_) => (Listed::Servers, servers()),
+            let listed = names();
+            match count_tokens(&listed.1) {
+                Ok(tokens) if tokens <= budget => listed,
+                Ok(_) => servers(),
                 Err(err) => {
                     tracing::warn!("listing deferred tools by server: {err}");
-                    (Listed::Servers, servers())
+                    servers()
                 }
             }
         }
+    }
+}
+
+fn server_name(source: &ToolSource) -> &str {
+    match source {
+        ToolSource::Mcp { server, .. } => server,
+        _ => "",
     }
 }
 
@@ -83,10 +136,7 @@ fn server_lines(catalog: &DeferredCatalog, facts: ServerFacts<'_>) -> Vec<Server
     let mut order: Vec<&str> = Vec::new();
     let mut tools: HashMap<&str, Vec<&str>> = HashMap::new();
     for info in catalog.infos() {
-        let server = match &info.source {
-            ToolSource::Mcp { server, .. } => server.as_str(),
-            _ => "",
-        };
+        let server = server_name(&info.source);
         let entry = tools.entry(server).or_default();
         if entry.is_empty() {
             order.push(server);

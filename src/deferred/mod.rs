@@ -26,5 +26,5 @@ pub use setup::{
     setup_deferred_for,
 };
 pub use stats::{TokenStats, token_stats};
-pub use tokens::{TokenizerError, count_tokens, schemas_tokens};
+pub use tokens::{TokenizerError, count_tokens, schemas_tokens, tokenizer_loaded};
 pub use tool_search::{Outcome, TOOL_SEARCH, ToolSearch};

@@ -39,25 +39,32 @@ pub fn servers_section(lines: &[ServerLine]) -> String {
          a known name with select:NAME.\n",
     );
     for line in lines {
-        let count = match line.tools {
-            1 => "1 tool".to_string(),
-            n => format!("{n} tools"),
-        };
-        out.push_str(&format!(
-            "- {} ({count})",
-            escape(&super::listing::one_line(&line.name))
-        ));
-        if !line.description.is_empty() {
-            out.push_str(": ");
-            out.push_str(&escape(&line.description.replace(['\n', '\r'], " ")));
-        }
+        out.push_str(&server_line(line));
         out.push('\n');
     }
     out.push_str("</available-deferred-tools>");
     out
 }
 
-fn escape(name: &str) -> String {
+/// One server's line of the `servers` listing, as written (without its newline).
+pub fn server_line(line: &ServerLine) -> String {
+    let count = match line.tools {
+        1 => "1 tool".to_string(),
+        n => format!("{n} tools"),
+    };
+    let mut out = format!(
+        "- {} ({count})",
+        escape(&super::listing::one_line(&line.name))
+    );
+    if !line.description.is_empty() {
+        out.push_str(": ");
+        out.push_str(&escape(&line.description.replace(['\n', '\r'], " ")));
+    }
+    out
+}
+
+/// A name as the `names` listing writes it.
+pub fn escape(name: &str) -> String {
     name.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::DeferredCatalog;
 use super::call_tool::{CALL_TOOL, CallTool};
-use super::listing::{Listed, ServerFacts, listing};
+use super::listing::{Listed, ListedLine, ServerFacts, listing_lines};
 use super::search::SemanticSearch;
 use super::tokens::schemas_tokens;
 use super::tool_search::{TOOL_SEARCH, ToolSearch};
@@ -46,6 +46,8 @@ pub struct DeferredSetup {
     pub listed: Option<Listed>,
     /// How promoted tools reach the model (`call_tool` is bound when `Stable`).
     pub binding: Binding,
+    /// The section's lines, for the context ledger.
+    lines: Vec<ListedLine>,
 }
 
 /// What the deferral decision and the listing may use besides the toolset and config.
@@ -91,6 +93,11 @@ impl DeferredSetup {
                 String::new()
             },
             listed: self.listed.filter(|_| catalog.is_some()),
+            lines: if catalog.is_some() {
+                self.lines.clone()
+            } else {
+                Vec::new()
+            },
             catalog,
         }
     }
@@ -98,6 +105,11 @@ impl DeferredSetup {
     /// The `<available-deferred-tools>` section of the system prompt ("" without a catalog).
     pub fn prompt_section(&self) -> String {
         self.section.clone()
+    }
+
+    /// The section's lines: each deferred tool's name, or each server's line.
+    pub fn listed_lines(&self) -> &[ListedLine] {
+        &self.lines
     }
 }
 
@@ -185,9 +197,10 @@ pub fn setup_deferred_for(
     if let Some(catalog) = &setup.catalog {
         let window = context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
         let facts = ServerFacts { configs: servers };
-        let (listed, section) = listing(catalog, config, window, facts);
+        let (listed, section, lines) = listing_lines(catalog, config, window, facts);
         setup.section = section;
         setup.listed = Some(listed);
+        setup.lines = lines;
     }
     Ok(setup)
 }
@@ -252,6 +265,7 @@ fn finish(
             section: String::new(),
             listed: None,
             binding: config.binding,
+            lines: Vec::new(),
         });
     };
     let mut bound: Vec<Arc<dyn Tool>> = toolset
@@ -295,6 +309,7 @@ fn finish(
         section: String::new(),
         listed: None,
         binding: config.binding,
+        lines: Vec::new(),
     })
 }
 

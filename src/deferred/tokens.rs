@@ -13,11 +13,17 @@ use crate::tools::ToolInfo;
 #[error("cannot load the o200k tokenizer: {0}")]
 pub struct TokenizerError(String);
 
+static BPE: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
+
 fn tokenizer() -> Result<&'static CoreBPE, TokenizerError> {
-    static BPE: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
     BPE.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string()))
         .as_ref()
         .map_err(|e| TokenizerError(e.clone()))
+}
+
+/// Whether the tokenizer is loaded already (so counting costs no load).
+pub fn tokenizer_loaded() -> bool {
+    BPE.get().is_some_and(Result::is_ok)
 }
 
 /// The number of o200k tokens of `text`. The tokenizer is loaded once, on first use.

@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{FinishReason, Usage};
+use super::{FinishReason, Ledger, Usage};
 
 /// The version of the `stream-json` schema, sent in `run_started`. It changes when an
 /// event or field is removed or changes meaning (new events and fields do not change it).
@@ -265,6 +265,9 @@ pub struct RunResult {
     pub errors: Vec<String>,
     /// What kind of failure ended it, when it failed.
     pub error_kind: Option<ErrorKind>,
+    /// Where its prompt tokens went, when taken (see [`Ledger`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<Box<Ledger>>,
 }
 
 #[cfg(test)]
@@ -431,6 +434,7 @@ mod tests {
                 notices: Vec::new(),
                 errors: Vec::new(),
                 error_kind: Some(ErrorKind::TurnLimit),
+                ledger: None,
             }),
         ]
     }

@@ -5,6 +5,7 @@
 //! other.
 
 mod event;
+mod ledger;
 mod mcp;
 mod message;
 mod model;
@@ -15,8 +16,9 @@ pub use event::{
     ErrorKind, Event, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION, SUBAGENT_TOOL,
     ToolRole,
 };
+pub use ledger::{CallTokens, CallTotals, Ledger, ServerTokens, ToolTokens};
 pub use mcp::{ServerState, ServerStatus};
 pub use message::{ImagePart, Message, ToolCall};
 pub use model::{FinishReason, Usage};
-pub use session::{ClarificationRequest, Command, SessionInfo, ToolsView, Update};
+pub use session::{ClarificationRequest, Command, ContextView, SessionInfo, ToolsView, Update};
 pub use thread::ThreadMeta;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Event, Message, ServerStatus, ThreadMeta, Usage};
+use super::{Event, Ledger, Message, ServerStatus, ThreadMeta, Usage};
 
 /// What the front-end asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +24,8 @@ pub enum Command {
     ShowTools,
     /// Ask for the MCP servers' status (answered with [`Update::Mcp`]).
     ShowMcp,
+    /// Ask for the context ledger (answered with [`Update::Context`]).
+    ShowContext,
     /// Restart one MCP server (or all with `None`), then report [`Update::Mcp`].
     ReconnectMcp(Option<String>),
     /// The user's answer to the question of the `ask_clarification` call `call_id`
@@ -53,6 +55,8 @@ pub enum Update {
     Tools(ToolsView),
     /// The MCP servers.
     Mcp(Vec<ServerStatus>),
+    /// Where the thread's tokens went, and what the next call would send.
+    Context(ContextView),
     /// The model asks the user (`ask_clarification`); answer with [`Command::Answer`].
     Clarify(ClarificationRequest),
     /// Something the user should see that is not part of a run (a bad command, ...).
@@ -67,6 +71,16 @@ pub enum Update {
     /// The session has started (its MCP servers are up): its facts. The front-end sends
     /// what it held back until now, such as messages typed during start-up.
     Ready(SessionInfo),
+}
+
+/// The `/context` view.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ContextView {
+    /// The thread's ledger so far.
+    pub thread: Ledger,
+    /// The next model call's ledger (one call, with the listing), when there is an agent
+    /// to ask.
+    pub next: Option<Ledger>,
 }
 
 /// A question the model asks the user, waiting for [`Command::Answer`] with its call id.

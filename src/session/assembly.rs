@@ -41,6 +41,8 @@ pub struct AssemblySpec {
     pub max_turns: u32,
     /// Where `ask_clarification` asks, when a person can answer.
     pub clarifications: Option<Clarifications>,
+    /// Take every run's context ledger (see [`Agent::ledger`]).
+    pub ledger: bool,
 }
 
 /// The thread the agent works on: its creation date (for a system prompt that stays the
@@ -301,6 +303,7 @@ impl Inner {
             deferred,
             max_turns: self.spec.max_turns,
             summarization: summarization(&config.summarization, window),
+            ledger: self.spec.ledger,
         })
     }
 }

@@ -277,6 +277,10 @@ impl Controller {
                 let statuses = self.session.mcp().await.statuses().await;
                 self.send(Update::Mcp(statuses));
             }
+            Command::ShowContext => match self.session.context().await {
+                Ok(view) => self.send(Update::Context(view)),
+                Err(err) => self.error(err.to_string()),
+            },
             Command::ReconnectMcp(name) => {
                 let mcp = self.session.mcp().await;
                 // All at once: the slowest server, not the sum, bounds the wait.

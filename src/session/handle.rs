@@ -9,13 +9,15 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
+use crate::agent::ledger::{first_call, next_call};
+use crate::agent::prompt::system_prompt;
 use crate::agent::runner::{EventSink, Thread, run_live};
 use crate::config::{EnvLookup, ModelConfig};
-use crate::deferred::TOOL_SEARCH;
+use crate::deferred::{TOOL_SEARCH, TokenizerError};
 use crate::mcp::McpManager;
 use crate::protocol::{
-    ClarificationRequest, Message, RunResult, RunStatus, ServerState, SessionInfo, ThreadMeta,
-    ToolsView,
+    ClarificationRequest, ContextView, Message, RunResult, RunStatus, ServerState, SessionInfo,
+    ThreadMeta, ToolsView,
 };
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
 use crate::provider::resolve::{ModelError, openai_provider};
@@ -51,6 +53,9 @@ pub enum SessionError {
     /// The outputs folder cannot be created.
     #[error("cannot create the outputs folder: {0}")]
     Outputs(std::io::Error),
+    /// The context ledger cannot be counted.
+    #[error(transparent)]
+    Tokens(#[from] TokenizerError),
 }
 
 /// Which thread the session starts on.
@@ -80,6 +85,9 @@ pub struct SessionOptions {
     pub record: Option<PathBuf>,
     /// A person can answer `ask_clarification` (the chat): the tool exists only then.
     pub clarify: bool,
+    /// Take every run's context ledger, even when that loads the tokenizer (the chat's
+    /// `/context`, `-p` with JSON output).
+    pub ledger: bool,
 }
 
 /// The thread in use, with its creation time (the system prompt's date).
@@ -213,6 +221,7 @@ impl Session {
                 model: options.model,
                 max_turns: options.max_turns,
                 clarifications,
+                ledger: options.ledger,
             },
             models,
             env: MODEL_ENV
@@ -328,6 +337,26 @@ impl Session {
         })
     }
 
+    /// The `/context` view: the thread's ledger so far and what its next model call would
+    /// be sent (for a session with no thread yet, the first call of a new one).
+    pub async fn context(&self) -> Result<ContextView, SessionError> {
+        let Some(open) = &self.thread else {
+            let deferred = self.assembly.deferred().await?;
+            let date = crate::clock::utc_date(crate::clock::now_unix());
+            let system = system_prompt(&date, &self.cwd, &deferred);
+            return Ok(ContextView {
+                thread: Default::default(),
+                next: Some(first_call(&system, &deferred)?),
+            });
+        };
+        self.assembly.set_thread(self.place_of(open)).await;
+        let agent = self.assembly.prepare().await?;
+        Ok(ContextView {
+            thread: open.thread.state.ledger.clone(),
+            next: Some(next_call(&agent, &open.thread)?),
+        })
+    }
+
     /// Makes sure a thread is open for the message `text`: a new one, titled by it, when
     /// none is (so a front-end can show the thread before the run starts).
     pub fn open_for(&mut self, text: &str) -> Result<(), SessionError> {
@@ -416,10 +445,15 @@ impl Session {
             .thread
             .as_ref()
             .ok_or_else(|| StoreError::NotFound(String::from("new thread")))?;
-        Ok(ThreadPlace {
+        Ok(self.place_of(open))
+    }
+
+    /// Where the thread `open` works: its date and outputs folder.
+    fn place_of(&self, open: &OpenThread) -> ThreadPlace {
+        ThreadPlace {
             date: crate::clock::utc_date(open.created_at),
             outputs: self.outputs.join(&open.thread.id),
-        })
+        }
     }
 
     /// Drops the thread in use if it is new and has no message (its run never started).

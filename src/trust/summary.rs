@@ -19,19 +19,7 @@ pub fn describe(file: &ProjectFile) -> Vec<String> {
     lines.iter().map(|line| printable(line)).collect()
 }
 
-/// `text` with control characters escaped, so that a hostile file cannot move the cursor
-/// or rewrite the question it is shown in.
-pub fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() || crate::text::is_invisible(c) {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
+pub use crate::text::printable;
 
 /// A file that cannot be summarised is shown as it is: what it would do is for the reader
 /// to judge, never for antler to guess.

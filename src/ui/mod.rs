@@ -3,6 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub mod doctor;
+pub mod ledger;
 pub mod listing;
 pub mod run_output;
 pub mod search;

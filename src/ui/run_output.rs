@@ -238,6 +238,7 @@ mod tests {
             notices: vec![],
             errors: vec![],
             error_kind: None,
+            ledger: None,
         };
         let value: serde_json::Value =
             serde_json::from_str(&json_line(&Event::RunFinished(result))).unwrap();

@@ -15,6 +15,7 @@ mod deferred_flow;
 mod examples;
 mod interop;
 mod lazy_servers;
+mod ledger;
 mod mcp_calls;
 #[path = "../support/mock_openai/mod.rs"]
 mod mock_openai;

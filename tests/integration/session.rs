@@ -316,3 +316,43 @@ async fn under_landlock_a_new_thread_gets_a_sandbox_of_its_own() {
     );
     driver.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_shows_the_first_call_then_the_threads_ledger() {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&[])}));
+    sandbox.write("config.yaml", "tool_search:\n  enabled: true\n");
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "fx_echo", json!({"text": "hi"}))]),
+        Reply::text("done"),
+    ]);
+    let options = SessionOptions {
+        ledger: true,
+        ..SessionOptions::default()
+    };
+    let mut driver = Driver::start(&sandbox, &mock, options).await;
+    let context = |u| match u {
+        Update::Context(view) => Some(view),
+        _ => None,
+    };
+    driver.send(Command::ShowContext);
+    let before = driver.next(context).await;
+    assert_eq!(before.thread.runs, 0);
+    let first = before.next.expect("a first call");
+    assert_eq!(first.calls.len(), 1);
+    assert!(first.calls[0].system > first.listing_tokens && first.listing_tokens > 0);
+    assert_eq!(first.servers[0].name, "fx");
+
+    driver.send(Command::Submit("echo hi".into()));
+    let result = driver.finished().await;
+    let run = result.ledger.expect("the chat takes every ledger");
+    assert_eq!(run.totals.calls, 2);
+    driver.send(Command::ShowContext);
+    let after = driver.next(context).await;
+    assert_eq!(after.thread.runs, 1);
+    assert_eq!(after.thread.totals, run.totals);
+    let next = after.next.expect("the next call");
+    // The next call is sent everything so far: the echo's call and result included.
+    assert!(next.calls[0].results > 0 && next.calls[0].history > first.calls[0].history);
+    driver.quit().await;
+}

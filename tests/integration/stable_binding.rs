@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::mock_openai::{MockOpenAi, Recorded, Reply};
 use crate::support::*;
 
-fn sandbox(binding: &str) -> Sandbox {
+pub(crate) fn sandbox(binding: &str) -> Sandbox {
     let sandbox = Sandbox::new();
     write_extensions(&sandbox, json!({"fx": fixture_stdio(&[])}));
     configure(&sandbox, binding);
@@ -30,7 +30,7 @@ fn raw_tools(request: &Recorded) -> &str {
     &rest[..values.byte_offset()]
 }
 
-fn call_tool(id: &str, name: &str, arguments: Value) -> Reply {
+pub(crate) fn call_tool(id: &str, name: &str, arguments: Value) -> Reply {
     Reply::tool_calls(&[(
         id,
         "call_tool",

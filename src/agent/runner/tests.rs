@@ -153,6 +153,7 @@ fn agent(provider: Arc<dyn Provider>, tool_search: bool) -> Agent {
         system_prompt: "system".into(),
         max_turns: 50,
         summarization: None,
+        ledger: false,
     }
 }
 
@@ -325,6 +326,7 @@ async fn order_of(first_parallel: bool, second_parallel: bool) -> Vec<String> {
         system_prompt: "system".into(),
         max_turns: 5,
         summarization: None,
+        ledger: false,
     };
     let (result, _) = run(&agent, &mut Thread::default(), "go").await;
     assert_eq!(result.status, RunStatus::Success);
@@ -377,6 +379,7 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         system_prompt: "system".into(),
         max_turns: 5,
         summarization: None,
+        ledger: false,
     }
 }
 
@@ -508,8 +511,8 @@ async fn every_step_is_saved_as_it_happens() {
     assert_eq!(*sink.saved.lock().unwrap(), thread.messages);
     assert_eq!(
         *sink.appends.lock().unwrap(),
-        4,
-        "user, reply, results, reply"
+        5,
+        "user, reply, results, reply, then the state with the thread's ledger"
     );
 }
 
@@ -630,6 +633,7 @@ async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
         system_prompt: "system".into(),
         max_turns: 50,
         summarization: None,
+        ledger: false,
     };
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = events.clone();
@@ -721,6 +725,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         system_prompt: "system".into(),
         max_turns: 50,
         summarization: None,
+        ledger: false,
     };
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "what time is it").await;
@@ -798,6 +803,7 @@ async fn presented_files_are_listed_in_the_result() {
         system_prompt: "system".into(),
         max_turns: 50,
         summarization: None,
+        ledger: false,
     };
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "write it").await;
@@ -827,6 +833,7 @@ fn agent_over(mcp: Vec<Arc<dyn Tool>>) -> Agent {
         system_prompt: "system".into(),
         max_turns: 5,
         summarization: None,
+        ledger: false,
     }
 }
 

@@ -13,7 +13,7 @@ use super::theme::Theme;
 use super::transcript::{Entry, Transcript};
 use crate::clock::utc_datetime;
 use crate::protocol::ClarificationRequest;
-use crate::protocol::{Command, SessionInfo, ToolsView, Update};
+use crate::protocol::{Command, ContextView, SessionInfo, ToolsView, Update};
 use crate::protocol::{Event, RunStatus};
 use crate::protocol::{ServerState, ServerStatus};
 
@@ -41,6 +41,8 @@ pub struct App {
     pub(super) questions: VecDeque<ClarificationRequest>,
     /// The last `/tools` answer.
     pub(super) tools: Option<ToolsView>,
+    /// The last `/context` answer.
+    pub(super) context: Option<ContextView>,
     /// The last MCP statuses.
     pub(super) mcp: Vec<ServerStatus>,
     /// The slash popup's selected row.
@@ -107,6 +109,7 @@ impl App {
             dialog: None,
             questions: VecDeque::new(),
             tools: None,
+            context: None,
             mcp: Vec::new(),
             popup_selected: 0,
             popup_hidden: false,
@@ -181,6 +184,12 @@ impl App {
                     *loading = false;
                 }
             }
+            Update::Context(view) => {
+                self.context = Some(view);
+                if let Some(Dialog::Context { loading, .. }) = &mut self.dialog {
+                    *loading = false;
+                }
+            }
             Update::Mcp(servers) => {
                 self.mcp = servers;
                 if let Some(Dialog::Mcp { loading, selected }) = &mut self.dialog {
@@ -205,9 +214,9 @@ impl App {
                 self.run.awaiting = false;
                 match &mut self.dialog {
                     Some(Dialog::Threads(p)) | Some(Dialog::Models(p)) => p.loading = false,
-                    Some(Dialog::Tools { loading, .. }) | Some(Dialog::Mcp { loading, .. }) => {
-                        *loading = false
-                    }
+                    Some(Dialog::Tools { loading, .. })
+                    | Some(Dialog::Mcp { loading, .. })
+                    | Some(Dialog::Context { loading, .. }) => *loading = false,
                     _ => {}
                 }
                 self.transcript.push(Entry::Error(message));

@@ -8,7 +8,7 @@ use super::dialog_view::View;
 use super::slash::COMMANDS;
 use super::theme::Theme;
 use super::wrap::{self, wrap_text};
-use crate::protocol::ToolsView;
+use crate::protocol::{ContextView, ToolsView};
 use crate::protocol::{ServerState, ServerStatus};
 
 fn heading(text: String) -> Line<'static> {
@@ -129,6 +129,27 @@ pub(super) fn tools(view: Option<&ToolsView>, loading: bool, width: usize, theme
     }
     View {
         title: "Tools".into(),
+        body,
+        footer: "↑↓ PgUp PgDn scroll · Esc close",
+        focus: None,
+        cursor: None,
+    }
+}
+
+/// The context ledger: the next call, the thread's totals, the biggest consumers first.
+/// Tables are not wrapped (they would lose their columns); a narrow screen cuts them.
+pub(super) fn context(view: Option<&ContextView>, loading: bool, theme: &Theme) -> View {
+    let body = match view {
+        None if loading => vec![Line::from(Span::styled("Counting…", theme.dim))],
+        None => vec![Line::from(Span::styled("No ledger yet.", theme.dim))],
+        Some(v) => crate::ui::ledger::ledger_lines(&v.thread, v.next.as_ref())
+            .into_iter()
+            .skip(1)
+            .map(Line::from)
+            .collect(),
+    };
+    View {
+        title: "Context (o200k tokens)".into(),
         body,
         footer: "↑↓ PgUp PgDn scroll · Esc close",
         focus: None,

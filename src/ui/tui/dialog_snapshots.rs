@@ -214,3 +214,66 @@ fn palettes_colour_the_screen_and_plain_uses_no_colour() {
         assert_eq!((indexed, any), (coloured, coloured), "{palette:?}");
     }
 }
+
+#[test]
+fn context_dialog() {
+    use crate::protocol::{CallTokens, CallTotals, ContextView, Ledger, ServerTokens, ToolTokens};
+    let mut app = app();
+    type_text(&mut app, "/context");
+    assert_eq!(
+        app.key(key(KeyCode::Enter)),
+        [crate::protocol::Command::ShowContext]
+    );
+    assert!(render(&mut app, 80, 20).contains("Counting…"));
+    let server = |name: &str, tools: u64, listed: u64| ServerTokens {
+        name: name.into(),
+        deferred_tools: tools,
+        listed_tokens: listed,
+        ..Default::default()
+    };
+    app.update(Update::Context(ContextView {
+        thread: Ledger {
+            runs: 2,
+            totals: CallTotals {
+                calls: 5,
+                system: 6_100,
+                tools: 2_400,
+                history: 900,
+                results: 3_300,
+            },
+            servers: vec![
+                server("time", 2, 14),
+                ServerTokens {
+                    promoted: 2,
+                    schema_tokens: 410,
+                    calls: 3,
+                    result_tokens: 2_950,
+                    ..server("github", 26, 180)
+                },
+            ],
+            tools: vec![ToolTokens {
+                name: "github_get_file".into(),
+                server: Some("github".into()),
+                listed: true,
+                listed_tokens: 5,
+                promoted: 1,
+                schema_tokens: 230,
+                calls: 2,
+                result_tokens: 2_700,
+            }],
+            ..Default::default()
+        },
+        next: Some(Ledger {
+            calls: vec![CallTokens {
+                turn: 0,
+                system: 1_220,
+                tools: 480,
+                history: 190,
+                results: 700,
+            }],
+            listing_tokens: 610,
+            ..Default::default()
+        }),
+    }));
+    assert_snapshot!(render(&mut app, 80, 20));
+}

@@ -7,12 +7,12 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear};
 
-use super::dialog_pages::{help, mcp, tools};
+use super::dialog_pages::{context, help, mcp, tools};
 use super::dialogs::{ClarifyDialog, Dialog, Picker};
 use super::theme::Theme;
 use super::wrap::{self, wrap_text};
 use crate::protocol::ServerStatus;
-use crate::protocol::ToolsView;
+use crate::protocol::{ContextView, ToolsView};
 
 /// The widest a dialog gets.
 const MAX_WIDTH: u16 = 84;
@@ -21,6 +21,8 @@ const MAX_WIDTH: u16 = 84;
 pub struct DialogData<'a> {
     /// The last `/tools` answer.
     pub tools: Option<&'a ToolsView>,
+    /// The last `/context` answer.
+    pub context: Option<&'a ContextView>,
     /// The last MCP statuses.
     pub mcp: &'a [ServerStatus],
 }
@@ -58,6 +60,7 @@ pub fn render_dialog(
         Dialog::Threads(p) => picker(p, "Resume a thread", "No stored threads.", inner, theme),
         Dialog::Models(p) => picker(p, "Switch model", "No models are configured.", inner, theme),
         Dialog::Tools { loading, .. } => tools(data.tools, *loading, inner, theme),
+        Dialog::Context { loading, .. } => context(data.context, *loading, theme),
         Dialog::Mcp { selected, loading } => mcp(data.mcp, *selected, *loading, inner, theme),
     };
     let wanted = u16::try_from(view.body.len() + 4).unwrap_or(u16::MAX);
@@ -81,7 +84,7 @@ pub fn render_dialog(
     frame.render_widget(block, rect);
     let body_rows = usize::from(height.saturating_sub(4));
     let scroll = match dialog {
-        Dialog::Help { scroll } | Dialog::Tools { scroll, .. } => {
+        Dialog::Help { scroll } | Dialog::Tools { scroll, .. } | Dialog::Context { scroll, .. } => {
             *scroll = (*scroll).min(view.body.len().saturating_sub(body_rows));
             *scroll
         }

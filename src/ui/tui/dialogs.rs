@@ -1,5 +1,5 @@
 //! Dialogs over the transcript: a clarification question, the thread and model pickers,
-//! the `/tools`, `/mcp` and `/help` views. Their state and keys; `dialog_view` draws them.
+//! the `/tools`, `/mcp`, `/context` and `/help` views. Their state and keys; `dialog_view` draws them.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -24,6 +24,13 @@ pub enum Dialog {
     Models(Picker),
     /// `/tools`: what the model can see (from the app's last `ToolsView`).
     Tools {
+        /// The first line shown.
+        scroll: usize,
+        /// Waiting for the core's answer.
+        loading: bool,
+    },
+    /// `/context`: the context ledger (from the app's last `ContextView`).
+    Context {
         /// The first line shown.
         scroll: usize,
         /// Waiting for the core's answer.
@@ -136,7 +143,9 @@ impl Dialog {
             };
         }
         match self {
-            Dialog::Help { scroll } | Dialog::Tools { scroll, .. } => {
+            Dialog::Help { scroll }
+            | Dialog::Tools { scroll, .. }
+            | Dialog::Context { scroll, .. } => {
                 match key.code {
                     KeyCode::Up => *scroll = scroll.saturating_sub(1),
                     KeyCode::Down => *scroll += 1,

@@ -259,6 +259,13 @@ impl App {
                 });
                 return vec![Command::ShowMcp];
             }
+            SlashCommand::Context => {
+                self.dialog = Some(Dialog::Context {
+                    scroll: 0,
+                    loading: true,
+                });
+                return vec![Command::ShowContext];
+            }
             SlashCommand::Clear => {
                 self.transcript.clear();
                 self.scroll = None;

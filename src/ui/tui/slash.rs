@@ -15,6 +15,8 @@ pub enum SlashCommand {
     Tools,
     /// The MCP servers.
     Mcp,
+    /// Where the context's tokens go.
+    Context,
     /// Clear the screen.
     Clear,
     /// Leave.
@@ -22,13 +24,14 @@ pub enum SlashCommand {
 }
 
 /// Every command, in the order the popup lists them.
-pub const COMMANDS: [SlashCommand; 8] = [
+pub const COMMANDS: [SlashCommand; 9] = [
     SlashCommand::Help,
     SlashCommand::New,
     SlashCommand::Resume,
     SlashCommand::Model,
     SlashCommand::Tools,
     SlashCommand::Mcp,
+    SlashCommand::Context,
     SlashCommand::Clear,
     SlashCommand::Quit,
 ];
@@ -43,6 +46,7 @@ impl SlashCommand {
             Self::Model => "model",
             Self::Tools => "tools",
             Self::Mcp => "mcp",
+            Self::Context => "context",
             Self::Clear => "clear",
             Self::Quit => "quit",
         }
@@ -66,6 +70,7 @@ impl SlashCommand {
             Self::Model => "switch the model",
             Self::Tools => "bound, promoted and deferred tools",
             Self::Mcp => "MCP servers; reconnect",
+            Self::Context => "where the context's tokens go",
             Self::Clear => "clear the screen (the thread stays)",
             Self::Quit => "leave antler",
         }

@@ -123,6 +123,7 @@ pub fn run_finished(status: RunStatus, errors: Vec<String>) -> Event {
         notices: Vec::new(),
         errors,
         error_kind: None,
+        ledger: None,
     })
 }
 

@@ -135,6 +135,7 @@ impl App {
         if let Some(dialog) = self.dialog.as_mut() {
             let data = DialogData {
                 tools: self.tools.as_ref(),
+                context: self.context.as_ref(),
                 mcp: &self.mcp,
             };
             let over = Rect {

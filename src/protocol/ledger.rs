@@ -1,0 +1,112 @@
+//! The context ledger: where a run's (or a thread's) prompt tokens went. Every figure is
+//! o200k tokens of the text sent: message contents and tool-call names and arguments,
+//! tool schemas as the JSON a provider receives; the few tokens of framing a provider adds
+//! per message are not counted.
+
+use serde::{Deserialize, Serialize};
+
+/// What one model call was sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallTokens {
+    /// The run's model call (turn) it was.
+    pub turn: u32,
+    /// The system prompt (the deferred listing included).
+    pub system: u64,
+    /// The bound tools' schemas.
+    pub tools: u64,
+    /// User and assistant messages (and summaries), tool calls included.
+    pub history: u64,
+    /// Tool results.
+    pub results: u64,
+}
+
+impl CallTokens {
+    /// Everything the call was sent.
+    pub fn total(&self) -> u64 {
+        self.system + self.tools + self.history + self.results
+    }
+}
+
+/// Sums over model calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallTotals {
+    /// How many model calls.
+    pub calls: u64,
+    /// Their system prompts.
+    pub system: u64,
+    /// Their bound schemas.
+    pub tools: u64,
+    /// Their histories.
+    pub history: u64,
+    /// Their tool results.
+    pub results: u64,
+}
+
+/// One server with deferred tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerTokens {
+    /// The server's name.
+    pub name: String,
+    /// How many of its tools are deferred.
+    pub deferred_tools: u64,
+    /// What its part of the system prompt's listing costs on every call: its tools' names
+    /// or its one line.
+    pub listed_tokens: u64,
+    /// Promotions of its tools.
+    pub promoted: u64,
+    /// The schema tokens those promotions brought in.
+    pub schema_tokens: u64,
+    /// Calls of its tools.
+    pub calls: u64,
+    /// Their results' tokens (after the output budget).
+    pub result_tokens: u64,
+}
+
+/// One tool that was promoted or called.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolTokens {
+    /// The tool's name.
+    pub name: String,
+    /// Its MCP server, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Whether the listing names it (a `names` listing of a deferred tool).
+    pub listed: bool,
+    /// Its line in the listing.
+    pub listed_tokens: u64,
+    /// How many times it was promoted.
+    pub promoted: u64,
+    /// Its schema's tokens.
+    pub schema_tokens: u64,
+    /// How many times it was called.
+    pub calls: u64,
+    /// Its results' tokens (after the output budget).
+    pub result_tokens: u64,
+}
+
+/// Where the tokens of a run, or of a thread so far, went.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Runs counted (1 for a run).
+    pub runs: u64,
+    /// A thread's runs whose ledger was not taken (see the README).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub runs_without_ledger: u64,
+    /// Each model call of a run, in order (a thread keeps only `totals`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallTokens>,
+    /// The sums over every model call.
+    pub totals: CallTotals,
+    /// The deferred listing's tokens (part of every call's system prompt).
+    pub listing_tokens: u64,
+    /// The servers with deferred tools, in catalog order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerTokens>,
+    /// The tools promoted or called, in the order first seen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolTokens>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
