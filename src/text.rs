@@ -31,6 +31,19 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// [`printable`] for text of several lines: newlines and tabs are kept.
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            line.split('\t')
+                .map(printable)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +63,13 @@ mod tests {
         for c in ['a', ' ', 'é', '知', '-'] {
             assert!(!is_invisible(c), "{c:?}");
         }
+    }
+
+    #[test]
+    fn printable_text_keeps_its_lines_and_escapes_the_rest() {
+        assert_eq!(
+            printable_lines("a\tb\n\u{1b}[2Jc\r\u{202E}"),
+            "a\tb\n\\u{1b}[2Jc\\u{d}\\u{202e}"
+        );
     }
 }

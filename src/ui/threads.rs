@@ -5,6 +5,7 @@ use crate::clock::utc_datetime;
 use crate::protocol::ThreadMeta;
 use crate::protocol::{Message, ToolCall};
 use crate::store::StoredThread;
+use crate::text::printable_lines;
 
 /// How many lines of a tool result or of reasoning a transcript shows.
 const PREVIEW_LINES: usize = 3;
@@ -30,10 +31,10 @@ pub fn threads_table(threads: &[ThreadMeta]) -> String {
             ]
         })
         .collect();
-    table(
+    printable_lines(&table(
         &["ID", "UPDATED", "MESSAGES", "TOKENS", "MODEL", "TITLE"],
         &rows,
-    )
+    ))
 }
 
 /// A whole thread for reading in a terminal: a header with its metadata, usage and
@@ -66,7 +67,9 @@ pub fn thread_transcript(thread: &StoredThread) -> String {
         out.push('\n');
         push_message(&mut out, message);
     }
-    out
+    // Everything in it came from the user, the model or a tool: nothing may reach the
+    // terminal as a control sequence.
+    printable_lines(&out)
 }
 
 /// One message, ending with a newline.
@@ -322,5 +325,27 @@ mod tests {
             call.chars().count(),
             "→ echo()".chars().count() + PREVIEW_WIDTH
         );
+    }
+
+    #[test]
+    fn hostile_text_never_reaches_the_terminal_raw() {
+        let thread = StoredThread {
+            meta: meta("0123456789ab", "title \u{1b}]0;pwned\u{7}"),
+            messages: vec![Message::Tool {
+                call_id: "c".into(),
+                name: "evil\u{1b}[2J".into(),
+                content: "ok\u{1b}[31m red\r\u{202E}txt".into(),
+                is_error: false,
+            }],
+            state: ThreadState::default(),
+        };
+        let text = thread_transcript(&thread) + &threads_table(&[thread.meta.clone()]);
+        assert!(
+            !text
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{202E}'),
+            "{text:?}"
+        );
+        assert!(text.contains("evil\\u{1b}[2J"), "{text}");
     }
 }
