@@ -339,7 +339,7 @@ mod tests {
             }],
             state: ThreadState::default(),
         };
-        let text = thread_transcript(&thread) + &threads_table(&[thread.meta.clone()]);
+        let text = thread_transcript(&thread) + &threads_table(std::slice::from_ref(&thread.meta));
         assert!(
             !text
                 .chars()
