@@ -1,19 +1,19 @@
 //! One model call: attempts, each a streamed request read to its end, and the retries
 //! between them.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use async_openai::Client;
 use async_openai::types::chat::CreateChatCompletionRequest;
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 
 use super::OpenAiProvider;
 use super::accumulate::Accumulator;
 use super::chunk::Chunk;
 use super::failure::{AttemptError, backoff_delay, scrub};
 use super::request::build_request;
-use super::service::HttpService;
+use super::service::{BodyWatch, HttpService};
 use crate::provider::{ModelEvent, ModelReply, ModelRequest, ProviderError};
 
 impl OpenAiProvider {
@@ -55,17 +55,19 @@ impl OpenAiProvider {
     }
 
     /// One attempt: open the stream within the request timeout, then read chunks until
-    /// the stream ends, each within the idle timeout.
+    /// the stream ends, with no silence longer than the idle timeout: any bytes count, SSE
+    /// comments too. An abandoned attempt drops its stream, which closes the connection, so
+    /// the server can stop working on it before the retry.
     async fn attempt(
         &self,
         body: &CreateChatCompletionRequest,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, AttemptError> {
-        let done = Arc::new(AtomicBool::new(false));
-        // A client per attempt, so that its `[DONE]` flag belongs to this stream alone;
+        let watch = BodyWatch::new();
+        // A client per attempt, so that its body watch belongs to this stream alone;
         // building one only clones handles.
         let client = Client::build(self.http.clone(), self.config.clone())
-            .with_http_service(HttpService::new(self.http.clone(), done.clone()));
+            .with_http_service(HttpService::new(self.http.clone(), watch.clone()));
         let chat = client.chat();
         let opened = chat.create_stream_byot::<_, Chunk>(body);
         let mut stream = tokio::time::timeout(self.settings.request_timeout, opened)
@@ -73,17 +75,41 @@ impl OpenAiProvider {
             .map_err(|_| AttemptError::RequestTimeout(self.settings.request_timeout))?
             .map_err(AttemptError::from_client)?;
         let idle = self.settings.stream_idle_timeout;
+        let mut pieces = watch.pieces.subscribe();
         let mut reply = Accumulator::default();
-        while let Some(chunk) = tokio::time::timeout(idle, stream.next())
-            .await
-            .map_err(|_| AttemptError::IdleTimeout(idle))?
-        {
+        while let Some(chunk) = next_unless_silent(&mut stream, &mut pieces, idle).await? {
             let chunk = chunk.map_err(AttemptError::from_client)?;
             reply.push(chunk, events).map_err(AttemptError::MidStream)?;
         }
-        if !reply.finished() && !done.load(Ordering::SeqCst) {
+        if !reply.finished() && !watch.done.load(Ordering::SeqCst) {
             return Err(AttemptError::CutStream);
         }
         Ok(reply.finish(&self.ids))
+    }
+}
+
+/// The stream's next item, waiting as long as the body keeps sending something (`pieces`
+/// changes with every piece of it) and failing after `idle` of silence.
+async fn next_unless_silent<S: Stream + Unpin>(
+    stream: &mut S,
+    pieces: &mut tokio::sync::watch::Receiver<u64>,
+    idle: Duration,
+) -> Result<Option<S::Item>, AttemptError> {
+    loop {
+        tokio::select! {
+            biased;
+            item = stream.next() => return Ok(item),
+            heard = tokio::time::timeout(idle, pieces.changed()) => match heard {
+                // Bytes that made no item yet (a comment, part of a line): still alive.
+                Ok(Ok(())) => continue,
+                // The body is gone; the stream ends (or errs) with its next item.
+                Ok(Err(_)) => {
+                    return tokio::time::timeout(idle, stream.next())
+                        .await
+                        .map_err(|_| AttemptError::IdleTimeout(idle));
+                }
+                Err(_) => return Err(AttemptError::IdleTimeout(idle)),
+            },
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! The HTTP layer under async-openai's client: sends each request with the shared reqwest
 //! client, turns an error status into [`HttpStatusError`] (keeping `Retry-After`, which
-//! async-openai's own error drops), and watches the body for the `[DONE]` marker, which
-//! async-openai swallows, so that a complete stream can be told from a cut one.
+//! async-openai's own error drops), and watches the body: for the `[DONE]` marker, which
+//! async-openai swallows, so that a complete stream can be told from a cut one, and for
+//! any bytes at all, so that a server that sends only SSE comments (llama-server's
+//! keep-alives while it reads a long prompt) counts as alive.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -31,20 +33,37 @@ pub(super) struct HttpStatusError {
     pub(super) message: String,
 }
 
+/// What the body of one attempt's response showed so far.
+pub(super) struct BodyWatch {
+    /// The body carried `data: [DONE]`.
+    pub(super) done: AtomicBool,
+    /// How many pieces of the body arrived (any bytes, comments included).
+    pub(super) pieces: tokio::sync::watch::Sender<u64>,
+}
+
+impl BodyWatch {
+    pub(super) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            done: AtomicBool::new(false),
+            pieces: tokio::sync::watch::Sender::new(0),
+        })
+    }
+}
+
 /// The tower service installed into async-openai's client; one per attempt, so that its
-/// `[DONE]` flag belongs to one stream.
+/// body watch belongs to one stream.
 #[derive(Clone)]
 pub(super) struct HttpService {
     inner: ReqwestService,
-    done: Arc<AtomicBool>,
+    watch: Arc<BodyWatch>,
 }
 
 impl HttpService {
-    /// Sends with `client`; `done` is set when the body carries `data: [DONE]`.
-    pub(super) fn new(client: reqwest::Client, done: Arc<AtomicBool>) -> Self {
+    /// Sends with `client`, reporting what the body shows to `watch`.
+    pub(super) fn new(client: reqwest::Client, watch: Arc<BodyWatch>) -> Self {
         Self {
             inner: ReqwestService::new(client),
-            done,
+            watch,
         }
     }
 }
@@ -62,14 +81,14 @@ impl tower_service::Service<HttpRequestFactory> for HttpService {
 
     fn call(&mut self, request: HttpRequestFactory) -> Self::Future {
         let sent = self.inner.call(without_empty_key(request));
-        let done = self.done.clone();
+        let watch = self.watch.clone();
         Box::pin(async move {
             let response = sent.await?;
             if !response.status().is_success() {
                 let error = status_error(response).await;
                 return Err(OpenAIError::Boxed(Box::new(error)));
             }
-            Ok(watch_for_done(response, done))
+            Ok(watch_body(response, watch))
         })
     }
 }
@@ -156,15 +175,17 @@ pub(super) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
     Some(date.duration_since(now).unwrap_or_default())
 }
 
-/// Re-wraps a success response so that its body passes through a [`DoneScanner`].
-fn watch_for_done(response: reqwest::Response, done: Arc<AtomicBool>) -> reqwest::Response {
+/// Re-wraps a success response so that its body passes through a [`DoneScanner`] and
+/// every piece of it is counted.
+fn watch_body(response: reqwest::Response, watch: Arc<BodyWatch>) -> reqwest::Response {
     let status = response.status();
     let version = response.version();
     let headers = response.headers().clone();
-    let mut scanner = DoneScanner::new(done);
+    let mut scanner = DoneScanner::new(watch.clone());
     let body = response.bytes_stream().map(move |chunk| {
         if let Ok(bytes) = &chunk {
             scanner.feed(bytes);
+            watch.pieces.send_modify(|n| *n += 1);
         }
         chunk
     });
@@ -179,18 +200,18 @@ fn watch_for_done(response: reqwest::Response, done: Arc<AtomicBool>) -> reqwest
 struct DoneScanner {
     line: Vec<u8>,
     long: bool,
-    done: Arc<AtomicBool>,
+    watch: Arc<BodyWatch>,
 }
 
 impl DoneScanner {
     /// Longer lines cannot be the marker; only this much of each is kept.
     const KEEP: usize = 16;
 
-    fn new(done: Arc<AtomicBool>) -> Self {
+    fn new(watch: Arc<BodyWatch>) -> Self {
         Self {
             line: Vec::with_capacity(Self::KEEP),
             long: false,
-            done,
+            watch,
         }
     }
 
@@ -199,7 +220,7 @@ impl DoneScanner {
             if byte == b'\n' || byte == b'\r' {
                 let marker = matches!(self.line.trim_ascii(), b"data: [DONE]" | b"data:[DONE]");
                 if marker && !self.long {
-                    self.done.store(true, Ordering::SeqCst);
+                    self.watch.done.store(true, Ordering::SeqCst);
                 }
                 self.line.clear();
                 self.long = false;
@@ -218,13 +239,13 @@ mod tests {
 
     #[test]
     fn done_is_found_across_chunks_and_only_as_a_line() {
-        let done = Arc::new(AtomicBool::new(false));
-        let mut scanner = DoneScanner::new(done.clone());
+        let watch = BodyWatch::new();
+        let mut scanner = DoneScanner::new(watch.clone());
         scanner.feed(b"data: {\"content\":\"data: [DONE]\"}\n\n");
-        assert!(!done.load(Ordering::SeqCst));
+        assert!(!watch.done.load(Ordering::SeqCst));
         scanner.feed(b"data: [DO");
         scanner.feed(b"NE]\r\n");
-        assert!(done.load(Ordering::SeqCst));
+        assert!(watch.done.load(Ordering::SeqCst));
     }
 
     #[test]

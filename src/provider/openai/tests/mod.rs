@@ -28,6 +28,20 @@ pub(super) enum Part {
     AbortWhen(Arc<tokio::sync::Notify>),
     /// Nothing more is ever sent.
     Hang,
+    /// These bytes, after a pause (an idle server's keep-alive comments).
+    After(Duration, String),
+    /// Nothing more is sent; the signal fires when the client has closed the connection
+    /// (the body is dropped).
+    HangUntilClosed(Arc<tokio::sync::Notify>),
+}
+
+/// Notifies when dropped.
+struct OnDrop(Arc<tokio::sync::Notify>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
 }
 
 /// One scripted response.
@@ -161,6 +175,14 @@ async fn respond(
                 Err(io::Error::other("aborted by the test"))
             }
             Part::Hang => futures::future::pending().await,
+            Part::After(pause, text) => {
+                tokio::time::sleep(pause).await;
+                Ok(text)
+            }
+            Part::HangUntilClosed(signal) => {
+                let _guard = OnDrop(signal);
+                futures::future::pending().await
+            }
         }
     });
     let mut response = Response::builder()

@@ -239,3 +239,40 @@ async fn the_key_never_appears_in_errors() {
         .unwrap();
     assert_eq!(sent, format!("Bearer {KEY}"));
 }
+
+#[tokio::test]
+async fn keep_alive_comments_keep_a_slow_stream_alive() {
+    // Eight comments 60 ms apart: 480 ms with nothing parsed, three times the idle limit.
+    let mut parts: Vec<Part> = (0..8)
+        .map(|_| Part::After(Duration::from_millis(60), String::from(": keep-alive\n\n")))
+        .collect();
+    parts.push(Part::Raw(sse(&[OK], true)));
+    let server = Server::start(vec![Reply::stream(parts)]).await;
+    let mut settings = settings(&server);
+    settings.stream_idle_timeout = Duration::from_millis(150);
+    settings.max_retries = 0;
+    let (reply, events) = call(settings, &hello()).await;
+    assert_eq!(reply.unwrap().content, "ok");
+    assert!(retries(&events).is_empty(), "{events:?}");
+}
+
+#[tokio::test]
+async fn an_abandoned_stream_closes_its_connection_before_the_retry() {
+    let closed = Arc::new(tokio::sync::Notify::new());
+    let server = Server::start(vec![
+        Reply::stream(vec![
+            Part::Raw(sse(&[PARTIAL], false)),
+            Part::HangUntilClosed(closed.clone()),
+        ]),
+        Reply::chunks(&[OK]),
+    ])
+    .await;
+    let mut settings = settings(&server);
+    settings.stream_idle_timeout = Duration::from_millis(100);
+    let (reply, events) = call(settings, &hello()).await;
+    assert_eq!(reply.unwrap().content, "ok");
+    assert_eq!(retries(&events).len(), 1);
+    tokio::time::timeout(Duration::from_secs(5), closed.notified())
+        .await
+        .expect("the server saw the abandoned connection close");
+}
