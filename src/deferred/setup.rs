@@ -33,8 +33,8 @@ pub enum DeferredError {
 /// The outcome of the deferral decision.
 #[derive(Debug)]
 pub struct DeferredSetup {
-    /// Tools bound on every model call before promotions: the non-deferred tools in
-    /// toolset order, then `tool_search` when there is a catalog.
+    /// Tools bound on every model call before promotions: `tool_search` (and `call_tool`)
+    /// when there is a catalog, then the non-deferred tools in toolset order.
     pub bound: Vec<Arc<dyn Tool>>,
     /// The deferred tools, if any.
     pub catalog: Option<Arc<DeferredCatalog>>,
@@ -81,7 +81,11 @@ impl DeferredSetup {
         let door = self.bound.iter().find(|t| t.info().name == CALL_TOOL);
         bound.retain(|t| t.info().name != CALL_TOOL);
         if let (Some(door), Some(_)) = (door, &catalog) {
-            bound.push(door.clone());
+            let after_search = bound
+                .iter()
+                .position(|t| t.info().name == TOOL_SEARCH)
+                .map_or(0, |i| i + 1);
+            bound.insert(after_search, door.clone());
         }
         DeferredSetup {
             binding: self.binding,
@@ -295,12 +299,14 @@ fn finish(
             });
         }
     }
-    bound.push(Arc::new(ToolSearch::new(
-        catalog.clone(),
-        config.max_results,
-    )));
+    // First: small local models pick the first tool they see far too often, and the one
+    // to start with is the search. The order never changes, so neither does the prefix.
+    bound.insert(
+        0,
+        Arc::new(ToolSearch::new(catalog.clone(), config.max_results)),
+    );
     if stable {
-        bound.push(Arc::new(CallTool::new()));
+        bound.insert(1, Arc::new(CallTool::new()));
     }
     Ok(DeferredSetup {
         bound,
@@ -381,7 +387,7 @@ mod tests {
     #[test]
     fn enabled_defers_every_mcp_tool_and_adds_tool_search() {
         let set = setup_deferred(&toolset(3), &config(ToolSearchMode::On), None).unwrap();
-        assert_eq!(bound_names(&set), ["ls", "tool_search"]);
+        assert_eq!(bound_names(&set), ["tool_search", "ls"]);
         let catalog = set.catalog.as_ref().unwrap();
         assert_eq!(catalog.len(), 3);
         assert_eq!(
@@ -479,7 +485,7 @@ mod tests {
         .unwrap();
         assert_eq!(always.catalog.as_ref().map(|c| c.len()), Some(3));
         let bound: Vec<_> = always.bound.iter().map(|t| t.info().name.clone()).collect();
-        assert_eq!(bound, ["ls", "tool_search"]);
+        assert_eq!(bound, ["tool_search", "ls"]);
 
         // `auto` below its threshold binds, but `always` still defers.
         let mut cfg = config(ToolSearchMode::Auto);
@@ -496,11 +502,12 @@ mod tests {
         let mut cfg = config(ToolSearchMode::On);
         cfg.binding = Binding::Stable;
         let set = setup_deferred(&toolset(2), &cfg, None).unwrap();
-        assert_eq!(bound_names(&set), ["ls", "tool_search", "call_tool"]);
-        let without = set.narrowed(set.bound[..1].to_vec(), false);
+        assert_eq!(bound_names(&set), ["tool_search", "call_tool", "ls"]);
+        let without = set.narrowed(set.bound[2..].to_vec(), false);
         assert_eq!(bound_names(&without), ["ls"], "no catalog, no call_tool");
-        let with = set.narrowed(set.bound[..2].to_vec(), true);
-        assert_eq!(bound_names(&with), ["ls", "tool_search", "call_tool"]);
+        let (search, ls) = (set.bound[0].clone(), set.bound[2].clone());
+        let with = set.narrowed(vec![search, ls], true);
+        assert_eq!(bound_names(&with), ["tool_search", "call_tool", "ls"]);
         let off = setup_deferred(&toolset(2), &config(ToolSearchMode::Off), None).unwrap();
         assert!(!bound_names(&off).contains(&String::from("call_tool")));
     }

@@ -83,13 +83,12 @@ impl RunPrinter {
                 eprintln!("  {file}");
             }
         }
-        if self.format != OutputFormat::StreamJson {
-            for error in &result.errors {
-                if result.status == RunStatus::Interrupted {
-                    eprintln!("antler: interrupted; thread {} saved", result.thread_id);
-                } else {
-                    eprintln!("error: {error}");
-                }
+        // Errors reach stderr in every format (stream-json has them in run_finished too).
+        for error in &result.errors {
+            if result.status == RunStatus::Interrupted {
+                eprintln!("antler: interrupted; thread {} saved", result.thread_id);
+            } else {
+                eprintln!("error: {error}");
             }
         }
     }

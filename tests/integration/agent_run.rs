@@ -49,7 +49,7 @@ fn the_deferred_flow_end_to_end_and_resumed() {
     assert_eq!(requests.len(), 3);
 
     // Turn 1: no MCP schema bound; the prompt names the deferred tools.
-    assert_eq!(requests[0].tool_names(), ["present_files", "tool_search"]);
+    assert_eq!(requests[0].tool_names(), ["tool_search", "present_files"]);
     let system = requests[0].system_prompt();
     assert!(
         system.contains("<available-deferred-tools>\nfx_add\nfx_change_tools\n"),
@@ -58,7 +58,7 @@ fn the_deferred_flow_end_to_end_and_resumed() {
     // Turn 2: the promoted tool is bound after the fixed ones.
     assert_eq!(
         requests[1].tool_names(),
-        ["present_files", "tool_search", "fx_echo"]
+        ["tool_search", "present_files", "fx_echo"]
     );
     // Turn 3: the MCP server's answer reached the model.
     let last = requests[2].messages().last().unwrap().clone();
@@ -114,7 +114,7 @@ fn the_deferred_flow_end_to_end_and_resumed() {
     let request = &again.requests()[0];
     assert_eq!(
         request.tool_names(),
-        ["present_files", "tool_search", "fx_echo"]
+        ["tool_search", "present_files", "fx_echo"]
     );
     assert_eq!(request.system_prompt(), system, "same thread, same prompt");
     assert_eq!(
@@ -304,6 +304,25 @@ fn max_turns_and_loops_end_the_run_with_status_1() {
         warned.contains("3 times with the same arguments"),
         "{warned}"
     );
+
+    // Text output says what the model kept calling; stream-json writes the error to
+    // stderr too.
+    for format in ["text", "stream-json"] {
+        let mock = MockOpenAi::start((0..5).map(|_| search()).collect());
+        let out = agent(&sandbox, &mock)
+            .args(["-p", "go", "--output-format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(
+                "error: loop detected: the model called 'tool_search' 5 times with the same \
+                 arguments ({\"query\":\"echo\"})"
+            ),
+            "{format}: {stderr}"
+        );
+    }
 }
 
 #[test]
@@ -343,7 +362,7 @@ fn long_histories_are_summarised_keeping_promotions() {
     );
     assert_eq!(
         after.tool_names(),
-        ["present_files", "tool_search", "fx_echo"],
+        ["tool_search", "present_files", "fx_echo"],
         "promotions survive"
     );
 }
@@ -740,7 +759,7 @@ fn a_tool_list_changed_mid_run_lapses_the_promotions_of_the_old_catalog() {
     assert!(!requests[1].system_prompt().contains("fx_added_tool"));
     assert_eq!(
         requests[2].tool_names(),
-        ["present_files", "tool_search"],
+        ["tool_search", "present_files"],
         "promotions of the old catalog lapse within the run"
     );
     let last = requests[3].messages().last().unwrap().clone();

@@ -93,7 +93,7 @@ fn an_idle_server_runs_only_for_a_call_and_its_instructions_come_once() {
     assert!(requests[0].system_prompt().contains("fx_echo"));
     assert_eq!(
         requests[2].tool_names(),
-        ["present_files", "tool_search", "fx_echo", "fx_add"]
+        ["tool_search", "present_files", "fx_echo", "fx_add"]
     );
     let first = finished(&events, "c1")["content"].as_str().unwrap();
     assert!(first.contains("FX RULES: be brief."), "{first}");
@@ -189,7 +189,7 @@ fn a_changed_live_list_or_entry_replaces_the_manifest() {
     );
     assert_eq!(
         requests[2].tool_names(),
-        ["present_files", "tool_search"],
+        ["tool_search", "present_files"],
         "the promotion made under the old catalog lapsed"
     );
     let fx_status = status_of(&mcp_list(&sandbox, 0), "fx").clone();
@@ -298,7 +298,7 @@ fn filtered_tools_do_not_exist_and_defer_never_binds() {
     let requests = mock.requests();
     assert_eq!(
         requests[0].tool_names(),
-        ["present_files", "gx_echo", "tool_search"],
+        ["tool_search", "present_files", "gx_echo"],
         "a defer: never server's kept tools are bound from the start"
     );
     let system = requests[0].system_prompt();

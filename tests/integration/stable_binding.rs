@@ -74,7 +74,7 @@ fn the_tools_array_never_changes_and_call_tool_is_filtered_like_a_direct_call() 
     }
     assert_eq!(
         requests[0].tool_names(),
-        ["present_files", "tool_search", "call_tool"]
+        ["tool_search", "call_tool", "present_files"]
     );
     let system = requests[0].system_prompt();
     assert!(system.contains("through call_tool"), "{system}");

@@ -84,8 +84,9 @@ impl Layer for LoopDetection {
                 stop.get_or_insert_with(|| {
                     format!(
                         "loop detected: the model called '{}' {count} times with the same \
-                         arguments",
-                        call.name
+                         arguments ({})",
+                        call.name,
+                        shown_arguments(&call.arguments)
                     )
                 });
             } else if *count >= self.warn_at {
@@ -120,6 +121,23 @@ impl Layer for LoopDetection {
         }
     }
 }
+
+/// The arguments as the user is shown them: one line, at most [`SHOWN_ARGUMENTS`]
+/// characters, control characters escaped.
+fn shown_arguments(arguments: &str) -> String {
+    let line = arguments.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut shown: String = crate::text::printable(&line)
+        .chars()
+        .take(SHOWN_ARGUMENTS)
+        .collect();
+    if shown.chars().count() < line.chars().count() {
+        shown.push('…');
+    }
+    shown
+}
+
+/// How much of a looping call's arguments its error shows.
+const SHOWN_ARGUMENTS: usize = 120;
 
 #[cfg(test)]
 mod tests {
@@ -196,7 +214,10 @@ mod tests {
         let (notices, stop, _, reply) = play(5);
         assert_eq!(
             stop.as_deref(),
-            Some("loop detected: the model called 'search' 5 times with the same arguments")
+            Some(
+                "loop detected: the model called 'search' 5 times with the same arguments \
+                 ({\"q\":\"x\",\"n\":1})"
+            )
         );
         assert!(reply.tool_calls.is_empty(), "its calls never run");
         assert!(

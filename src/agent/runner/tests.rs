@@ -421,8 +421,8 @@ async fn the_deferred_flow_promotes_then_binds() {
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "what time is it").await;
     assert_eq!(result.status, RunStatus::Success, "{result:?}");
-    assert_eq!(provider.bound(0), ["echo", "tool_search"]);
-    assert_eq!(provider.bound(1), ["echo", "tool_search", "time_now"]);
+    assert_eq!(provider.bound(0), ["tool_search", "echo"]);
+    assert_eq!(provider.bound(1), ["tool_search", "echo", "time_now"]);
     assert_eq!(result.promoted_tools, ["time_now"]);
     let promoted = events
         .iter()
@@ -606,7 +606,7 @@ async fn summarisation_replaces_older_messages_and_keeps_promotions() {
             content: "SUMMARY".into()
         }
     );
-    assert_eq!(provider.bound(3), ["echo", "tool_search", "time_now"]);
+    assert_eq!(provider.bound(3), ["tool_search", "echo", "time_now"]);
 }
 
 #[tokio::test]
@@ -738,16 +738,16 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         "the subagent's model calls count for the run"
     );
     assert_eq!(thread.usage.input_tokens, 40);
-    assert_eq!(provider.bound(0), ["echo", "task", "tool_search"]);
+    assert_eq!(provider.bound(0), ["tool_search", "echo", "task"]);
     assert_eq!(
         provider.bound(1),
-        ["echo", "tool_search"],
+        ["tool_search", "echo"],
         "no task for the subagent"
     );
-    assert_eq!(provider.bound(2), ["echo", "tool_search", "time_now"]);
+    assert_eq!(provider.bound(2), ["tool_search", "echo", "time_now"]);
     assert_eq!(
         provider.bound(3),
-        ["echo", "task", "tool_search"],
+        ["tool_search", "echo", "task"],
         "the subagent's promotion does not leak into the parent"
     );
     assert!(result.promoted_tools.is_empty());
