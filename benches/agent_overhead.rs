@@ -470,7 +470,7 @@ fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent 
             trigger_tokens: window * 3 / 4,
             keep_messages: 10,
         }),
-        ledger: false,
+        ledger: Default::default(),
     }
 }
 

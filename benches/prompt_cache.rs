@@ -227,6 +227,6 @@ fn agent(tools: &[ToolInfo], provider: Arc<OpenAiProvider>, dir: &Path, binding:
         deferred: Arc::new(deferred),
         max_turns: 10,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     }
 }

@@ -93,7 +93,7 @@ async fn measure(dir: &Path, tools: &[ToolInfo], runs: usize) -> Figures {
             model: Some(MODEL.into()),
             max_turns: 50,
             clarifications: None,
-            ledger: false,
+            ledger: Default::default(),
         },
         &|_| None,
     )
@@ -225,7 +225,7 @@ async fn rebuild_as_before(
         deferred,
         max_turns: 50,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     }
 }
 

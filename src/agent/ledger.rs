@@ -11,6 +11,32 @@ use crate::deferred::{DeferredSetup, TokenizerError, count_tokens, function_sche
 use crate::protocol::{CallTokens, CallTotals, Ledger, Message, ServerTokens, ToolTokens};
 use crate::tools::{Tool, ToolSource};
 
+/// The ledger's entry for calls of tools that do not exist.
+pub const UNKNOWN_TOOLS: &str = "(unknown tools)";
+
+/// When a run's ledger is taken.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LedgerMode {
+    /// Always, loading the tokenizer if need be (JSON output, the chat).
+    Always,
+    /// Only when the tokenizer is loaded anyway (`-p` with text output).
+    #[default]
+    IfCheap,
+    /// Never (a subagent: its parent's ledger counts its result).
+    Never,
+}
+
+impl LedgerMode {
+    /// Whether a ledger is taken now.
+    pub fn taken(self) -> bool {
+        match self {
+            Self::Always => true,
+            Self::IfCheap => crate::deferred::tokenizer_loaded(),
+            Self::Never => false,
+        }
+    }
+}
+
 /// What one model call was given.
 struct CallRecord {
     turn: u32,
@@ -132,9 +158,16 @@ impl LedgerRecorder {
                 continue;
             };
             let tokens = counted(message_text(message).0)?;
-            let tool = deferred.tool(&result.name);
-            let server = tool.as_ref().and_then(|t| server_of(&t.info().source));
-            let entry = entry(&mut ledger, &result.name, server);
+            // A name the model made up is one entry for all of them: the thread's ledger
+            // must not grow with whatever it invents.
+            let (name, server) = match deferred.tool(&result.name) {
+                Some(tool) => (
+                    result.name.as_str(),
+                    server_of(&tool.info().source).map(str::to_string),
+                ),
+                None => (UNKNOWN_TOOLS, None),
+            };
+            let entry = entry(&mut ledger, name, server.as_deref());
             entry.calls += 1;
             entry.result_tokens += tokens;
         }
@@ -498,6 +531,21 @@ mod tests {
         assert!(
             put.schema_tokens > 0,
             "a run without the promotion keeps the schema figure"
+        );
+
+        // Names the model makes up share one entry.
+        let mut recorder = LedgerRecorder::default();
+        let results: Vec<Message> = (0..3)
+            .map(|i| result(&format!("made_up_{i}"), "x"))
+            .collect();
+        for i in 0..3 {
+            recorder.result(&format!("made_up_{i}"), i);
+        }
+        let ledger = recorder.ledger(&results, &deferred).unwrap();
+        assert_eq!(ledger.tools.len(), 1);
+        assert_eq!(
+            (ledger.tools[0].name.as_str(), ledger.tools[0].calls),
+            (UNKNOWN_TOOLS, 3)
         );
         assert_eq!(thread.servers[0].calls, 2);
         assert!(thread.calls.is_empty());

@@ -12,12 +12,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::layers::summarize::{Summarization, estimate_tokens};
-use super::ledger::{LedgerRecorder, add_run};
+use super::ledger::{LedgerMode, LedgerRecorder, add_run};
 use super::middleware::{Chain, ToolStep, execute};
 use super::state::ThreadState;
 use super::subagent::TASK;
 use crate::deferred::DeferredSetup;
-use crate::deferred::{TOOL_SEARCH, tokenizer_loaded};
+use crate::deferred::TOOL_SEARCH;
 use crate::protocol::Usage;
 use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, STREAM_JSON_VERSION, ToolRole};
 use crate::protocol::{Message, ToolCall};
@@ -90,9 +90,8 @@ pub struct Agent {
     pub max_turns: u32,
     /// When to summarise the history, if at all.
     pub summarization: Option<Summarization>,
-    /// Take the context ledger of every run, even when that loads the tokenizer (otherwise
-    /// only when it is loaded anyway).
-    pub ledger: bool,
+    /// When a run's context ledger is taken.
+    pub ledger: LedgerMode,
 }
 
 /// Where a run gets its agent from before each step: a session's assembly, which rebuilds
@@ -211,6 +210,7 @@ async fn run_with(
         last_input: None,
         scope: RunScope::default(),
         ledger: LedgerRecorder::default(),
+        store_failed: false,
     };
     let outcome = run.drive(input).await;
     let result = run.finish(outcome);
@@ -252,6 +252,8 @@ struct Run<'a> {
     scope: RunScope,
     /// The facts of the run's context ledger.
     ledger: LedgerRecorder,
+    /// A save failed: the store's copy of the thread is not known any more.
+    store_failed: bool,
 }
 
 impl Run<'_> {
@@ -298,13 +300,17 @@ impl Run<'_> {
 
     /// Stores the messages added since the last save.
     fn save(&mut self) -> Result<(), SaveError> {
-        self.sink.append(self.thread, self.saved)?;
+        let saved = self.sink.append(self.thread, self.saved);
+        self.store_failed |= saved.is_err();
+        saved?;
         self.saved = self.thread.messages.len();
         Ok(())
     }
 
     fn rewrite(&mut self) -> Result<(), SaveError> {
-        self.sink.rewrite(self.thread)?;
+        let saved = self.sink.rewrite(self.thread);
+        self.store_failed |= saved.is_err();
+        saved?;
         self.saved = self.thread.messages.len();
         Ok(())
     }
@@ -341,7 +347,9 @@ impl Run<'_> {
         }
         match summary.map(|(text, _)| text) {
             Ok(summary) if !summary.is_empty() => {
-                self.ledger.archive(&self.thread.messages);
+                if self.agent.get().ledger.taken() {
+                    self.ledger.archive(&self.thread.messages);
+                }
                 Summarization::apply(&mut self.thread.messages, cut, summary);
                 self.last_input = None;
                 (self.emit)(Event::Summarized {
@@ -651,10 +659,11 @@ impl Run<'_> {
     }
 
     /// The run's ledger when it is wanted or cheap (the tokenizer is loaded), added to the
-    /// thread's and stored with it; a run without one is counted as such.
-    fn take_ledger(&mut self) -> Option<Box<crate::protocol::Ledger>> {
+    /// thread's and stored with it (the state only, never messages, and not after the
+    /// store failed: what it holds is then unknown); a run without one is counted as such.
+    fn take_ledger(&mut self, outcome: &Outcome) -> Option<Box<crate::protocol::Ledger>> {
         let agent = self.agent.get();
-        let ledger = if agent.ledger || tokenizer_loaded() {
+        let ledger = if agent.ledger.taken() {
             self.ledger
                 .ledger(&self.thread.messages, &agent.deferred)
                 .inspect_err(|err| tracing::warn!("no context ledger for this run: {err}"))
@@ -664,16 +673,19 @@ impl Run<'_> {
         };
         match &ledger {
             Some(ledger) => add_run(&mut self.thread.state.ledger, ledger),
+            None if agent.ledger == LedgerMode::Never => return None,
             None => self.thread.state.ledger.runs_without_ledger += 1,
         }
-        if let Err(err) = self.save() {
+        if self.store_failed || matches!(outcome, Outcome::Failed(ErrorKind::Storage, _)) {
+            tracing::warn!("the thread's context ledger is not saved: its last save failed");
+        } else if let Err(err) = self.sink.append(self.thread, self.thread.messages.len()) {
             tracing::warn!("the thread's context ledger was not saved: {err}");
         }
         ledger.map(Box::new)
     }
 
     fn finish(mut self, outcome: Outcome) -> RunResult {
-        let ledger = self.take_ledger();
+        let ledger = self.take_ledger(&outcome);
         let (status, errors, error_kind) = match outcome {
             Outcome::Success => (RunStatus::Success, Vec::new(), None),
             Outcome::Failed(kind, error) => (RunStatus::Failed, vec![error], Some(kind)),

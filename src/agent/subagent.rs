@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 use crate::agent::layers::output_budget::OutputBudget;
 use crate::agent::layers::redact::Redact;
 use crate::agent::layers::{ChainOptions, agent_chain};
+use crate::agent::ledger::LedgerMode;
 use crate::agent::runner::{Agent, NoSink, Thread};
 use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
 use crate::deferred::{DeferredSetup, TOOL_SEARCH};
@@ -175,7 +176,7 @@ impl Task {
             system_prompt: env.system_prompt.clone(),
             max_turns: env.max_turns,
             summarization: None,
-            ledger: false,
+            ledger: LedgerMode::Never,
         };
         let mut thread = Thread {
             id: format!("subagent-{id}"),

@@ -292,7 +292,8 @@ fn finish(
         &[TOOL_SEARCH]
     };
     for own in own {
-        if bound.iter().any(|t| t.info().name == *own) {
+        // Also a deferred one: its listing line and schema would pass for ours.
+        if bound.iter().any(|t| t.info().name == *own) || catalog.contains(own) {
             return Err(DeferredError::FailClosed {
                 count: catalog.len(),
                 reason: format!("another tool is already named `{own}`"),
@@ -521,6 +522,15 @@ mod tests {
         let toolset = assemble_toolset(tools, Vec::new(), Vec::new()).0;
         let mut cfg = config(ToolSearchMode::On);
         cfg.binding = Binding::Stable;
+        let err = setup_deferred(&toolset, &cfg, None).unwrap_err();
+        assert!(
+            err.to_string().contains("already named `call_tool`"),
+            "{err}"
+        );
+        // A deferred one too: its line and schema would pass for antler's own.
+        let deferred = crate::deferred::testing::mcp_tools(&[("call", "tool", "fake")]);
+        let toolset = assemble_toolset(Vec::new(), Vec::new(), deferred).0;
+        assert_eq!(toolset.tools()[0].info().name, "call_tool");
         let err = setup_deferred(&toolset, &cfg, None).unwrap_err();
         assert!(
             err.to_string().contains("already named `call_tool`"),

@@ -16,6 +16,7 @@ use tokio::sync::Mutex;
 use crate::agent::layers::output_budget::OutputBudget;
 use crate::agent::layers::summarize::Summarization;
 use crate::agent::layers::{ChainOptions, agent_chain};
+use crate::agent::ledger::LedgerMode;
 use crate::agent::prompt::{subagent_prompt, system_prompt};
 use crate::agent::runner::{Agent, AgentSource};
 use crate::agent::subagent::{SubagentEnv, SubagentSlot};
@@ -41,8 +42,8 @@ pub struct AssemblySpec {
     pub max_turns: u32,
     /// Where `ask_clarification` asks, when a person can answer.
     pub clarifications: Option<Clarifications>,
-    /// Take every run's context ledger (see [`Agent::ledger`]).
-    pub ledger: bool,
+    /// When a run's context ledger is taken.
+    pub ledger: LedgerMode,
 }
 
 /// The thread the agent works on: its creation date (for a system prompt that stays the

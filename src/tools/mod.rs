@@ -18,7 +18,7 @@ pub use registry::{
 };
 /// Names of antler's own tools that no MCP tool may take (an MCP tool asking for one gets a
 /// hash suffix instead).
-pub const RESERVED_NAMES: &[&str] = &["tool_search"];
+pub const RESERVED_NAMES: &[&str] = &["tool_search", "call_tool"];
 
 pub use tool::{
     PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,

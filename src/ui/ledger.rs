@@ -42,8 +42,8 @@ pub fn ledger_lines(thread: &Ledger, next: Option<&Ledger>) -> Vec<String> {
     }
     if thread.runs_without_ledger > 0 {
         lines.push(format!(
-            "  ({} {} not counted: text output of `-p` before any tool listing loaded the \
-             tokenizer)",
+            "  ({} {} not counted: `-p` text output with the tokenizer not loaded, or the \
+             tokenizer failed to load)",
             thread.runs_without_ledger,
             plural(thread.runs_without_ledger, "run")
         ));

@@ -26,15 +26,15 @@ pub fn threads_table(threads: &[ThreadMeta]) -> String {
                 utc_datetime(t.updated_at),
                 t.message_count.to_string(),
                 (t.usage.input_tokens + t.usage.output_tokens).to_string(),
-                t.model.clone(),
-                one_line(&t.title).unwrap_or_else(|| "-".to_string()),
+                printable_lines(&t.model),
+                one_line(&t.title).map_or_else(|| "-".to_string(), |t| printable_lines(&t)),
             ]
         })
         .collect();
-    printable_lines(&table(
+    table(
         &["ID", "UPDATED", "MESSAGES", "TOKENS", "MODEL", "TITLE"],
         &rows,
-    ))
+    )
 }
 
 /// A whole thread for reading in a terminal: a header with its metadata, usage and

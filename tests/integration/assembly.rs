@@ -27,7 +27,7 @@ async fn assembly(sandbox: &Sandbox) -> Assembly {
         model: None,
         max_turns: 5,
         clarifications: None,
-        ledger: false,
+        ledger: Default::default(),
     };
     Assembly::new(setup, sandbox.path(), spec, &env)
         .await

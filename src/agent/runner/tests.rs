@@ -153,7 +153,7 @@ fn agent(provider: Arc<dyn Provider>, tool_search: bool) -> Agent {
         system_prompt: "system".into(),
         max_turns: 50,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     }
 }
 
@@ -326,7 +326,7 @@ async fn order_of(first_parallel: bool, second_parallel: bool) -> Vec<String> {
         system_prompt: "system".into(),
         max_turns: 5,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     };
     let (result, _) = run(&agent, &mut Thread::default(), "go").await;
     assert_eq!(result.status, RunStatus::Success);
@@ -379,7 +379,7 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         system_prompt: "system".into(),
         max_turns: 5,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     }
 }
 
@@ -633,7 +633,7 @@ async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
         system_prompt: "system".into(),
         max_turns: 50,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     };
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = events.clone();
@@ -725,7 +725,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         system_prompt: "system".into(),
         max_turns: 50,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     };
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "what time is it").await;
@@ -803,7 +803,7 @@ async fn presented_files_are_listed_in_the_result() {
         system_prompt: "system".into(),
         max_turns: 50,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     };
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "write it").await;
@@ -833,7 +833,7 @@ fn agent_over(mcp: Vec<Arc<dyn Tool>>) -> Agent {
         system_prompt: "system".into(),
         max_turns: 5,
         summarization: None,
-        ledger: false,
+        ledger: Default::default(),
     }
 }
 
