@@ -168,6 +168,10 @@ pub struct ModelConfig {
     /// Any other key (DeerFlow's `use`, `supports_thinking`, ...), kept for later use.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// Why this model cannot be used: its `$NAME`s that are not set (each an error with
+    /// file and key), reported when it is chosen, not when the file loads.
+    #[serde(skip)]
+    pub unresolved: Vec<String>,
 }
 
 impl fmt::Debug for ModelConfig {

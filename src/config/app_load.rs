@@ -66,22 +66,40 @@ pub fn parse_app_config(
         // Ignored keys are never expanded: an unset `$NAME` there must not fail the load.
         remove_path(&mut tree, key);
     }
+    let mut unresolved = Vec::new();
     let (expanded, mut secrets) = recording_secrets(env, |env| {
-        expand_yaml(&mut tree, &mut String::new(), path, env)
+        let mut expansion = Expansion {
+            path,
+            env,
+            unresolved: &mut unresolved,
+        };
+        expansion.expand(&mut tree, &mut String::new())
     });
     expanded?;
-    let config: AppConfig = yaml_serde::from_value(tree).map_err(|err| ConfigError::Invalid {
-        path: path.to_path_buf(),
-        key: String::from("(after $VAR expansion)"),
-        message: err.to_string(),
-    })?;
+    let mut config: AppConfig =
+        yaml_serde::from_value(tree).map_err(|err| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: String::from("(after $VAR expansion)"),
+            message: err.to_string(),
+        })?;
+    for (index, error) in unresolved {
+        if let Some(model) = config.models.get_mut(index) {
+            model.unresolved.push(error.to_string());
+        }
+    }
     validate(&config, path)?;
     warnings.extend(
         extra_keys(&config)
             .iter()
             .map(|key| unknown_key_warning(path, text, key)),
     );
-    secrets.extend(config.models.iter().filter_map(|m| m.api_key.clone()));
+    secrets.extend(
+        config
+            .models
+            .iter()
+            .filter_map(|m| m.api_key.clone())
+            .filter(|key| !key.is_empty()),
+    );
     Ok(Loaded {
         value: config,
         path: Some(path.to_path_buf()),
@@ -156,6 +174,7 @@ fn known_keys(parent: &[Segment]) -> Vec<String> {
             max_retries: None,
             retry_base_delay_ms: None,
             extra: serde_json::Map::new(),
+            unresolved: Vec::new(),
         }],
         tool_groups: vec![ToolGroupConfig {
             name: String::new(),
@@ -270,59 +289,79 @@ fn yaml_error(path: &Path, err: yaml_serde::Error) -> ConfigError {
     }
 }
 
-/// Replaces every string that is exactly `$NAME` (as DeerFlow does; no interpolation, so
-/// free text such as prompts is never altered) with the variable's value; an unset variable
-/// is an error naming the variable and the key path.
-fn expand_yaml(
-    node: &mut Yaml,
-    key_path: &mut String,
-    path: &Path,
-    env: EnvLookup<'_>,
-) -> Result<(), ConfigError> {
-    match node {
-        Yaml::String(s) => {
-            if let Some(var) = expand_env_reference(s) {
-                match env(var) {
-                    Some(value) => *s = value,
-                    None => {
-                        return Err(ConfigError::MissingEnv {
-                            path: path.to_path_buf(),
-                            key: key_path.clone(),
-                            var: var.to_string(),
-                        });
+/// Expanding `$NAME` values on the tree. A missing variable is an error, except in a
+/// model's settings (its name aside): there it is kept as the model's `unresolved` error,
+/// reported only if that model is used, so a copied example config with several models
+/// works with the variables of the one in use.
+struct Expansion<'a, 'e> {
+    path: &'a Path,
+    env: EnvLookup<'e>,
+    /// Per model index, the error its missing variable would be.
+    unresolved: &'a mut Vec<(usize, ConfigError)>,
+}
+
+impl Expansion<'_, '_> {
+    fn expand(&mut self, node: &mut Yaml, key_path: &mut String) -> Result<(), ConfigError> {
+        match node {
+            Yaml::String(s) => {
+                if let Some(var) = expand_env_reference(s) {
+                    match (self.env)(var) {
+                        Some(value) => *s = value,
+                        None => {
+                            let error = ConfigError::MissingEnv {
+                                path: self.path.to_path_buf(),
+                                key: key_path.clone(),
+                                var: var.to_string(),
+                            };
+                            match model_setting(key_path) {
+                                Some(index) => {
+                                    self.unresolved.push((index, error));
+                                    s.clear();
+                                }
+                                None => return Err(error),
+                            }
+                        }
                     }
                 }
             }
-        }
-        Yaml::Sequence(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                let len = key_path.len();
-                key_path.push_str(&format!("[{i}]"));
-                expand_yaml(item, key_path, path, env)?;
-                key_path.truncate(len);
-            }
-        }
-        Yaml::Mapping(map) => {
-            for (key, value) in map.iter_mut() {
-                let len = key_path.len();
-                let name = match key {
-                    Yaml::String(s) => s.clone(),
-                    other => yaml_serde::to_string(other)
-                        .map(|s| s.trim().to_string())
-                        .unwrap_or_default(),
-                };
-                if !key_path.is_empty() {
-                    key_path.push('.');
+            Yaml::Sequence(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    let len = key_path.len();
+                    key_path.push_str(&format!("[{i}]"));
+                    self.expand(item, key_path)?;
+                    key_path.truncate(len);
                 }
-                key_path.push_str(&name);
-                expand_yaml(value, key_path, path, env)?;
-                key_path.truncate(len);
             }
+            Yaml::Mapping(map) => {
+                for (key, value) in map.iter_mut() {
+                    let len = key_path.len();
+                    let name = match key {
+                        Yaml::String(s) => s.clone(),
+                        other => yaml_serde::to_string(other)
+                            .map(|s| s.trim().to_string())
+                            .unwrap_or_default(),
+                    };
+                    if !key_path.is_empty() {
+                        key_path.push('.');
+                    }
+                    key_path.push_str(&name);
+                    self.expand(value, key_path)?;
+                    key_path.truncate(len);
+                }
+            }
+            Yaml::Tagged(tagged) => self.expand(&mut tagged.value, key_path)?,
+            Yaml::Null | Yaml::Bool(_) | Yaml::Number(_) => {}
         }
-        Yaml::Tagged(tagged) => expand_yaml(&mut tagged.value, key_path, path, env)?,
-        Yaml::Null | Yaml::Bool(_) | Yaml::Number(_) => {}
+        Ok(())
     }
-    Ok(())
+}
+
+/// The model index of a key path inside a model's settings (`models[2].api_key`), except
+/// its `name`, which picks the model and so must be known.
+fn model_setting(key_path: &str) -> Option<usize> {
+    let rest = key_path.strip_prefix("models[")?;
+    let (index, setting) = rest.split_once("].")?;
+    (setting != "name").then(|| index.parse().ok()).flatten()
 }
 
 /// Checks values that are well-typed but still unusable.
@@ -401,6 +440,37 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Every key path antler knows, from the sample shape of [`known_keys`].
+    fn every_key(parent: &mut Vec<Segment>, out: &mut Vec<String>) {
+        for key in known_keys(parent) {
+            parent.push(Segment::Key(key.clone()));
+            out.push(key);
+            every_key(parent, out);
+            parent.push(Segment::Index(0));
+            every_key(parent, out);
+            parent.pop();
+            parent.pop();
+        }
+    }
+
+    #[test]
+    fn the_example_config_has_every_key() {
+        let example =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config.example.yaml"))
+                .unwrap();
+        let mut keys = Vec::new();
+        every_key(&mut Vec::new(), &mut keys);
+        assert!(keys.len() > 30, "{keys:?}");
+        let missing: Vec<&String> = keys
+            .iter()
+            .filter(|k| !example.contains(&format!("{k}:")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "not in config.example.yaml: {missing:?}"
+        );
+    }
     use serde_json::Value;
 
     use super::*;
@@ -563,13 +633,32 @@ tool_search:
     }
 
     #[test]
-    fn missing_env_names_variable_and_key_path() {
-        let text = "models:\n  - name: a\n    model: m\n    api_key: $NOPE_KEY\n";
-        let err = parse(text, &[]).unwrap_err().to_string();
+    fn a_models_missing_variable_waits_until_the_model_is_used() {
+        let text = "models:\n  - name: a\n    model: m\n    api_key: $NOPE_KEY\n  - name: b\n    model: n\n";
+        let loaded = parse(text, &[]).unwrap();
         assert_eq!(
-            err,
-            "config.yaml: models[0].api_key: environment variable $NOPE_KEY is not set"
+            loaded.value.models[0].unresolved,
+            ["config.yaml: models[0].api_key: environment variable $NOPE_KEY is not set"]
         );
+        assert!(loaded.value.models[1].unresolved.is_empty());
+        assert!(
+            loaded.secrets.iter().all(|s| !s.is_empty()),
+            "no empty secret"
+        );
+        // A model's name picks it, and any other setting is needed at once.
+        for (text, key) in [
+            ("models:\n  - name: $NOPE\n    model: m\n", "models[0].name"),
+            (
+                "tool_output:\n  max_chars: $NOPE\n",
+                "tool_output.max_chars",
+            ),
+        ] {
+            let err = parse(text, &[]).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!("config.yaml: {key}: environment variable $NOPE is not set")
+            );
+        }
     }
 
     #[test]

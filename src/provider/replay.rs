@@ -94,14 +94,15 @@ impl TurnLine {
         }
     }
 
-    /// The line that replays as `reply`. Arguments are written as JSON when that
-    /// reproduces the model's text exactly, else as the raw string.
+    /// The line that replays as `reply`. Arguments are written as a JSON object when they
+    /// are one (key order kept; replayed in compact form), else as the raw string, so a
+    /// model's invalid arguments replay as they came.
     fn from_reply(reply: &ModelReply) -> Self {
         let calls = reply.tool_calls.iter().map(|call| CallLine {
             id: Some(call.id.clone()),
             name: call.name.clone(),
             arguments: match serde_json::from_str::<Value>(&call.arguments) {
-                Ok(value) if value.is_object() && exact_text(&value, &call.arguments) => value,
+                Ok(value) if value.is_object() => value,
                 _ => Value::String(call.arguments.clone()),
             },
         });
@@ -118,11 +119,6 @@ impl TurnLine {
             }),
         }
     }
-}
-
-/// Whether `value` serialises back to exactly `text`.
-fn exact_text(value: &Value, text: &str) -> bool {
-    serde_json::to_string(value).is_ok_and(|again| again == text)
 }
 
 /// A provider that plays recorded turns in order, for CI and tests without a model.

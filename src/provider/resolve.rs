@@ -49,6 +49,9 @@ pub enum ResolveError {
         /// The configured model's name, or "the environment".
         source_name: String,
     },
+    /// The chosen model's settings name an environment variable that is not set.
+    #[error("{0}")]
+    Unresolved(String),
     /// A configured model has an empty `model` id.
     #[error("model `{name}` in config.yaml has no `model` id")]
     EmptyModelId {
@@ -137,6 +140,9 @@ pub fn resolve_model(
 /// Settings for a configured model; its key and base URL fall back to the environment.
 fn from_config(model: &ModelConfig, env: EnvLookup<'_>) -> Result<OpenAiSettings, ResolveError> {
     let non_empty = |value: Option<String>| value.filter(|v| !v.trim().is_empty());
+    if let Some(error) = model.unresolved.first() {
+        return Err(ResolveError::Unresolved(error.clone()));
+    }
     if model.model.trim().is_empty() {
         return Err(ResolveError::EmptyModelId {
             name: model.name.clone(),

@@ -56,10 +56,26 @@ fn missing_environment_variable_in_config_yaml_is_named() {
     let sb = Sandbox::new();
     sb.write(
         "config.yaml",
-        "models:\n  - name: m\n    model: gpt\n    api_key: $ANTLER_TEST_UNSET_KEY\n",
+        "models:\n  - name: m\n    model: gpt\n    api_key: $ANTLER_TEST_UNSET_KEY\n\
+         tool_output:\n  max_chars: $ANTLER_TEST_UNSET_SIZE\n",
     );
+    // Needed at once: a setting outside the models.
     sb.antler()
         .args(["tools", "list"])
+        .env_remove("ANTLER_TEST_UNSET_SIZE")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "tool_output.max_chars: environment variable $ANTLER_TEST_UNSET_SIZE is not set",
+        ));
+    // A model's: only once that model is used.
+    sb.write(
+        "config.yaml",
+        "models:\n  - name: m\n    model: gpt\n    api_key: $ANTLER_TEST_UNSET_KEY\n",
+    );
+    sb.antler().args(["tools", "list"]).assert().success();
+    sb.antler()
+        .args(["-p", "hi"])
         .env_remove("ANTLER_TEST_UNSET_KEY")
         .assert()
         .code(2)

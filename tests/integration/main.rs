@@ -13,6 +13,7 @@ mod cli_deferred;
 mod cli_mcp;
 mod deferred_flow;
 mod examples;
+mod first_run;
 mod interop;
 mod lazy_servers;
 mod ledger;

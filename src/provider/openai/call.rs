@@ -35,7 +35,7 @@ impl OpenAiProvider {
             };
             let reason = scrub(&error.to_string(), secret);
             if tries > self.settings.max_retries || !error.is_retryable() {
-                tracing::warn!(endpoint = %self.endpoint, tries, %reason, "model call failed");
+                tracing::info!(endpoint = %self.endpoint, tries, %reason, "model call failed");
                 return Err(error.into_provider_error(&self.endpoint, tries, secret));
             }
             let delay = backoff_delay(
@@ -44,7 +44,7 @@ impl OpenAiProvider {
                 self.settings.backoff_cap,
                 error.retry_after(),
             );
-            tracing::warn!(endpoint = %self.endpoint, tries, ?delay, %reason, "model call failed; retrying");
+            tracing::info!(endpoint = %self.endpoint, tries, ?delay, %reason, "model call failed; retrying");
             events(ModelEvent::Retrying {
                 attempt: tries + 1,
                 delay,
