@@ -211,6 +211,7 @@ async fn run_with(
         scope: RunScope::default(),
         ledger: LedgerRecorder::default(),
         store_failed: false,
+        calls_from_text: false,
     };
     let outcome = run.drive(input).await;
     let result = run.finish(outcome);
@@ -254,6 +255,8 @@ struct Run<'a> {
     ledger: LedgerRecorder,
     /// A save failed: the store's copy of the thread is not known any more.
     store_failed: bool,
+    /// The last reply's tool calls were written as text.
+    calls_from_text: bool,
 }
 
 impl Run<'_> {
@@ -462,6 +465,7 @@ impl Run<'_> {
             self.answer = reply.content.clone();
         }
         let calls = reply.tool_calls.clone();
+        self.calls_from_text = reply.from_text;
         self.thread.messages.push(Message::Assistant {
             content: reply.content,
             reasoning: reply.reasoning,
@@ -497,6 +501,7 @@ impl Run<'_> {
                 role: self.role_of(&call.name),
                 arguments: serde_json::from_str(&call.arguments)
                     .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                from_text: self.calls_from_text,
             });
             if let Some(stale) = seen
                 .as_ref()

@@ -302,11 +302,15 @@ async fn model_check(
         }
     };
     let name = format!("model: {}", provider.model());
+    let format = provider.tool_call_format().as_str();
     if offline {
         checks.push(Check::new(
             name,
             CheckStatus::Skip,
-            format!("{} (not contacted: --offline)", provider.endpoint()),
+            format!(
+                "{} · tool calls: {format} (not contacted: --offline)",
+                provider.endpoint()
+            ),
         ));
         return;
     }
@@ -326,7 +330,7 @@ async fn model_check(
             name,
             CheckStatus::Ok,
             format!(
-                "{} answered in {} ms",
+                "{} answered in {} ms · tool calls: {format}",
                 provider.endpoint(),
                 started.elapsed().as_millis()
             ),

@@ -123,6 +123,31 @@ impl Default for ToolOutputConfig {
     }
 }
 
+/// How a model's tool calls come back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCallFormat {
+    /// As the server's native tool calls.
+    #[default]
+    Native,
+    /// Written as text: the tools are described in the system prompt and an answer that
+    /// is exactly one `{"name", "arguments"}` object (or fence) is the call.
+    Text,
+    /// Native calls, and an answer that is exactly such an object taken as a call too.
+    Auto,
+}
+
+impl ToolCallFormat {
+    /// The name used in config.yaml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Text => "text",
+            Self::Auto => "auto",
+        }
+    }
+}
+
 /// One chat model on an OpenAI-compatible endpoint.
 #[derive(Clone, Deserialize, Serialize)]
 pub struct ModelConfig {
@@ -165,6 +190,10 @@ pub struct ModelConfig {
     /// (default 500). A server's `Retry-After` takes precedence.
     #[serde(default, deserialize_with = "lenient::optional")]
     pub retry_base_delay_ms: Option<u64>,
+    /// How the model's tool calls come: `native`, `text` or `auto` (default: `auto` for a
+    /// local or private-network base URL, `native` otherwise).
+    #[serde(default)]
+    pub tool_call_format: Option<ToolCallFormat>,
     /// Any other key (DeerFlow's `use`, `supports_thinking`, ...), kept for later use.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -173,6 +173,7 @@ fn known_keys(parent: &[Segment]) -> Vec<String> {
             stream_idle_timeout_seconds: None,
             max_retries: None,
             retry_base_delay_ms: None,
+            tool_call_format: Some(Default::default()),
             extra: serde_json::Map::new(),
             unresolved: Vec::new(),
         }],

@@ -18,8 +18,8 @@ mod signature;
 
 pub use app::{
     AppConfig, Binding, ListingMode, McpConfig, ModelConfig, SandboxConfig, SandboxMode,
-    SubagentsConfig, SummarizationConfig, ToolConfig, ToolGroupConfig, ToolOutputConfig,
-    ToolSearchConfig, ToolSearchMode, WebFetchPolicy,
+    SubagentsConfig, SummarizationConfig, ToolCallFormat, ToolConfig, ToolGroupConfig,
+    ToolOutputConfig, ToolSearchConfig, ToolSearchMode, WebFetchPolicy,
 };
 pub use app_load::{Loaded, parse_app_config};
 pub use discovery::{

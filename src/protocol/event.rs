@@ -173,6 +173,10 @@ pub enum Event {
         role: ToolRole,
         /// The arguments (parsed when they are JSON, else the raw text).
         arguments: Value,
+        /// The model wrote the call as text and antler took it as a call
+        /// (`tool_call_format`); absent otherwise.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        from_text: bool,
     },
     /// A tool call returned.
     ToolCallFinished {
@@ -299,7 +303,7 @@ mod tests {
         ("turn_failed", &["turn", "kind", "error"]),
         (
             "tool_call_started",
-            &["turn", "call_id", "name", "role", "arguments"],
+            &["turn", "call_id", "name", "role", "arguments", "from_text"],
         ),
         (
             "tool_call_finished",
@@ -394,6 +398,7 @@ mod tests {
                 name: text.clone(),
                 role: ToolRole::Mcp,
                 arguments: Value::Null,
+                from_text: true,
             },
             Event::ToolCallFinished {
                 turn,

@@ -79,6 +79,8 @@ pub struct ModelReply {
     pub finish_reason: FinishReason,
     /// Token usage, when the server reported it.
     pub usage: Option<Usage>,
+    /// The tool calls were written as text and taken as calls (`tool_call_format`).
+    pub from_text: bool,
 }
 
 /// Why a model call failed for good.

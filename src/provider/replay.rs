@@ -91,6 +91,7 @@ impl TurnLine {
                 cached_input_tokens: u.cached_input_tokens,
                 output_tokens: u.output_tokens,
             }),
+            from_text: false,
         }
     }
 

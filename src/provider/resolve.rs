@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::openai::OpenAiSettings;
-use crate::config::{EnvLookup, ModelConfig};
+use crate::config::{EnvLookup, ModelConfig, ToolCallFormat};
 
 /// OpenAI's endpoint, used when a key is given without a base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -134,7 +134,29 @@ pub fn resolve_model(
     };
     let mut settings = OpenAiSettings::new(base_url, model);
     settings.api_key = api_key;
+    settings.tool_call_format = default_tool_call_format(&settings.base_url);
     Ok(settings)
+}
+
+/// `auto` for a server on this machine or a private network (a local model, which may
+/// write its tool calls as text), `native` for the rest.
+pub fn default_tool_call_format(base_url: &str) -> ToolCallFormat {
+    let host = url::Url::parse(base_url)
+        .ok()
+        .and_then(|url| url.host().map(|h| h.to_owned()));
+    let local = match host {
+        Some(url::Host::Domain(name)) => {
+            name == "localhost" || name.ends_with(".localhost") || name.ends_with(".local")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_unspecified(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        None => false,
+    };
+    if local {
+        ToolCallFormat::Auto
+    } else {
+        ToolCallFormat::Native
+    }
 }
 
 /// Settings for a configured model; its key and base URL fall back to the environment.
@@ -159,6 +181,9 @@ fn from_config(model: &ModelConfig, env: EnvLookup<'_>) -> Result<OpenAiSettings
     )?;
     let mut settings = OpenAiSettings::new(base_url, model.model.trim());
     settings.api_key = api_key;
+    settings.tool_call_format = model
+        .tool_call_format
+        .unwrap_or_else(|| default_tool_call_format(&settings.base_url));
     settings.max_tokens = model.max_tokens;
     settings.temperature = model.temperature;
     if let Some(seconds) = model.request_timeout_seconds {

@@ -26,4 +26,5 @@ mod semantic;
 mod session;
 mod stable_binding;
 mod support;
+mod text_calls;
 mod trust;

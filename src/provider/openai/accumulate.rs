@@ -138,6 +138,7 @@ impl Accumulator {
             tool_calls,
             finish_reason,
             usage: self.usage,
+            from_text: false,
         }
     }
 }

@@ -14,6 +14,9 @@ use super::chunk::Chunk;
 use super::failure::{AttemptError, backoff_delay, scrub};
 use super::request::build_request;
 use super::service::{BodyWatch, HttpService};
+use super::text_calls::{HoldBack, text_tool_call};
+use crate::config::ToolCallFormat;
+use crate::protocol::{FinishReason, ToolCall};
 use crate::provider::{ModelEvent, ModelReply, ModelRequest, ProviderError};
 
 impl OpenAiProvider {
@@ -25,12 +28,22 @@ impl OpenAiProvider {
     ) -> Result<ModelReply, ProviderError> {
         let body = build_request(&self.settings, request);
         let secret = self.settings.api_key.as_deref();
+        let texts = self.settings.tool_call_format != ToolCallFormat::Native;
+        let held = HoldBack::new(events);
+        let forward = |event: ModelEvent| held.event(event);
+        let events: &(dyn Fn(ModelEvent) + Send + Sync) = if texts { &forward } else { events };
         let mut tries = 0;
         loop {
             tries += 1;
             tracing::debug!(endpoint = %self.endpoint, model = %self.settings.model, tries, "model call");
             let error = match self.attempt(&body, events).await {
-                Ok(reply) => return Ok(reply),
+                Ok(mut reply) => {
+                    if texts {
+                        self.adopt_text_call(&mut reply, request);
+                        held.finish(reply.from_text);
+                    }
+                    return Ok(reply);
+                }
                 Err(error) => error,
             };
             let reason = scrub(&error.to_string(), secret);
@@ -85,6 +98,28 @@ impl OpenAiProvider {
             return Err(AttemptError::CutStream);
         }
         Ok(reply.finish(&self.ids))
+    }
+}
+
+impl OpenAiProvider {
+    /// Makes an answer that is exactly one tool call written as text into that call.
+    fn adopt_text_call(&self, reply: &mut ModelReply, request: &ModelRequest) {
+        if !reply.tool_calls.is_empty() {
+            return;
+        }
+        let Some((name, arguments)) = text_tool_call(&reply.content, &request.tools) else {
+            return;
+        };
+        let n = self.ids.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(tool = %name, "a tool call written as text, taken as a call");
+        reply.tool_calls = vec![ToolCall {
+            id: format!("call_text_{n}"),
+            name,
+            arguments,
+        }];
+        reply.content.clear();
+        reply.finish_reason = FinishReason::ToolCalls;
+        reply.from_text = true;
     }
 }
 

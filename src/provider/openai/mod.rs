@@ -13,12 +13,15 @@ mod request;
 mod service;
 #[cfg(test)]
 mod tests;
+mod text_calls;
 
 use std::fmt;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use async_openai::config::OpenAIConfig;
+
+use crate::config::ToolCallFormat;
 
 use super::{ModelEvent, ModelRequest, Provider, ProviderError, ReplyFuture};
 
@@ -46,6 +49,8 @@ pub struct OpenAiSettings {
     pub backoff_base: Duration,
     /// The most any backoff ceiling grows to.
     pub backoff_cap: Duration,
+    /// How tool calls come back.
+    pub tool_call_format: ToolCallFormat,
 }
 
 impl OpenAiSettings {
@@ -69,6 +74,7 @@ impl OpenAiSettings {
             max_retries: Self::DEFAULT_MAX_RETRIES,
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(30),
+            tool_call_format: ToolCallFormat::Native,
         }
     }
 }
@@ -102,6 +108,11 @@ pub struct OpenAiProvider {
 }
 
 impl OpenAiProvider {
+    /// How its tool calls come back.
+    pub fn tool_call_format(&self) -> ToolCallFormat {
+        self.settings.tool_call_format
+    }
+
     /// Checks the base URL and prepares the HTTP client; nothing is sent yet.
     pub fn new(settings: OpenAiSettings) -> Result<Self, ProviderError> {
         let endpoint = display_endpoint(&settings.base_url);

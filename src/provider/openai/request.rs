@@ -13,28 +13,42 @@ use async_openai::types::chat::{
 };
 
 use super::OpenAiSettings;
+use super::text_calls::{call_as_text, result_as_text, tools_section};
+use crate::config::ToolCallFormat;
 use crate::protocol::Message;
 use crate::provider::{ModelRequest, ToolSpec};
 
 /// How a summary message starts, so the model reads it as context rather than a question.
 pub(super) const SUMMARY_PREFIX: &str = "Summary of the earlier conversation:\n";
 
-/// The streamed request for `request` under `settings`.
+/// The streamed request for `request` under `settings`. With `tool_call_format: text`
+/// the tools are described in the system prompt instead of sent, and earlier calls and
+/// results are written as text, for servers that know nothing of tools.
 pub(super) fn build_request(
     settings: &OpenAiSettings,
     request: &ModelRequest,
 ) -> CreateChatCompletionRequest {
+    let shim = settings.tool_call_format == ToolCallFormat::Text;
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if !request.system.is_empty() {
+    let mut system = request.system.clone();
+    if shim {
+        system.push_str(&tools_section(&request.tools));
+    }
+    if !system.is_empty() {
         messages.push(ChatCompletionRequestMessage::System(
             ChatCompletionRequestSystemMessage {
-                content: ChatCompletionRequestSystemMessageContent::Text(request.system.clone()),
+                content: ChatCompletionRequestSystemMessageContent::Text(system),
                 name: None,
             },
         ));
     }
-    messages.extend(request.messages.iter().map(message));
-    let tools = (!request.tools.is_empty()).then(|| request.tools.iter().map(tool).collect());
+    if shim {
+        messages.extend(request.messages.iter().map(message_as_text));
+    } else {
+        messages.extend(request.messages.iter().map(message));
+    }
+    let tools =
+        (!request.tools.is_empty() && !shim).then(|| request.tools.iter().map(tool).collect());
     let mut body = CreateChatCompletionRequest {
         model: settings.model.clone(),
         messages,
@@ -124,6 +138,33 @@ fn message(message: &Message) -> ChatCompletionRequestMessage {
             content: ChatCompletionRequestToolMessageContent::Text(content.clone()),
             tool_call_id: call_id.clone(),
         }),
+    }
+}
+
+/// A message for a server without tools: calls and results as text.
+fn message_as_text(sent: &Message) -> ChatCompletionRequestMessage {
+    match sent {
+        Message::Assistant {
+            content,
+            tool_calls,
+            ..
+        } if !tool_calls.is_empty() => {
+            let calls = tool_calls
+                .iter()
+                .map(|call| call_as_text(&call.name, &call.arguments));
+            let text: Vec<String> = std::iter::once(content.clone())
+                .filter(|c| !c.is_empty())
+                .chain(calls)
+                .collect();
+            ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
+                content: Some(ChatCompletionRequestAssistantMessageContent::Text(
+                    text.join("\n"),
+                )),
+                ..Default::default()
+            })
+        }
+        Message::Tool { name, content, .. } => user(result_as_text(name, content)),
+        other => message(other),
     }
 }
 

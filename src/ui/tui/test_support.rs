@@ -161,6 +161,7 @@ pub fn tool_started(id: &str, name: &str, arguments: Value) -> Event {
         name: name.into(),
         role: role_of(name),
         arguments,
+        from_text: false,
     }
 }
 

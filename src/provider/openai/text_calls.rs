@@ -1,0 +1,248 @@
+//! Tool calls written as text, for models and servers without native tool calls (small
+//! local models often answer with `{"name": ..., "arguments": {...}}`, bare or in a
+//! ```` ```json ```` fence, instead of a tool call).
+//!
+//! - [`text_tool_call`] turns an answer that is exactly one such call, naming a tool the
+//!   request bound, with object arguments, into a real tool call; anything else stays text.
+//! - [`HoldBack`] keeps back streamed text that may still turn out to be such a call, so a
+//!   front-end never shows a call as the answer.
+//! - With `tool_call_format: text` the request itself is a shim: no `tools` array, the
+//!   tools described in the system prompt ([`tools_section`]), earlier calls and results
+//!   written as text ([`call_as_text`], [`result_as_text`]).
+
+use std::sync::Mutex;
+
+use serde_json::{Map, Value, json};
+
+use crate::provider::{ModelEvent, ToolSpec};
+
+/// The call `content` is: the tool's name and its arguments as JSON text.
+pub(super) fn text_tool_call(content: &str, tools: &[ToolSpec]) -> Option<(String, String)> {
+    let body = unfenced(content.trim())?;
+    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(body) else {
+        return None;
+    };
+    if object.len() != 2 {
+        return None;
+    }
+    let name = object.get("name")?.as_str()?;
+    let arguments = object.get("arguments").filter(|a| a.is_object())?;
+    tools
+        .iter()
+        .any(|tool| tool.name == name)
+        .then(|| (name.to_string(), arguments.to_string()))
+}
+
+/// The JSON text of `text`: itself when it is an object, or the inside of the one
+/// ```` ``` ```` / ```` ```json ```` fence that is all of it.
+fn unfenced(text: &str) -> Option<&str> {
+    if text.starts_with('{') {
+        return Some(text);
+    }
+    let inner = text.strip_prefix("```")?.strip_suffix("```")?;
+    let inner = inner.strip_prefix("json").unwrap_or(inner);
+    let inner = inner
+        .strip_prefix('\n')
+        .or_else(|| inner.strip_prefix("\r\n"))?;
+    (!inner.contains("```")).then(|| inner.trim())
+}
+
+/// Whether streamed text that starts like this may still be a whole call.
+fn may_be_call(text: &str) -> bool {
+    let start = text.trim_start();
+    start.is_empty() || start.starts_with('{') || start.starts_with('`')
+}
+
+/// Streamed text events, held back while the answer so far may be a tool call.
+pub(super) struct HoldBack<'a> {
+    inner: &'a (dyn Fn(ModelEvent) + Send + Sync),
+    state: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    /// Text not shown yet.
+    text: String,
+    /// The answer is prose: text passes through.
+    flowing: bool,
+}
+
+impl<'a> HoldBack<'a> {
+    pub(super) fn new(inner: &'a (dyn Fn(ModelEvent) + Send + Sync)) -> Self {
+        Self {
+            inner,
+            state: Mutex::new(Held::default()),
+        }
+    }
+
+    /// Passes `event` on, or holds it back.
+    pub(super) fn event(&self, event: ModelEvent) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            ModelEvent::TextDelta(text) if !state.flowing => {
+                state.text.push_str(&text);
+                if !may_be_call(&state.text) {
+                    state.flowing = true;
+                    let held = std::mem::take(&mut state.text);
+                    drop(state);
+                    (self.inner)(ModelEvent::TextDelta(held));
+                }
+            }
+            // A retry voids what this attempt streamed, held or shown.
+            event @ ModelEvent::Retrying { .. } => {
+                *state = Held::default();
+                drop(state);
+                (self.inner)(event);
+            }
+            event => {
+                drop(state);
+                (self.inner)(event);
+            }
+        }
+    }
+
+    /// The answer is complete: shows what was held back unless it became a call.
+    pub(super) fn finish(&self, became_call: bool) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let held = std::mem::take(&mut state.text);
+        drop(state);
+        if !became_call && !held.is_empty() {
+            (self.inner)(ModelEvent::TextDelta(held));
+        }
+    }
+}
+
+/// The system prompt's addition with `tool_call_format: text`: how to call, and the tools.
+pub(super) fn tools_section(tools: &[ToolSpec]) -> String {
+    if tools.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n\n# Tools\nTo call a tool, answer with only a JSON object in a ```json fence, \
+         nothing else: {\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}. The \
+         result comes back in the next message. The tools:\n",
+    );
+    for tool in tools {
+        let schema = json!({
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        });
+        out.push_str(&format!("- {schema}\n"));
+    }
+    out
+}
+
+/// An earlier call, as the model would have written it.
+pub(super) fn call_as_text(name: &str, arguments: &str) -> String {
+    let arguments = serde_json::from_str::<Value>(arguments)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let call = json!({"name": name, "arguments": arguments});
+    format!("```json\n{call}\n```")
+}
+
+/// A tool's result, as the user message that carries it.
+pub(super) fn result_as_text(name: &str, content: &str) -> String {
+    format!("Result of the tool call `{name}`:\n{content}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "get_time".into(),
+            description: "The time".into(),
+            parameters: json!({"type": "object"}),
+        }]
+    }
+
+    #[test]
+    fn exactly_one_call_naming_a_bound_tool_with_object_arguments() {
+        let call = |text: &str| text_tool_call(text, &tools());
+        let expected = Some(("get_time".to_string(), r#"{"tz":"UTC"}"#.to_string()));
+        assert_eq!(
+            call(r#" {"name": "get_time", "arguments": {"tz": "UTC"}} "#),
+            expected
+        );
+        assert_eq!(
+            call("```json\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n```"),
+            expected
+        );
+        assert_eq!(
+            call("```\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n```\n"),
+            expected
+        );
+        for text in [
+            r#"Sure: {"name": "get_time", "arguments": {}}"#,
+            "```json\n{\"name\": \"get_time\", \"arguments\": {}}\n```\nDone.",
+            r#"{"name": "nope", "arguments": {}}"#,
+            r#"{"name": "get_time", "arguments": "{}"}"#,
+            r#"{"name": "get_time", "arguments": [1]}"#,
+            r#"{"name": "get_time"}"#,
+            r#"{"name": "get_time", "arguments": {}, "extra": 1}"#,
+            "```json\n{\"name\": \"get_time\", \"arguments\": {}}\n``` ```json\n{}\n```",
+            "{not json",
+            "plain prose",
+        ] {
+            assert_eq!(call(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn held_text_is_shown_unless_it_became_a_call() {
+        let seen = Mutex::new(Vec::new());
+        let sink = |event: ModelEvent| {
+            if let ModelEvent::TextDelta(text) = event {
+                seen.lock().unwrap().push(text);
+            }
+        };
+        let hold = HoldBack::new(&sink);
+        hold.event(ModelEvent::TextDelta("  {\"na".into()));
+        hold.event(ModelEvent::TextDelta("me\": 1}".into()));
+        assert!(
+            seen.lock().unwrap().is_empty(),
+            "held while it may be a call"
+        );
+        hold.finish(true);
+        assert!(
+            seen.lock().unwrap().is_empty(),
+            "a call is never shown as text"
+        );
+
+        let hold = HoldBack::new(&sink);
+        hold.event(ModelEvent::TextDelta("{x".into()));
+        hold.finish(false);
+        assert_eq!(*seen.lock().unwrap(), ["{x"]);
+
+        seen.lock().unwrap().clear();
+        let hold = HoldBack::new(&sink);
+        hold.event(ModelEvent::TextDelta(" Hel".into()));
+        hold.event(ModelEvent::TextDelta("lo".into()));
+        hold.finish(false);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [" Hel", "lo"],
+            "prose streams at once"
+        );
+    }
+
+    #[test]
+    fn the_shim_writes_calls_results_and_tools_as_text() {
+        assert_eq!(
+            call_as_text("get_time", r#"{"tz": "UTC"}"#),
+            "```json\n{\"name\":\"get_time\",\"arguments\":{\"tz\":\"UTC\"}}\n```"
+        );
+        assert!(result_as_text("get_time", "12:00").ends_with("`get_time`:\n12:00"));
+        let section = tools_section(&tools());
+        assert!(section.contains("```json fence"), "{section}");
+        assert!(
+            section.contains(r#"{"name":"get_time","description":"The time""#),
+            "{section}"
+        );
+        assert_eq!(tools_section(&[]), "");
+    }
+}
