@@ -30,7 +30,8 @@
 //!   streams (`reply::text_events` / `reply::tool_call_events` give the raw events, to edit
 //!   or to cut short with `Reply::Cut` / `Reply::Stall`); `Reply::error` an OpenAI-style
 //!   error body; `Reply::Status` any status with an optional `Retry-After`; `Reply::Json` a
-//!   non-streaming answer.
+//!   non-streaming answer; `Reply::Paced` a raw SSE body written piece by piece after
+//!   pauses (a recorded stream with keep-alive comments).
 //! - Streams are `text/event-stream`, one `data: <json>\n\n` event per flush. `Cut` ends in a
 //!   dropped connection (the client sees a body error, no `[DONE]`); `Stall` goes silent
 //!   until the client hangs up or the mock is dropped.

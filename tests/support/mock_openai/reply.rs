@@ -29,6 +29,10 @@ pub enum Reply {
     },
     /// A non-streaming JSON response.
     Json(Value),
+    /// An SSE body written exactly as given, each piece after its pause (a recorded
+    /// stream with its keep-alive comments; pieces are raw SSE text, `data:` lines and
+    /// `: comment` lines alike, and end the body with whatever they end with).
+    Paced(Vec<(std::time::Duration, String)>),
 }
 
 impl Reply {

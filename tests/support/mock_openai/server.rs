@@ -90,7 +90,30 @@ fn respond(reply: Reply) -> Response {
             response
         }
         Reply::Json(value) => axum::Json(value).into_response(),
+        Reply::Paced(pieces) => paced(pieces),
     }
+}
+
+/// A raw SSE body, each piece flushed on its own after its pause.
+fn paced(pieces: Vec<(std::time::Duration, String)>) -> Response {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+    tokio::spawn(async move {
+        for (pause, text) in pieces {
+            tokio::time::sleep(pause).await;
+            if tx.send(Ok(Bytes::from(text))).await.is_err() {
+                return;
+            }
+        }
+    });
+    let stream = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 /// How an SSE stream ends after its events.
