@@ -17,6 +17,7 @@ mod first_run;
 mod interop;
 mod lazy_servers;
 mod ledger;
+mod llama_cpp;
 mod mcp_calls;
 #[path = "../support/mock_openai/mod.rs"]
 mod mock_openai;
