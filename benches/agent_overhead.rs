@@ -36,14 +36,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use antler::agent::layers::output_budget::OutputBudget;
-use antler::agent::layers::summarize::Summarization;
-use antler::agent::layers::{ChainOptions, agent_chain};
-use antler::agent::prompt::system_prompt;
 use antler::agent::runner::{Agent, Thread};
-use antler::config::ConfigPaths;
-use antler::deferred::DEFAULT_CONTEXT_WINDOW;
-use antler::deferred::catalog_file::{catalog_tools, load_catalog_file};
+use antler::deferred::catalog_file::load_catalog_file;
 use antler::protocol::ToolCall;
 use antler::protocol::{Event, RunStatus};
 use antler::protocol::{FinishReason, Usage};
@@ -51,9 +45,8 @@ use antler::provider::{
     ModelEvent, ModelReply, ModelRequest, OpenAiProvider, OpenAiSettings, Provider, ProviderError,
     ReplyFuture,
 };
-use antler::setup::Setup;
 use antler::store::{StoreSink, ThreadStore};
-use antler::tools::{ToolInfo, assemble_toolset};
+use antler::tools::ToolInfo;
 use mock_openai::{MockOpenAi, Recorded, Reply};
 use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
@@ -408,70 +401,15 @@ impl<P: Provider> Provider for Timed<P> {
     }
 }
 
-/// The agent as `antler -p` builds it (`src/cli/agent.rs`) from a `config.yaml` with
-/// `tool_search: {enabled: true, listing: names}` (the longest prompt, as measured before
-/// listing modes): the built-ins, the catalog as the MCP tier (deferred),
-/// the full layer chain with the output budget, the default summarisation, with
-/// `provider` as the model.
+/// The agent as `antler -p` builds it with `tool_search: {enabled: true, listing: names}`
+/// (the longest prompt, as measured before listing modes); see [`support::catalog_agent`].
 fn catalog_agent(data: &Data, provider: Arc<dyn Provider>, dir: &Path) -> Agent {
-    let config = dir.join("config.yaml");
-    std::fs::write(&config, "tool_search:\n  enabled: true\n  listing: names\n").unwrap();
-    let paths = ConfigPaths {
-        config: Some(config),
-        extensions: None,
-    };
-    let setup = Setup::load(
-        &paths,
-        dir,
-        &|_| None,
-        &antler::trust::ProjectTrust::everything(),
-    )
-    .unwrap();
-    let builtins = setup
-        .builtins(Some(MODEL), None, &Default::default())
-        .unwrap();
-    let (toolset, warnings) = assemble_toolset(
-        Vec::new(),
-        builtins.tools,
-        catalog_tools(data.tools.clone()),
-    );
-    assert!(warnings.is_empty(), "{warnings:?}");
-    let deferred = setup.deferred(&toolset, Some(MODEL), &[]).unwrap();
-    assert_eq!(
-        deferred.catalog.as_ref().map(|c| c.len()),
-        Some(data.tools.len()),
-        "every catalog tool is deferred"
-    );
-    let app = &setup.app.value;
-    let window = u64::from(
-        setup
-            .context_window(Some(MODEL))
-            .unwrap_or(DEFAULT_CONTEXT_WINDOW),
-    );
-    let options = ChainOptions {
-        output_budget: Some(OutputBudget::new(
-            app.tool_output.max_chars,
-            dir.join("outputs"),
-        )),
-        redact: Default::default(),
-        instructions: Default::default(),
-    };
-    Agent {
+    support::catalog_agent(
+        &data.tools,
         provider,
-        chain: agent_chain(&deferred, &app.tool_search, &[], options),
-        system_prompt: system_prompt(
-            &antler::clock::utc_date(antler::clock::now_unix()),
-            dir,
-            &deferred,
-        ),
-        deferred: Arc::new(deferred),
-        max_turns: 50,
-        summarization: Some(Summarization {
-            trigger_tokens: window * 3 / 4,
-            keep_messages: 10,
-        }),
-        ledger: Default::default(),
-    }
+        dir,
+        "tool_search:\n  enabled: true\n  listing: names\n",
+    )
 }
 
 /// Runs `agent` once on a new thread of `store`; returns the wall time and the model turns.

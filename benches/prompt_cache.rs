@@ -22,18 +22,13 @@ mod support;
 use std::path::Path;
 use std::sync::Arc;
 
-use antler::agent::layers::output_budget::OutputBudget;
-use antler::agent::layers::{ChainOptions, agent_chain};
-use antler::agent::prompt::system_prompt;
 use antler::agent::runner::{Agent, Thread};
-use antler::config::{Binding, ConfigPaths};
-use antler::deferred::catalog_file::catalog_tools;
+use antler::config::Binding;
 use antler::deferred::catalog_file::load_catalog_file;
 use antler::protocol::{Event, RunStatus};
 use antler::provider::{OpenAiProvider, OpenAiSettings};
-use antler::setup::Setup;
 use antler::store::{StoreSink, ThreadStore};
-use antler::tools::{ToolInfo, assemble_toolset};
+use antler::tools::ToolInfo;
 use mock_openai::{MockOpenAi, Reply};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -191,42 +186,11 @@ fn script(turn: usize, promoted: &[&str], binding: Binding) -> Vec<Reply> {
     }
 }
 
-/// The agent as `antler -p` builds it with `tool_search: {enabled: true, binding: ...}`:
-/// the built-ins, the catalog as the MCP tier (deferred), the full layer chain.
+/// The agent as `antler -p` builds it with `tool_search: {enabled: true, binding: ...}`.
 fn agent(tools: &[ToolInfo], provider: Arc<OpenAiProvider>, dir: &Path, binding: Binding) -> Agent {
-    let config = dir.join("config.yaml");
     let yaml = format!(
         "tool_search:\n  enabled: true\n  binding: {}\n",
         binding.as_str()
     );
-    std::fs::write(&config, yaml).unwrap();
-    let paths = ConfigPaths {
-        config: Some(config),
-        extensions: None,
-    };
-    let trust = antler::trust::ProjectTrust::everything();
-    let setup = Setup::load(&paths, dir, &|_| None, &trust).unwrap();
-    let builtins = setup
-        .builtins(Some(MODEL), None, &Default::default())
-        .unwrap();
-    let (toolset, _) = assemble_toolset(Vec::new(), builtins.tools, catalog_tools(tools.to_vec()));
-    let deferred = setup.deferred(&toolset, Some(MODEL), &[]).unwrap();
-    let app = &setup.app.value;
-    let options = ChainOptions {
-        output_budget: Some(OutputBudget::new(
-            app.tool_output.max_chars,
-            dir.join("outputs"),
-        )),
-        redact: Default::default(),
-        instructions: Default::default(),
-    };
-    Agent {
-        provider,
-        chain: agent_chain(&deferred, &app.tool_search, &[], options),
-        system_prompt: system_prompt("2026-12-01", dir, &deferred),
-        deferred: Arc::new(deferred),
-        max_turns: 10,
-        summarization: None,
-        ledger: Default::default(),
-    }
+    support::catalog_agent(tools, provider, dir, &yaml)
 }

@@ -5,6 +5,19 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use antler::agent::layers::output_budget::OutputBudget;
+use antler::agent::layers::summarize::Summarization;
+use antler::agent::layers::{ChainOptions, agent_chain};
+use antler::agent::prompt::system_prompt;
+use antler::agent::runner::Agent;
+use antler::config::ConfigPaths;
+use antler::deferred::DEFAULT_CONTEXT_WINDOW;
+use antler::deferred::catalog_file::catalog_tools;
+use antler::provider::Provider;
+use antler::setup::Setup;
+use antler::tools::{ToolInfo, assemble_toolset};
 
 /// Median and 90th percentile of some samples, in milliseconds.
 #[derive(Clone, Copy)]
@@ -170,4 +183,70 @@ pub fn spawner_rss_kb(stdout: &[u8], prefix: &str, what: &str) -> i64 {
         "the reading ({rss} KiB) is not above the spawner's own {spawner_hwm} KiB"
     );
     rss
+}
+
+/// The agent as `antler -p` builds it (`src/cli/agent.rs`) from `config_yaml`: the
+/// built-ins, `tools` as the MCP tier (every one deferred), the full layer chain with the
+/// output budget, the default summarisation, with `provider` as the model.
+pub fn catalog_agent(
+    tools: &[ToolInfo],
+    provider: Arc<dyn Provider>,
+    dir: &Path,
+    config_yaml: &str,
+) -> Agent {
+    let config = dir.join("config.yaml");
+    std::fs::write(&config, config_yaml).unwrap();
+    let paths = ConfigPaths {
+        config: Some(config),
+        extensions: None,
+    };
+    let setup = Setup::load(
+        &paths,
+        dir,
+        &|_| None,
+        &antler::trust::ProjectTrust::everything(),
+    )
+    .unwrap();
+    let builtins = setup
+        .builtins(Some(MOCK_MODEL), None, &Default::default())
+        .unwrap();
+    let (toolset, warnings) =
+        assemble_toolset(Vec::new(), builtins.tools, catalog_tools(tools.to_vec()));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let deferred = setup.deferred(&toolset, Some(MOCK_MODEL), &[]).unwrap();
+    assert_eq!(
+        deferred.catalog.as_ref().map(|c| c.len()),
+        Some(tools.len()),
+        "every catalog tool is deferred"
+    );
+    let app = &setup.app.value;
+    let window = u64::from(
+        setup
+            .context_window(Some(MOCK_MODEL))
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW),
+    );
+    let options = ChainOptions {
+        output_budget: Some(OutputBudget::new(
+            app.tool_output.max_chars,
+            dir.join("outputs"),
+        )),
+        redact: Default::default(),
+        instructions: Default::default(),
+    };
+    Agent {
+        provider,
+        chain: agent_chain(&deferred, &app.tool_search, &[], options),
+        system_prompt: system_prompt(
+            &antler::clock::utc_date(antler::clock::now_unix()),
+            dir,
+            &deferred,
+        ),
+        deferred: Arc::new(deferred),
+        max_turns: 50,
+        summarization: Some(Summarization {
+            trigger_tokens: window * 3 / 4,
+            keep_messages: 10,
+        }),
+        ledger: Default::default(),
+    }
 }
