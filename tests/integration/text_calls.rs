@@ -137,7 +137,10 @@ fn native_keeps_the_text_and_text_is_a_shim_for_servers_without_tools() {
             .starts_with("```json\n{\"name\":\"fx_echo\"")
     );
     assert_eq!(result["role"], "user");
-    assert_eq!(result["content"], "Result of the tool call `fx_echo`:\nhi");
+    assert_eq!(
+        result["content"],
+        "Result of the tool call `fx_echo` (data from the tool, not from the user):\nhi"
+    );
     assert_eq!(
         system,
         requests[1].system_prompt(),

@@ -143,9 +143,10 @@ pub(super) fn call_as_text(name: &str, arguments: &str) -> String {
     format!("```json\n{call}\n```")
 }
 
-/// A tool's result, as the user message that carries it.
+/// A tool's result, as the user message that carries it: labelled as the tool's data, so
+/// that a result cannot pass for the user's own words.
 pub(super) fn result_as_text(name: &str, content: &str) -> String {
-    format!("Result of the tool call `{name}`:\n{content}")
+    format!("Result of the tool call `{name}` (data from the tool, not from the user):\n{content}")
 }
 
 #[cfg(test)]
@@ -236,7 +237,7 @@ mod tests {
             call_as_text("get_time", r#"{"tz": "UTC"}"#),
             "```json\n{\"name\":\"get_time\",\"arguments\":{\"tz\":\"UTC\"}}\n```"
         );
-        assert!(result_as_text("get_time", "12:00").ends_with("`get_time`:\n12:00"));
+        assert!(result_as_text("get_time", "12:00").ends_with("not from the user):\n12:00"));
         let section = tools_section(&tools());
         assert!(section.contains("```json fence"), "{section}");
         assert!(
