@@ -192,7 +192,7 @@ pub struct ModelConfig {
     pub retry_base_delay_ms: Option<u64>,
     /// How the model's tool calls come: `native`, `text` or `auto` (default: `auto` for a
     /// local or private-network base URL, `native` otherwise).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::optional")]
     pub tool_call_format: Option<ToolCallFormat>,
     /// Any other key (DeerFlow's `use`, `supports_thinking`, ...), kept for later use.
     #[serde(flatten)]
@@ -319,6 +319,7 @@ pub struct ToolSearchConfig {
     pub semantic: SemanticConfig,
     /// How the system prompt lists the deferred tools: `names`, `servers` or `auto`
     /// (default: names while they fit `listing_budget_tokens`, else one line per server).
+    #[serde(deserialize_with = "lenient::scalar")]
     pub listing: ListingMode,
     /// With `listing: auto`: the most o200k tokens the names may take (default 2,000; 2%
     /// of the context window when that is smaller).
@@ -327,6 +328,7 @@ pub struct ToolSearchConfig {
     /// How promoted tools reach the model: `native` (default; bound as tools once
     /// promoted) or `stable` (never bound; called through `call_tool`, so the tool list
     /// and a provider's prompt cache survive every promotion).
+    #[serde(deserialize_with = "lenient::scalar")]
     pub binding: Binding,
 }
 

@@ -609,6 +609,29 @@ tool_search:
     }
 
     #[test]
+    fn the_deferral_and_model_modes_take_names_or_variables() {
+        use crate::config::{Binding, ListingMode, ToolCallFormat};
+        let text = "tool_search:\n  listing: $L\n  binding: $B\nmodels:\n  - name: m\n    model: x\n    tool_call_format: $F\n";
+        let cfg = parse(text, &[("L", "servers"), ("B", "stable"), ("F", "text")])
+            .unwrap()
+            .value;
+        assert_eq!(cfg.tool_search.listing, ListingMode::Servers);
+        assert_eq!(cfg.tool_search.binding, Binding::Stable);
+        assert_eq!(cfg.models[0].tool_call_format, Some(ToolCallFormat::Text));
+        let cfg = parse("tool_search:\n  binding: native\n", &[])
+            .unwrap()
+            .value;
+        assert_eq!(cfg.tool_search.binding, Binding::Native);
+        let err = parse("tool_search:\n  binding: stabel\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tool_search.binding") && err.contains("`native` or `stable`"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn sandbox_mode_is_checked() {
         use crate::config::SandboxMode;
         let cfg = parse("sandbox:\n  mode: landlock\n", &[]).unwrap().value;

@@ -30,6 +30,32 @@ macro_rules! scalar {
     )*};
 }
 scalar!(bool => "a boolean", u32 => "u32", u64 => "u64", usize => "usize", f32 => "a number", f64 => "a number");
+scalar!(
+    super::app::ListingMode => "`names`, `servers` or `auto`",
+    super::app::Binding => "`native` or `stable`",
+    super::app::ToolCallFormat => "`native`, `text` or `auto`"
+);
+
+/// `FromStr` for a unit enum from its config names, so it can be a [`Scalar`] (and `$NAME`).
+macro_rules! from_names {
+    ($($t:ty { $($name:literal => $variant:expr),* })*) => {$(
+        impl FromStr for $t {
+            type Err = ();
+            fn from_str(text: &str) -> Result<Self, ()> {
+                match text {
+                    $($name => Ok($variant),)*
+                    _ => Err(()),
+                }
+            }
+        }
+    )*};
+}
+use super::app::{Binding, ListingMode, ToolCallFormat};
+from_names! {
+    ListingMode { "names" => ListingMode::Names, "servers" => ListingMode::Servers, "auto" => ListingMode::Auto }
+    Binding { "native" => Binding::Native, "stable" => Binding::Stable }
+    ToolCallFormat { "native" => ToolCallFormat::Native, "text" => ToolCallFormat::Text, "auto" => ToolCallFormat::Auto }
+}
 
 struct ScalarVisitor<T>(PhantomData<T>);
 
