@@ -179,8 +179,8 @@ pub struct ModelConfig {
     /// How long to wait for the response headers of one model call, in seconds (default 60).
     #[serde(default, deserialize_with = "lenient::optional")]
     pub request_timeout_seconds: Option<u64>,
-    /// The longest gap allowed between two streamed chunks, in seconds (default 120): a
-    /// stalled stream is retried instead of hanging the session.
+    /// The longest the stream may send nothing at all (keep-alive comments count), in
+    /// seconds (default 120): a stalled stream is retried instead of hanging the session.
     #[serde(default, deserialize_with = "lenient::optional")]
     pub stream_idle_timeout_seconds: Option<u64>,
     /// How often a failed call is retried (default 3).

@@ -3,7 +3,8 @@
 //! The text is parsed once for syntax (line and column), then into the typed shape for
 //! wrong types (line, column, key path, expected type) while unknown keys are collected as
 //! warnings and removed, then `$NAME` values are expanded on the tree (an unset variable is
-//! an error naming it and the key path) and the typed shape is read from the result.
+//! an error naming it and the key path; in a model's settings, that model's error, given
+//! when it is chosen) and the typed shape is read from the result.
 
 use std::path::{Path, PathBuf};
 
@@ -97,6 +98,7 @@ pub fn parse_app_config(
         config
             .models
             .iter()
+            .filter(|m| m.unresolved.is_empty())
             .filter_map(|m| m.api_key.clone())
             .filter(|key| !key.is_empty()),
     );
@@ -314,11 +316,10 @@ impl Expansion<'_, '_> {
                                 key: key_path.clone(),
                                 var: var.to_string(),
                             };
+                            // The `$NAME` stays: a number or boolean reads it as its
+                            // default, and the model is refused before any is used.
                             match model_setting(key_path) {
-                                Some(index) => {
-                                    self.unresolved.push((index, error));
-                                    s.clear();
-                                }
+                                Some(index) => self.unresolved.push((index, error)),
                                 None => return Err(error),
                             }
                         }
@@ -658,11 +659,15 @@ tool_search:
 
     #[test]
     fn a_models_missing_variable_waits_until_the_model_is_used() {
-        let text = "models:\n  - name: a\n    model: m\n    api_key: $NOPE_KEY\n  - name: b\n    model: n\n";
+        let text = "models:\n  - name: a\n    model: m\n    api_key: $NOPE_KEY\n    max_tokens: $NOPE_MAX\n    supports_vision: $NOPE_VISION\n  - name: b\n    model: n\n";
         let loaded = parse(text, &[]).unwrap();
         assert_eq!(
             loaded.value.models[0].unresolved,
-            ["config.yaml: models[0].api_key: environment variable $NOPE_KEY is not set"]
+            [
+                "config.yaml: models[0].api_key: environment variable $NOPE_KEY is not set",
+                "config.yaml: models[0].max_tokens: environment variable $NOPE_MAX is not set",
+                "config.yaml: models[0].supports_vision: environment variable $NOPE_VISION is not set",
+            ]
         );
         assert!(loaded.value.models[1].unresolved.is_empty());
         assert!(

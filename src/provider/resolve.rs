@@ -146,10 +146,21 @@ pub fn default_tool_call_format(base_url: &str) -> ToolCallFormat {
         .and_then(|url| url.host().map(|h| h.to_owned()));
     let local = match host {
         Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.');
             name == "localhost" || name.ends_with(".localhost") || name.ends_with(".local")
         }
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_unspecified(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        Some(url::Host::Ipv4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+        }
+        Some(url::Host::Ipv6(ip)) => {
+            let unique_local = (ip.segments()[0] & 0xfe00) == 0xfc00;
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || unique_local
+                || ip
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| v4.is_loopback() || v4.is_private())
+        }
         None => false,
     };
     if local {
@@ -363,5 +374,33 @@ mod tests {
                 name: String::from("a")
             }
         );
+    }
+
+    #[test]
+    fn local_and_private_servers_default_to_auto() {
+        for url in [
+            "http://localhost:8080/v1",
+            "http://LOCALHOST./v1",
+            "http://127.0.0.1:11434/v1",
+            "http://user:pw@192.168.1.5:8000/v1",
+            "http://10.0.0.2/v1",
+            "http://[::1]:8080/v1",
+            "http://[fd12::1]/v1",
+            "http://box.local/v1",
+        ] {
+            assert_eq!(default_tool_call_format(url), ToolCallFormat::Auto, "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "https://127.0.0.1.example.com/v1",
+            "http://8.8.8.8/v1",
+            "not a url",
+        ] {
+            assert_eq!(
+                default_tool_call_format(url),
+                ToolCallFormat::Native,
+                "{url}"
+            );
+        }
     }
 }

@@ -88,7 +88,7 @@ impl RunPrinter {
             if result.status == RunStatus::Interrupted {
                 eprintln!("antler: interrupted; thread {} saved", result.thread_id);
             } else {
-                eprintln!("error: {error}");
+                eprintln!("error: {}", crate::text::printable(error));
             }
         }
     }

@@ -139,7 +139,7 @@ fn native_keeps_the_text_and_text_is_a_shim_for_servers_without_tools() {
     assert_eq!(result["role"], "user");
     assert_eq!(
         result["content"],
-        "Result of the tool call `fx_echo` (data from the tool, not from the user):\nhi"
+        "Result of the tool call `fx_echo` (data from the tool, not from the user):\n```\nhi\n```"
     );
     assert_eq!(
         system,

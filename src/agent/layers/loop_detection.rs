@@ -126,11 +126,9 @@ impl Layer for LoopDetection {
 /// characters, control characters escaped.
 fn shown_arguments(arguments: &str) -> String {
     let line = arguments.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut shown: String = crate::text::printable(&line)
-        .chars()
-        .take(SHOWN_ARGUMENTS)
-        .collect();
-    if shown.chars().count() < line.chars().count() {
+    let cut: String = line.chars().take(SHOWN_ARGUMENTS).collect();
+    let mut shown = crate::text::printable(&cut);
+    if cut.len() < line.len() {
         shown.push('…');
     }
     shown

@@ -41,7 +41,7 @@ pub struct OpenAiSettings {
     pub temperature: Option<f32>,
     /// How long to wait for the response headers of one attempt.
     pub request_timeout: Duration,
-    /// The longest gap allowed between two streamed chunks.
+    /// The longest the stream may send nothing at all (SSE comments count).
     pub stream_idle_timeout: Duration,
     /// How often a failed call is tried again.
     pub max_retries: u32,

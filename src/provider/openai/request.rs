@@ -43,7 +43,9 @@ pub(super) fn build_request(
         ));
     }
     if shim {
-        messages.extend(request.messages.iter().map(message_as_text));
+        for next in request.messages.iter().map(message_as_text) {
+            push_alternating(&mut messages, next);
+        }
     } else {
         messages.extend(request.messages.iter().map(message));
     }
@@ -139,6 +141,31 @@ fn message(message: &Message) -> ChatCompletionRequestMessage {
             tool_call_id: call_id.clone(),
         }),
     }
+}
+
+/// Appends `next`, joining it to the previous message when both are plain user text (two
+/// results in a row): chat templates for models without tools often require the roles to
+/// alternate.
+fn push_alternating(
+    messages: &mut Vec<ChatCompletionRequestMessage>,
+    next: ChatCompletionRequestMessage,
+) {
+    use ChatCompletionRequestMessage::User;
+    use ChatCompletionRequestUserMessageContent::Text;
+    if let (
+        Some(User(last)),
+        User(ChatCompletionRequestUserMessage {
+            content: Text(more),
+            ..
+        }),
+    ) = (messages.last_mut(), &next)
+        && let Text(text) = &mut last.content
+    {
+        text.push_str("\n\n");
+        text.push_str(more);
+        return;
+    }
+    messages.push(next);
 }
 
 /// A message for a server without tools: calls and results as text.
@@ -280,5 +307,62 @@ mod tests {
         assert!(body.get("tools").is_none());
         assert!(body.get("temperature").is_none());
         assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
+    }
+
+    #[test]
+    fn the_text_shim_sends_no_tools_and_keeps_the_roles_alternating() {
+        let mut settings = OpenAiSettings::new("http://h/v1", "m");
+        settings.tool_call_format = ToolCallFormat::Text;
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "ls".into(),
+            arguments: r#"{"path": "."}"#.into(),
+        };
+        let result = |id: &str, text: &str| Message::Tool {
+            call_id: id.into(),
+            name: "ls".into(),
+            content: text.into(),
+            is_error: false,
+        };
+        let request = ModelRequest {
+            system: String::from("sys"),
+            messages: vec![
+                Message::User {
+                    content: "hi".into(),
+                },
+                Message::Assistant {
+                    content: String::new(),
+                    reasoning: String::new(),
+                    tool_calls: vec![call("a"), call("b")],
+                },
+                result("a", "one"),
+                result("b", "two"),
+            ],
+            tools: vec![ToolSpec {
+                name: "ls".into(),
+                description: "lists".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            max_tokens: None,
+        };
+        let body = serde_json::to_value(build_request(&settings, &request)).unwrap();
+        assert!(body.get("tools").is_none());
+        let messages = body["messages"].as_array().unwrap();
+        let roles: Vec<&str> = messages
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            roles,
+            ["system", "user", "assistant", "user"],
+            "two results, one message"
+        );
+        assert!(messages[0]["content"].as_str().unwrap().contains("# Tools"));
+        let results = messages[3]["content"].as_str().unwrap();
+        assert!(
+            results.contains("```\none\n```") && results.contains("```\ntwo\n```"),
+            "{results}"
+        );
+        assert!(messages[2].get("tool_calls").is_none());
     }
 }

@@ -44,13 +44,28 @@ fn unfenced(text: &str) -> Option<&str> {
     let inner = inner
         .strip_prefix('\n')
         .or_else(|| inner.strip_prefix("\r\n"))?;
-    (!inner.contains("```")).then(|| inner.trim())
+    // Backticks inside are fine (arguments holding Markdown): the JSON must fill the fence,
+    // which the parser checks.
+    Some(inner.trim())
 }
 
-/// Whether streamed text that starts like this may still be a whole call.
+/// Whether streamed text that starts like this may still be a whole call: an object, or a
+/// json (or bare) fence whose body is one. A code block in another language flows at once.
 fn may_be_call(text: &str) -> bool {
     let start = text.trim_start();
-    start.is_empty() || start.starts_with('{') || start.starts_with('`')
+    if start.is_empty() || start.starts_with('{') {
+        return true;
+    }
+    ["```json", "```"].iter().any(|opener| {
+        if opener.starts_with(start) {
+            return true;
+        }
+        start.strip_prefix(opener).is_some_and(|rest| {
+            let body = rest.trim_start();
+            rest.starts_with(['\n', '\r']) && (body.is_empty() || body.starts_with('{'))
+                || rest.is_empty()
+        })
+    })
 }
 
 /// Streamed text events, held back while the answer so far may be a tool call.
@@ -146,7 +161,17 @@ pub(super) fn call_as_text(name: &str, arguments: &str) -> String {
 /// A tool's result, as the user message that carries it: labelled as the tool's data, so
 /// that a result cannot pass for the user's own words.
 pub(super) fn result_as_text(name: &str, content: &str) -> String {
-    format!("Result of the tool call `{name}` (data from the tool, not from the user):\n{content}")
+    let fence = fence_for(content);
+    format!(
+        "Result of the tool call `{name}` (data from the tool, not from the user):\n\
+         {fence}\n{content}\n{fence}"
+    )
+}
+
+/// A fence of backticks longer than any run of them in `content`, so it cannot close early.
+fn fence_for(content: &str) -> String {
+    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
 }
 
 #[cfg(test)]
@@ -177,6 +202,11 @@ mod tests {
             call("```\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n```\n"),
             expected
         );
+        assert_eq!(
+            call("```json\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"```x```\"}}\n```"),
+            Some(("get_time".to_string(), r#"{"tz":"```x```"}"#.to_string())),
+            "backticks inside the arguments"
+        );
         for text in [
             r#"Sure: {"name": "get_time", "arguments": {}}"#,
             "```json\n{\"name\": \"get_time\", \"arguments\": {}}\n```\nDone.",
@@ -190,6 +220,35 @@ mod tests {
             "plain prose",
         ] {
             assert_eq!(call(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn only_what_can_still_become_a_call_is_held() {
+        for text in [
+            "",
+            "  ",
+            "{",
+            "`",
+            "``",
+            "```",
+            "```js",
+            "```json",
+            "```json\n",
+            "```json\n {",
+            "```\n{",
+        ] {
+            assert!(may_be_call(text), "{text:?}");
+        }
+        for text in [
+            "Hi",
+            "```python",
+            "```rust\n",
+            "```\nfn main",
+            "```json\nnope",
+            "`x`",
+        ] {
+            assert!(!may_be_call(text), "{text:?}");
         }
     }
 
@@ -221,6 +280,17 @@ mod tests {
 
         seen.lock().unwrap().clear();
         let hold = HoldBack::new(&sink);
+        hold.event(ModelEvent::TextDelta("```py".into()));
+        hold.event(ModelEvent::TextDelta("thon\nprint(1)".into()));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["```py", "thon\nprint(1)"],
+            "other code flows at once"
+        );
+        hold.finish(false);
+
+        seen.lock().unwrap().clear();
+        let hold = HoldBack::new(&sink);
         hold.event(ModelEvent::TextDelta(" Hel".into()));
         hold.event(ModelEvent::TextDelta("lo".into()));
         hold.finish(false);
@@ -237,7 +307,11 @@ mod tests {
             call_as_text("get_time", r#"{"tz": "UTC"}"#),
             "```json\n{\"name\":\"get_time\",\"arguments\":{\"tz\":\"UTC\"}}\n```"
         );
-        assert!(result_as_text("get_time", "12:00").ends_with("not from the user):\n12:00"));
+        assert!(
+            result_as_text("get_time", "12:00").ends_with("not from the user):\n```\n12:00\n```")
+        );
+        let hostile = result_as_text("t", "a ```` b");
+        assert!(hostile.ends_with("`````\na ```` b\n`````"), "{hostile}");
         let section = tools_section(&tools());
         assert!(section.contains("```json fence"), "{section}");
         assert!(
