@@ -3,15 +3,25 @@
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// Joins the result's content blocks into text. Text is kept as is; binary content is
-/// described rather than dumped (the model cannot read base64 and it wastes tokens);
-/// structured content stands in when there is no content at all.
+/// described rather than dumped (the model cannot read base64 and it wastes tokens).
+/// Structured content (`structuredContent`) follows as compact JSON, unless a text block
+/// already is that JSON (servers are asked to include it as text too): never twice.
 pub fn result_text(result: &CallToolResult) -> String {
-    let parts: Vec<String> = result.content.iter().map(block_text).collect();
-    if parts.is_empty() {
-        return match &result.structured_content {
-            Some(value) => value.to_string(),
-            None => String::new(),
-        };
+    let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
+    if let Some(value) = &result.structured_content {
+        let repeated = result.content.iter().any(|block| match block {
+            ContentBlock::Text(text) => {
+                serde_json::from_str::<serde_json::Value>(&text.text).is_ok_and(|v| v == *value)
+            }
+            _ => false,
+        });
+        if !repeated {
+            parts.push(if parts.is_empty() {
+                value.to_string()
+            } else {
+                format!("[structured content]\n{value}")
+            });
+        }
     }
     parts.join("\n")
 }
@@ -73,5 +83,16 @@ mod tests {
         let mut r = CallToolResult::success(vec![]);
         r.structured_content = Some(json!({"x": 1}));
         assert_eq!(result_text(&r), r#"{"x":1}"#);
+        // Beside other text it follows, compact; a text block that is the same JSON
+        // (however it is spaced) stands for it.
+        let mut r = CallToolResult::success(vec![Content::text("It is 21 degrees.")]);
+        r.structured_content = Some(json!({"temperature": 21, "unit": "C"}));
+        assert_eq!(
+            result_text(&r),
+            "It is 21 degrees.\n[structured content]\n{\"temperature\":21,\"unit\":\"C\"}"
+        );
+        let mut r = CallToolResult::success(vec![Content::text("{\n  \"x\": 1\n}")]);
+        r.structured_content = Some(json!({"x": 1}));
+        assert_eq!(result_text(&r), "{\n  \"x\": 1\n}", "never twice");
     }
 }

@@ -82,6 +82,19 @@ async fn calls_reach_the_real_servers() {
     }
     let out = call("everything_get-sum", json!({"a": 2, "b": 40})).await;
     assert!(out.content.contains("42"), "{}", out.content);
+    // Structured content that its text block repeats as JSON reaches the model once.
+    let out = call(
+        "everything_get-structured-content",
+        json!({"location": "Chicago"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(
+        out.content.matches("Light rain / drizzle").count(),
+        1,
+        "{}",
+        out.content
+    );
     let out = call("time_get_current_time", json!({"timezone": "UTC"})).await;
     assert!(
         !out.is_error && out.content.contains("UTC"),
