@@ -130,6 +130,9 @@ impl McpManager {
             protocol_version: None,
             startup_ms: None,
             manifest_age_secs: None,
+            server_info: None,
+            instructions_chars: None,
+            capabilities: Vec::new(),
         }));
         statuses
     }

@@ -203,7 +203,13 @@ impl McpServer {
             protocol_version: None,
             startup_ms: None,
             manifest_age_secs: state.manifest().map(|m| m.age(now).as_secs()),
+            server_info: None,
+            instructions_chars: state.instructions().map(|i| i.chars().count()),
+            capabilities: Vec::new(),
         };
+        if let Some(manifest) = state.manifest() {
+            status.server_info = server_info(&manifest.server_name, &manifest.server_version);
+        }
         match &*state {
             State::Disabled => status.status = ServerState::Disabled,
             State::Idle(_) => status.status = ServerState::Idle,
@@ -216,6 +222,12 @@ impl McpServer {
             }
             State::Connected(live) => {
                 status.status = ServerState::Connected;
+                if let Some(info) = live.connection.service.peer_info() {
+                    if let Some(server) = &info.server_info {
+                        status.server_info = server_info(&server.name, &server.version);
+                    }
+                    status.capabilities = capabilities(&info.capabilities);
+                }
                 status.protocol_version = Some(live.connection.protocol_version.clone());
                 status.startup_ms =
                     Some(u64::try_from(live.connection.startup.as_millis()).unwrap_or(u64::MAX));
@@ -543,4 +555,26 @@ async fn close(server: &str, connection: Connection) {
     if let Some(group) = process_group {
         group.end().await;
     }
+}
+/// "name version" as a server reports it, escaped and cut for a one-line listing.
+fn server_info(name: &str, version: &str) -> Option<String> {
+    let text = format!("{name} {version}");
+    let text = text.trim();
+    let cut: String = text.chars().take(80).collect();
+    (!cut.is_empty()).then(|| crate::text::printable(&cut))
+}
+
+/// The capabilities a server announced, by name.
+fn capabilities(offered: &rmcp::model::ServerCapabilities) -> Vec<String> {
+    [
+        ("tools", offered.tools.is_some()),
+        ("resources", offered.resources.is_some()),
+        ("prompts", offered.prompts.is_some()),
+        ("completions", offered.completions.is_some()),
+        ("logging", offered.logging.is_some()),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .map(|(name, _)| name.to_string())
+    .collect()
 }

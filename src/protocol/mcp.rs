@@ -47,4 +47,14 @@ pub struct ServerStatus {
     pub startup_ms: Option<u64>,
     /// How old the manifest its tools come from is, when they come from one.
     pub manifest_age_secs: Option<u64>,
+    /// The name and version the server gives itself (escaped, cut to one short line).
+    #[serde(default)]
+    pub server_info: Option<String>,
+    /// How long its `instructions` are, in characters.
+    #[serde(default)]
+    pub instructions_chars: Option<usize>,
+    /// What the live connection says it offers: `tools`, `resources`, `prompts`,
+    /// `completions`, `logging`.
+    #[serde(default)]
+    pub capabilities: Vec<String>,
 }

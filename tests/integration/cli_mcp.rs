@@ -27,6 +27,25 @@ fn stdio_server_is_listed_with_the_documented_fields() {
     assert_eq!(fx["tool_count"], 9);
     assert!(fx["protocol_version"].as_str().unwrap().starts_with("20"));
     assert!(fx["startup_ms"].is_u64());
+    assert_eq!(fx["server_info"], "fixture_mcp 0.1.0");
+    assert!(
+        fx["capabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("tools"))
+    );
+    assert_eq!(fx["instructions_chars"], json!(null));
+
+    // What a server says of itself is escaped; its instructions are measured, not shown.
+    let sb = Sandbox::new();
+    write_extensions(
+        &sb,
+        json!({"fx": fixture_stdio(&["--name", "evil\u{1b}[2J", "--instructions", "Use me."])}),
+    );
+    let (list, _, _) = sb.json(&["mcp", "list", "--json"]);
+    let fx = status_of(&list, "fx");
+    assert_eq!(fx["server_info"], "evil\\u{1b}[2J 0.1.0");
+    assert_eq!(fx["instructions_chars"], 7);
 }
 
 #[test]

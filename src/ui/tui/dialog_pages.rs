@@ -157,6 +157,19 @@ pub(super) fn context(view: Option<&ContextView>, loading: bool, theme: &Theme) 
     }
 }
 
+/// What a server says of itself: name and version, its instructions' length, what it
+/// offers.
+fn server_about(s: &ServerStatus) -> String {
+    let mut parts: Vec<String> = s.server_info.iter().cloned().collect();
+    if let Some(chars) = s.instructions_chars {
+        parts.push(format!("instructions {chars} chars"));
+    }
+    if !s.capabilities.is_empty() {
+        parts.push(s.capabilities.join(", "));
+    }
+    parts.join(" · ")
+}
+
 /// The MCP servers with their status, the selected one marked.
 pub(super) fn mcp(
     servers: &[ServerStatus],
@@ -218,6 +231,13 @@ pub(super) fn mcp(
             Span::styled(format!("  {facts}"), theme.dim),
         ];
         body.push(Line::from(spans));
+        let about = server_about(s);
+        if !about.is_empty() {
+            body.push(Line::from(Span::styled(
+                format!("    {}", wrap::truncate(&about, width.saturating_sub(4))),
+                theme.dim,
+            )));
+        }
         if let Some(error) = &s.error {
             body.extend(wrap_text(
                 &wrap::one_line(error, 400),

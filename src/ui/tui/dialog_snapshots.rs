@@ -89,6 +89,14 @@ fn mcp_view() {
             },
             protocol_version: Some("2025-06-18".into()),
             manifest_age_secs: None,
+            server_info: (status == ServerState::Connected).then(|| "github-mcp 1.4.0".into()),
+            instructions_chars: (status == ServerState::Connected).then_some(1_250),
+            capabilities: match status {
+                ServerState::Connected => {
+                    vec!["tools".into(), "resources".into(), "prompts".into()]
+                }
+                _ => Vec::new(),
+            },
             startup_ms: (status == ServerState::Connected).then_some(340),
         };
     app.update(Update::Mcp(vec![

@@ -317,6 +317,9 @@ fn tools_and_mcp_views_ask_the_core_and_mcp_reconnects() {
         tool_count: 3,
         protocol_version: None,
         manifest_age_secs: None,
+        server_info: None,
+        instructions_chars: None,
+        capabilities: Vec::new(),
         startup_ms: Some(120),
     };
     app.update(Update::Mcp(vec![

@@ -59,6 +59,9 @@ pub fn server(name: &str, status: ServerState, error: Option<&str>) -> ServerSta
         protocol_version: None,
         startup_ms: (status == ServerState::Connected).then_some(840),
         manifest_age_secs: None,
+        server_info: None,
+        instructions_chars: None,
+        capabilities: Vec::new(),
     }
 }
 
