@@ -28,6 +28,10 @@ use crate::tools::{RunScope, Tool, ToolContext, ToolOutput};
 /// The result a tool call gets when the user interrupts the run while it runs.
 pub const INTERRUPTED: &str = "Error: interrupted by the user before the tool returned.";
 
+/// How long an interrupted run waits for its running tool calls to end by themselves
+/// (each sees the cancellation; an MCP call tells its server) before it drops them.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A conversation as the runner works on it.
 #[derive(Debug, Clone, Default)]
 pub struct Thread {
@@ -544,6 +548,10 @@ impl Run<'_> {
                     biased;
                     () = cancel.cancelled() => {
                         interrupted = true;
+                        // Calls that see the cancellation end now (an MCP call tells its
+                        // server first); their results are the interruption's.
+                        let drain = async { while pending.next().await.is_some() {} };
+                        let _ = tokio::time::timeout(CANCEL_GRACE, drain).await;
                         break;
                     }
                     Some((i, output, ms)) = pending.next() => outputs[i] = Some((output, layers, ms)),
@@ -563,13 +571,16 @@ impl Run<'_> {
                         continue;
                     }
                 }
+                let running = timed(i, context(call), call, tool);
+                tokio::pin!(running);
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => {
                         interrupted = true;
+                        let _ = tokio::time::timeout(CANCEL_GRACE, &mut running).await;
                         break;
                     }
-                    (i, output, ms) = timed(i, context(call), call, tool) => outputs[i] = Some((output, layers, ms)),
+                    (i, output, ms) = &mut running => outputs[i] = Some((output, layers, ms)),
                 }
             }
         }

@@ -2,6 +2,7 @@
 //! them all, tool naming, and the cache that reloads them when the config file changes.
 
 mod cache;
+mod call;
 mod connect;
 mod content;
 mod incoming;

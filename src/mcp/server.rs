@@ -9,8 +9,10 @@ use rmcp::ServiceError;
 use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 use tokio::sync::{Mutex, watch};
+use tokio_util::sync::CancellationToken;
 
 use super::McpError;
+use super::call::{self, Ended};
 use super::connect::{Connection, connect, error_chain, list_all_tools};
 use super::content::result_text;
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
@@ -320,8 +322,13 @@ impl McpServer {
     /// first, a server whose connection has died restarted. A call whose tool the live
     /// server does not offer exactly as listed (schema, description, annotations: its
     /// manifest was out of date or forged) does not run. A timed-out call is cancelled on
-    /// the server (rmcp sends `notifications/cancelled` when the request is dropped).
-    pub async fn call(&self, listed: &rmcp::model::Tool, arguments: Value) -> ToolOutput {
+    /// the server (`notifications/cancelled`), and so is one the run cancels (`cancel`).
+    pub async fn call(
+        &self,
+        listed: &rmcp::model::Tool,
+        arguments: Value,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
         let tool: &str = &listed.name;
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = match arguments {
@@ -355,8 +362,18 @@ impl McpServer {
             }
         };
         let timeout = self.config.tool_timeout;
-        match tokio::time::timeout(timeout, peer.call_tool(params)).await {
-            Ok(Ok(result)) => {
+        match call::call_tool(&peer, params, timeout, cancel).await {
+            Ended::Cancelled => ToolOutput::error(format!(
+                "Error: the call to `{tool}` was cancelled; MCP server `{}` was told",
+                self.config.name
+            )),
+            Ended::TimedOut => ToolOutput::error(format!(
+                "Error: `{tool}` on MCP server `{}` did not answer within {:.1}s; the call \
+                 was cancelled",
+                self.config.name,
+                timeout.as_secs_f64()
+            )),
+            Ended::Answered(Ok(result)) => {
                 let text = result_text(&result);
                 if result.is_error == Some(true) {
                     ToolOutput::error(format!("Error: {text}"))
@@ -364,7 +381,7 @@ impl McpServer {
                     ToolOutput::ok(text)
                 }
             }
-            Ok(Err(err)) if !matches!(err, ServiceError::McpError(_)) => {
+            Ended::Answered(Err(err)) if !matches!(err, ServiceError::McpError(_)) => {
                 self.mark_broken(id).await;
                 match incoming.fault() {
                     Some(fault) => ToolOutput::error(format!(
@@ -380,21 +397,18 @@ impl McpServer {
                     )),
                 }
             }
-            Ok(Err(ServiceError::McpError(error))) if error.code == UNREADABLE_ANSWER => {
+            Ended::Answered(Err(ServiceError::McpError(error)))
+                if error.code == UNREADABLE_ANSWER =>
+            {
                 ToolOutput::error(format!(
                     "Error: MCP server `{}` answered the call to `{tool}`, but {}",
                     self.config.name, error.message
                 ))
             }
-            Ok(Err(err)) => ToolOutput::error(format!(
+            Ended::Answered(Err(err)) => ToolOutput::error(format!(
                 "Error: MCP server `{}` refused the call to `{tool}`: {}",
                 self.config.name,
                 error_chain(&err)
-            )),
-            Err(_) => ToolOutput::error(format!(
-                "Error: `{tool}` on MCP server `{}` did not answer within {:.1}s",
-                self.config.name,
-                timeout.as_secs_f64()
             )),
         }
     }

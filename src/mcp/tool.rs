@@ -69,7 +69,7 @@ impl Tool for McpTool {
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let was_idle = self.server.is_idle().await;
-            let output = self.server.call(&self.listed, arguments).await;
+            let output = self.server.call(&self.listed, arguments, &ctx.cancel).await;
             if was_idle && output.is_error {
                 let status = self.server.status().await;
                 if status.status == ServerState::Failed {

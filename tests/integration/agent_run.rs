@@ -803,3 +803,74 @@ fn the_servers_listing_names_servers_and_select_still_finds_every_tool() {
     assert!(!section.contains("fx_echo"), "no tool names: {section}");
     assert_eq!(requests[2].messages().last().unwrap()["content"], "hi");
 }
+
+/// Waits (10 s at most) until `path` has a line; returns its lines.
+fn lines_of(path: &std::path::Path) -> Vec<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if !text.is_empty() || std::time::Instant::now() > deadline {
+            return text.lines().map(str::to_string).collect();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_interrupted_or_timed_out_mcp_call_is_cancelled_at_the_server() {
+    // Ctrl-C during the call.
+    let sandbox = Sandbox::new();
+    let log = sandbox.path().join("cancelled.log");
+    let log_arg = log.display().to_string();
+    write_extensions(
+        &sandbox,
+        json!({"fx": fixture_stdio(&["--cancelled-log", &log_arg])}),
+    );
+    let mock = MockOpenAi::start(vec![Reply::tool_calls(&[(
+        "slow",
+        "fx_sleep",
+        json!({"ms": 60_000}),
+    )])]);
+    let mut child = agent_command(&sandbox, &mock)
+        .args(["-p", "sleep", "--output-format", "stream-json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let started = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains("\"tool_call_started\""));
+    assert!(started);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    assert_eq!(
+        wait_with_timeout(&mut child, Duration::from_secs(10)).code(),
+        Some(130)
+    );
+    let cancelled = lines_of(&log);
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+
+    // The call's own timeout.
+    let sandbox = Sandbox::new();
+    let log = sandbox.path().join("cancelled.log");
+    let mut server = fixture_stdio(&["--cancelled-log", &log.display().to_string()]);
+    server["tool_timeout_secs"] = json!(1);
+    write_extensions(&sandbox, json!({"fx": server}));
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("slow", "fx_sleep", json!({"ms": 60_000}))]),
+        Reply::text("gave up"),
+    ]);
+    agent(&sandbox, &mock)
+        .args(["-p", "sleep"])
+        .assert()
+        .success();
+    assert_eq!(lines_of(&log).len(), 1);
+    let result = mock.requests()[1].messages().last().unwrap()["content"].clone();
+    assert!(
+        result.as_str().unwrap().contains("did not answer within"),
+        "{result}"
+    );
+}

@@ -73,6 +73,9 @@ struct Cli {
     /// The `instructions` to send with `initialize`.
     #[arg(long)]
     instructions: Option<String>,
+    /// Append the request id of each `notifications/cancelled` to this file.
+    #[arg(long)]
+    cancelled_log: Option<PathBuf>,
     /// If this file exists at start, also offer one echo-like tool per line of it (so a
     /// test can change the live list without changing the server's configuration).
     #[arg(long)]
@@ -143,6 +146,7 @@ async fn main() -> anyhow::Result<()> {
         hang: cli.hang,
         hang_relist: cli.hang_relist,
         instructions: cli.instructions.clone(),
+        cancelled_log: cli.cancelled_log.clone(),
         page_size: cli
             .page_size
             .map(usize::try_from)

@@ -31,6 +31,8 @@ pub struct Behaviour {
     pub page_size: Option<usize>,
     /// The `instructions` sent with `initialize`.
     pub instructions: Option<String>,
+    /// Append the request id of each `notifications/cancelled` to this file.
+    pub cancelled_log: Option<std::path::PathBuf>,
 }
 
 /// Where the tools come from, which decides how a call is answered.
@@ -192,6 +194,25 @@ impl Fixture {
 }
 
 impl ServerHandler for Fixture {
+    async fn on_cancelled(
+        &self,
+        notification: rmcp::model::CancelledNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        let Some(log) = &self.behaviour.cancelled_log else {
+            return;
+        };
+        let line = format!("{:?} {:?}\n", notification.request_id, notification.reason);
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
+        if let Err(err) = written {
+            eprintln!("fixture_mcp: --cancelled-log: {err}");
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
