@@ -11,6 +11,9 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
 use tokio_util::sync::CancellationToken;
 
+/// The longest telling the server of a cancellation may take.
+const CANCEL_SEND: Duration = Duration::from_secs(1);
+
 /// How a call ended.
 pub(super) enum Ended {
     /// The server answered (or the request failed).
@@ -44,6 +47,8 @@ pub(super) async fn call_tool(
             Ok(Err(_)) => Ended::Answered(Err(ServiceError::TransportClosed)),
             Ok(Ok(answer)) => Ended::Answered(answer.and_then(|result| match result {
                 ServerResult::CallToolResult(result) => Ok(result),
+                // `{}`: a call that returned nothing.
+                ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
                 _ => Err(ServiceError::UnexpectedResponse),
             })),
         },
@@ -53,8 +58,11 @@ pub(super) async fn call_tool(
         Ended::TimedOut => "the call timed out",
         Ended::Cancelled => "the user cancelled the run",
     };
-    if let Err(err) = handle.cancel(Some(reason.to_string())).await {
-        tracing::debug!("notifications/cancelled not sent: {err}");
+    // Bounded: a server that stopped reading must not hold the run.
+    match tokio::time::timeout(CANCEL_SEND, handle.cancel(Some(reason.to_string()))).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => tracing::debug!("notifications/cancelled not sent: {err}"),
+        Err(_) => tracing::debug!("notifications/cancelled not sent within {CANCEL_SEND:?}"),
     }
     ended
 }

@@ -451,6 +451,18 @@ fn unreadable_mcp_answers_fail_their_call_at_once() {
             "{mode}: {result}"
         );
     }
+    // `{}` is an empty result, not a broken call.
+    let sandbox = Sandbox::new();
+    write_extensions(
+        &sandbox,
+        json!({"bad": fixture_stdio(&["--hostile", "empty-result"])}),
+    );
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("a", "bad_echo", json!({}))]),
+        Reply::text("done"),
+    ]);
+    run_json(&sandbox, &mock, "call it");
+    assert_eq!(tool_results(&mock, 1)[0], "");
 }
 
 #[test]

@@ -15,6 +15,8 @@ pub enum Hostile {
     WrongId,
     /// A result nested 10,000 arrays deep.
     DeepJson,
+    /// An empty result, `{}`, not a tool result at all.
+    EmptyResult,
 }
 
 /// Serves until stdin closes.
@@ -74,6 +76,7 @@ fn hostile_answer(mode: Hostile, id: &Value) -> Vec<u8> {
             bytes.extend_from_slice(br#""}]}}"#);
             bytes
         }
+        Hostile::EmptyResult => reply(id, json!({})),
         Hostile::WrongId => reply(
             &json!(987_654),
             json!({"content": [{"type": "text", "text": "for someone else"}]}),
