@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
@@ -20,17 +21,41 @@ use super::stdio::StdioTransport;
 use crate::config::{McpServerConfig, TransportKind};
 use crate::process::{BASE_ENV, PROXY_ENV, ProcessGroupGuard};
 
-/// The client side of one connection. It handles nothing: `tools/list_changed` is seen by
-/// the transport ([`Incoming::announcing`]), and antler offers the server no
-/// client features.
-#[derive(Clone)]
-pub struct Client;
+/// The client side of one connection. `tools/list_changed` is seen by the transport
+/// ([`Incoming::announcing`]); progress notifications go to the call that waits for them
+/// ([`Progress`]); antler offers the server no client features.
+#[derive(Clone, Default)]
+pub struct Client {
+    /// The calls in flight that listen for progress, by progress token.
+    pub progress: Progress,
+}
+
+/// Where progress notifications go: one channel per call in flight, by its token.
+pub type Progress = Arc<std::sync::Mutex<ProgressCalls>>;
+
+/// The calls listening for progress, by token.
+pub type ProgressCalls = HashMap<
+    rmcp::model::ProgressToken,
+    tokio::sync::mpsc::UnboundedSender<rmcp::model::ProgressNotificationParam>,
+>;
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("antler", env!("CARGO_PKG_VERSION"));
         info
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let calls = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        // A token that no call waits for (finished, or made up) is dropped.
+        if let Some(call) = calls.get(&params.progress_token) {
+            let _ = call.send(params);
+        }
     }
 }
 
@@ -107,7 +132,7 @@ async fn connect_inner(
     config: &McpServerConfig,
     changes: watch::Sender<u64>,
 ) -> Result<Started, McpError> {
-    let handler = Client;
+    let handler = Client::default();
     let mut process_group = None;
     let incoming = Incoming::announcing(changes.clone());
     let service = match config.transport {

@@ -12,6 +12,7 @@ use tokio::sync::{Mutex, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::McpError;
+pub(super) use super::call::Progress as CallProgress;
 use super::call::{self, Ended};
 use super::connect::{Connection, connect, error_chain, list_all_tools};
 use super::content::result_text;
@@ -328,6 +329,7 @@ impl McpServer {
         listed: &rmcp::model::Tool,
         arguments: Value,
         cancel: &CancellationToken,
+        report: &(dyn Fn(call::Progress) + Send + Sync),
     ) -> ToolOutput {
         let tool: &str = &listed.name;
         let mut params = CallToolRequestParams::new(tool.to_string());
@@ -340,7 +342,12 @@ impl McpServer {
                 ));
             }
         };
-        let (peer, id, incoming) = match self.live_peer(listed).await {
+        let LivePeer {
+            peer,
+            id,
+            incoming,
+            progress,
+        } = match self.live_peer(listed).await {
             Ok((live, Known::Same)) => live,
             Ok((_, known)) => {
                 let what = match known {
@@ -362,7 +369,11 @@ impl McpServer {
             }
         };
         let timeout = self.config.tool_timeout;
-        match call::call_tool(&peer, params, timeout, cancel).await {
+        let listening = call::Listening {
+            calls: &progress,
+            report,
+        };
+        match call::call_tool(&peer, params, timeout, cancel, listening).await {
             Ended::Cancelled => ToolOutput::error(format!(
                 "Error: the call to `{tool}` was cancelled; MCP server `{}` was told",
                 self.config.name
@@ -499,10 +510,7 @@ impl McpServer {
     /// The peer (and connection id) of a live connection, starting an idle server and
     /// reconnecting one whose connection has died (at most once per [`RESTART_BACKOFF`]
     /// after a failed start), with whether the live server still offers `tool` exactly.
-    async fn live_peer(
-        &self,
-        tool: &rmcp::model::Tool,
-    ) -> Result<((rmcp::Peer<rmcp::RoleClient>, u64, Incoming), Known), McpError> {
+    async fn live_peer(&self, tool: &rmcp::model::Tool) -> Result<(LivePeer, Known), McpError> {
         let mut state = self.state.lock().await;
         let live_of = |live: &Live| {
             let mut same_name = live.connection.tools.iter().filter(|t| t.name == tool.name);
@@ -511,11 +519,12 @@ impl McpServer {
                 Some(_) if same_name.any(|t| t == tool) => Known::Same,
                 Some(_) => Known::Changed,
             };
-            let peer = (
-                live.connection.service.peer().clone(),
-                live.id,
-                live.connection.incoming.clone(),
-            );
+            let peer = LivePeer {
+                peer: live.connection.service.peer().clone(),
+                id: live.id,
+                incoming: live.connection.incoming.clone(),
+                progress: live.connection.service.service().progress.clone(),
+            };
             (peer, known)
         };
         match &*state {
@@ -570,6 +579,15 @@ async fn close(server: &str, connection: Connection) {
         group.end().await;
     }
 }
+/// What a call needs of the live connection.
+struct LivePeer {
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    /// The connection's number, to mark it broken.
+    id: u64,
+    incoming: Incoming,
+    progress: super::connect::Progress,
+}
+
 /// "name version" as a server reports it, escaped and cut for a one-line listing.
 fn server_info(name: &str, version: &str) -> Option<String> {
     let text = format!("{name} {version}");

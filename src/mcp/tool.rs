@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::server::McpServer;
+use super::server::{CallProgress, McpServer};
 use crate::protocol::{Event, ServerState};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolSource};
 
@@ -69,7 +69,19 @@ impl Tool for McpTool {
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let was_idle = self.server.is_idle().await;
-            let output = self.server.call(&self.listed, arguments, &ctx.cancel).await;
+            let report = |update: CallProgress| {
+                (ctx.events)(Event::ToolProgress {
+                    turn: ctx.turn,
+                    call_id: ctx.call_id.clone(),
+                    progress: update.progress,
+                    total: update.total,
+                    message: update.message,
+                })
+            };
+            let output = self
+                .server
+                .call(&self.listed, arguments, &ctx.cancel, &report)
+                .await;
             if was_idle && output.is_error {
                 let status = self.server.status().await;
                 if status.status == ServerState::Failed {

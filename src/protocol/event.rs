@@ -178,6 +178,21 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         from_text: bool,
     },
+    /// A running tool call reported progress (an MCP server's `notifications/progress`).
+    ToolProgress {
+        /// The turn whose reply asked for the call.
+        turn: u32,
+        /// The call's id.
+        call_id: String,
+        /// How far it got.
+        progress: f64,
+        /// Out of how much, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// What it is doing, when the server says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// A tool call returned.
     ToolCallFinished {
         /// The turn whose reply asked for it.
@@ -306,6 +321,10 @@ mod tests {
             &["turn", "call_id", "name", "role", "arguments", "from_text"],
         ),
         (
+            "tool_progress",
+            &["turn", "call_id", "progress", "total", "message"],
+        ),
+        (
             "tool_call_finished",
             &[
                 "turn",
@@ -399,6 +418,13 @@ mod tests {
                 role: ToolRole::Mcp,
                 arguments: Value::Null,
                 from_text: true,
+            },
+            Event::ToolProgress {
+                turn,
+                call_id: text.clone(),
+                progress: 1.0,
+                total: Some(2.0),
+                message: Some(text.clone()),
             },
             Event::ToolCallFinished {
                 turn,

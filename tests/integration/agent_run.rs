@@ -874,3 +874,40 @@ fn an_interrupted_or_timed_out_mcp_call_is_cancelled_at_the_server() {
         "{result}"
     );
 }
+
+#[test]
+fn an_mcp_servers_progress_reaches_the_events_of_its_call() {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&[])}));
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("nap", "fx_sleep", json!({"ms": 20}))]),
+        Reply::text("rested"),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "rest", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let events = events(&out.stdout);
+    let kinds = types(&events);
+    let progress = events
+        .iter()
+        .position(|e| e["type"] == "tool_progress")
+        .unwrap_or_else(|| panic!("no tool_progress in {kinds:?}"));
+    let update = &events[progress];
+    assert_eq!(update["call_id"], "nap");
+    assert_eq!(
+        (&update["progress"], &update["total"]),
+        (&json!(0.0), &json!(20.0))
+    );
+    assert_eq!(update["message"], "sleeping 20 ms");
+    let started = kinds
+        .iter()
+        .position(|k| *k == "tool_call_started")
+        .unwrap();
+    let finished = kinds
+        .iter()
+        .position(|k| *k == "tool_call_finished")
+        .unwrap();
+    assert!(started < progress && progress < finished, "{kinds:?}");
+}

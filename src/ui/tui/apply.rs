@@ -63,6 +63,18 @@ impl Transcript {
                     ToolStatus::Running,
                 )));
             }
+            Event::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                let index = self.card_index(&call_id);
+                if let Some(Entry::Tool(card)) = index.and_then(|i| self.entry_mut(i)) {
+                    card.progress = Some(progress_text(progress, total, message.as_deref()).into());
+                }
+            }
             Event::ToolCallFinished {
                 call_id,
                 is_error,
@@ -97,6 +109,7 @@ impl Transcript {
                 };
                 card.duration_ms = Some(duration_ms);
                 card.result = content;
+                card.progress = None;
             }
             Event::ToolsPromoted {
                 added,
@@ -301,5 +314,19 @@ impl Transcript {
         }
         t.turn_start = t.items.len();
         t
+    }
+}
+/// `3/10 · message`, `40% · message` (a total of 1 or 100 reads as a share), or `3`.
+fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    let amount = match total {
+        Some(total) if total > 0.0 && (total == 1.0 || total == 100.0) => {
+            format!("{:.0}%", 100.0 * progress / total)
+        }
+        Some(total) if total > 0.0 => format!("{progress}/{total}"),
+        _ => format!("{progress}"),
+    };
+    match message {
+        Some(message) if !message.is_empty() => format!("{amount} · {message}"),
+        _ => amount,
     }
 }

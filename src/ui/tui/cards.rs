@@ -91,6 +91,19 @@ pub fn render_card(
             }
         }
     }
+    if let Some(progress) = card
+        .progress
+        .as_ref()
+        .filter(|_| card.status == ToolStatus::Running)
+    {
+        lines.extend(wrap_text(
+            wrap::sanitize(progress).as_ref(),
+            theme.dim,
+            width,
+            &gutter,
+            &gutter,
+        ));
+    }
     let has_subagent_detail = card.expanded && card.subagent.is_some();
     if card.expanded {
         let args = pretty_arguments(&card.arguments);

@@ -173,6 +173,56 @@ fn tool_cards_running_ok_and_failed() {
 }
 
 #[test]
+fn a_running_card_shows_its_latest_progress() {
+    let mut app = app();
+    asked(&mut app, "Index it");
+    events(
+        &mut app,
+        vec![
+            run_started(),
+            Event::TurnStarted { turn: 1 },
+            turn_completed(1, FinishReason::ToolCalls),
+            tool_started("c1", "search_index_build", json!({"path": "docs"})),
+            Event::ToolProgress {
+                turn: 1,
+                call_id: "c1".into(),
+                progress: 1.0,
+                total: Some(4.0),
+                message: Some("reading files".into()),
+            },
+            Event::ToolProgress {
+                turn: 1,
+                call_id: "c1".into(),
+                progress: 3.0,
+                total: Some(4.0),
+                message: Some("writing the index".into()),
+            },
+        ],
+    );
+    let running = render(&mut app, 80, 12);
+    assert!(running.contains("3/4 · writing the index"), "{running}");
+    assert!(
+        !running.contains("reading files"),
+        "only the latest: {running}"
+    );
+    assert_snapshot!(running);
+    events(
+        &mut app,
+        vec![tool_finished(
+            "c1",
+            "search_index_build",
+            false,
+            "indexed 12 files",
+            800,
+        )],
+    );
+    assert!(
+        !render(&mut app, 80, 12).contains("writing the index"),
+        "gone once it returns"
+    );
+}
+
+#[test]
 fn tool_cards_expanded() {
     let mut app = app();
     tool_run(&mut app);

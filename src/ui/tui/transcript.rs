@@ -95,6 +95,8 @@ pub struct ToolCard {
     pub promotion: Option<Promotion>,
     /// A `task` card's subagent: its number and its own transcript.
     pub subagent: Option<(u64, Box<Transcript>)>,
+    /// The last progress the tool reported while it ran.
+    pub progress: Option<Box<str>>,
 }
 
 /// A change of the promoted working set.
@@ -217,6 +219,7 @@ impl ToolCard {
             duration_ms: None,
             result: String::new(),
             expanded: false,
+            progress: None,
             promotion: None,
             subagent: None,
         }

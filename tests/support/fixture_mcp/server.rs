@@ -159,6 +159,15 @@ impl Fixture {
                     .get("ms")
                     .and_then(Value::as_u64)
                     .ok_or_else(|| bad_arg("ms", "a non-negative integer"))?;
+                // Progress on the call's token, as a long-running server reports it.
+                if let Some(token) = context.meta.get_progress_token() {
+                    let update = rmcp::model::ProgressNotificationParam::new(token, 0.0)
+                        .with_total(ms as f64)
+                        .with_message(format!("sleeping {ms} ms"));
+                    if let Err(error) = context.peer.notify_progress(update).await {
+                        eprintln!("fixture_mcp: sending progress failed: {error}");
+                    }
+                }
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(ms)) => text("slept"),
                     () = context.ct.cancelled() => text("cancelled"),
