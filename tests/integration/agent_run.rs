@@ -427,25 +427,8 @@ fn interrupt_saves_and_exits_130(signal: nix::sys::signal::Signal) {
 fn a_run_killed_during_a_tool_call_resumes_with_the_call_patched() {
     let sandbox = deferred_sandbox();
     sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
-    let mock = MockOpenAi::start(vec![Reply::tool_calls(&[(
-        "slow",
-        "fx_sleep",
-        json!({"ms": 60_000}),
-    )])]);
-    let mut child = agent_command(&sandbox, &mock)
-        .args(["-p", "sleep", "--output-format", "stream-json"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // The assistant's call is stored before the tool starts: wait for that event.
-    let stdout = child.stdout.take().unwrap();
-    let started = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .any(|line| line.contains("\"tool_call_started\""));
-    assert!(started);
+    let mock = MockOpenAi::start(Vec::new());
+    let mut child = sleeping_run(&sandbox, &mock);
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -826,24 +809,8 @@ fn an_interrupted_or_timed_out_mcp_call_is_cancelled_at_the_server() {
         &sandbox,
         json!({"fx": fixture_stdio(&["--cancelled-log", &log_arg])}),
     );
-    let mock = MockOpenAi::start(vec![Reply::tool_calls(&[(
-        "slow",
-        "fx_sleep",
-        json!({"ms": 60_000}),
-    )])]);
-    let mut child = agent_command(&sandbox, &mock)
-        .args(["-p", "sleep", "--output-format", "stream-json"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let started = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .any(|line| line.contains("\"tool_call_started\""));
-    assert!(started);
+    let mock = MockOpenAi::start(Vec::new());
+    let mut child = sleeping_run(&sandbox, &mock);
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     assert_eq!(
@@ -910,4 +877,28 @@ fn an_mcp_servers_progress_reaches_the_events_of_its_call() {
         .position(|k| *k == "tool_call_finished")
         .unwrap();
     assert!(started < progress && progress < finished, "{kinds:?}");
+}
+
+/// `-p` whose model calls `fx_sleep` for a minute, returned once the call has started (the
+/// assistant's call is stored before the tool starts).
+fn sleeping_run(sandbox: &Sandbox, mock: &MockOpenAi) -> std::process::Child {
+    mock.push(Reply::tool_calls(&[(
+        "slow",
+        "fx_sleep",
+        json!({"ms": 60_000}),
+    )]));
+    let mut child = agent_command(sandbox, mock)
+        .args(["-p", "sleep", "--output-format", "stream-json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let started = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains("\"tool_call_started\""));
+    assert!(started);
+    child
 }
