@@ -538,7 +538,9 @@ impl Run<'_> {
         };
         let layers = self.agent.get().chain.len();
         let mut interrupted = false;
-        if parallel {
+        if parallel && cancel.is_cancelled() {
+            interrupted = true;
+        } else if parallel {
             let mut pending: FuturesUnordered<_> = to_run
                 .into_iter()
                 .map(|(i, call, tool)| timed(i, context(call), call, tool))
@@ -570,6 +572,11 @@ impl Run<'_> {
                         outputs[i] = Some((stale, layers, 0));
                         continue;
                     }
+                }
+                // Cancelled before it began: it never begins.
+                if cancel.is_cancelled() {
+                    interrupted = true;
+                    break;
                 }
                 let running = timed(i, context(call), call, tool);
                 tokio::pin!(running);

@@ -1,7 +1,7 @@
 //! One `tools/call`, ended by its answer, its timeout or the run's cancellation. Ending it
-//! early tells the server (`notifications/cancelled`), and waits until that is sent, so a
-//! run that stops right after (Ctrl-C) does not shut the server down with it unsent. The
-//! server's progress notifications for the call are reported as they come.
+//! early tells the server (`notifications/cancelled`), and waits (briefly) until that is
+//! sent, so a run that stops right after (Ctrl-C) does not shut the server down with it
+//! unsent. The server's progress for the call is reported as it changes.
 
 use std::time::Duration;
 
@@ -11,14 +11,15 @@ use rmcp::model::{
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-/// One progress notification of a call, as reported.
+/// A call's progress, as the user may be shown it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
-    /// How far it got.
+    /// How far it got (finite).
     pub progress: f64,
-    /// Out of how much, when the server knows.
+    /// Out of how much, when the server knows (finite).
     pub total: Option<f64>,
     /// What it is doing (escaped, one line, cut short).
     pub message: Option<String>,
@@ -52,17 +53,57 @@ fn lock(
     calls.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Takes a server's notification into the slot of the call it names, if one waits for it.
+/// Only the latest value is kept (a flood costs one slot), and a value that goes back is
+/// dropped (notifications may be handled out of order).
+pub(super) fn offer(calls: &super::connect::Progress, update: ProgressNotificationParam) {
+    let calls = lock(calls);
+    let Some(slot) = calls.get(&update.progress_token) else {
+        return;
+    };
+    let next = shown(update);
+    slot.send_if_modified(|current| {
+        if current.as_ref().is_some_and(|c| c.progress > next.progress) {
+            return false;
+        }
+        *current = Some(next);
+        true
+    });
+}
+
 /// A notification as the user may be shown it: finite numbers, a short escaped message.
 fn shown(update: ProgressNotificationParam) -> Progress {
     let finite = |n: f64| n.is_finite().then_some(n);
     Progress {
         progress: finite(update.progress).unwrap_or(0.0),
         total: update.total.and_then(finite),
-        message: update.message.map(|m| {
-            let line = m.split_whitespace().collect::<Vec<_>>().join(" ");
+        message: update.message.map(|message| {
+            // Cut before anything else looks at all of it.
+            let start: String = message.chars().take(MESSAGE_CHARS * 4).collect();
+            let line = start.split_whitespace().collect::<Vec<_>>().join(" ");
             let cut: String = line.chars().take(MESSAGE_CHARS).collect();
             crate::text::printable(&cut)
         }),
+    }
+}
+
+/// A tool result from the server's answer. An empty answer (`{}`, a bare task
+/// acknowledgement, or only `_meta`) is an empty result, as rmcp's own `call_tool` has it.
+fn tool_result(answer: ServerResult) -> Result<CallToolResult, ServiceError> {
+    match answer {
+        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::EmptyResult(_) | ServerResult::TaskAckResult(_) => {
+            Ok(CallToolResult::success(Vec::new()))
+        }
+        ServerResult::CustomResult(custom)
+            if custom
+                .0
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| k == "_meta")) =>
+        {
+            Ok(CallToolResult::success(Vec::new()))
+        }
+        _ => Err(ServiceError::UnexpectedResponse),
     }
 }
 
@@ -74,6 +115,10 @@ pub(super) async fn call_tool(
     cancel: &CancellationToken,
     listening: Listening<'_>,
 ) -> Ended {
+    // Cancelled before it was sent: it is never sent.
+    if cancel.is_cancelled() {
+        return Ended::Cancelled;
+    }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut handle = match peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -83,8 +128,8 @@ pub(super) async fn call_tool(
         Err(err) => return Ended::Answered(Err(err)),
     };
     let token = handle.progress_token.clone();
-    let (sender, mut updates) = tokio::sync::mpsc::unbounded_channel();
-    lock(listening.calls).insert(token.clone(), sender);
+    let (slot, mut updates) = watch::channel(None);
+    lock(listening.calls).insert(token.clone(), slot);
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let ended = loop {
@@ -93,20 +138,14 @@ pub(super) async fn call_tool(
             () = cancel.cancelled() => break Ended::Cancelled,
             answer = &mut handle.rx => break Ended::Answered(match answer {
                 Err(_) => Err(ServiceError::TransportClosed),
-                Ok(answer) => answer.and_then(|result| match result {
-                    ServerResult::CallToolResult(result) => Ok(result),
-                    // `{}`: a call that returned nothing.
-                    ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
-                    _ => Err(ServiceError::UnexpectedResponse),
-                }),
+                Ok(answer) => answer.and_then(tool_result),
             }),
             () = &mut deadline => break Ended::TimedOut,
-            Some(mut update) = updates.recv() => {
-                // A burst is one report: the latest.
-                while let Ok(next) = updates.try_recv() {
-                    update = next;
+            Ok(()) = updates.changed() => {
+                let latest = updates.borrow_and_update().clone();
+                if let Some(latest) = latest {
+                    (listening.report)(latest);
                 }
-                (listening.report)(shown(update));
             }
         }
     };
@@ -123,4 +162,58 @@ pub(super) async fn call_tool(
         Err(_) => tracing::debug!("notifications/cancelled not sent within {CANCEL_SEND:?}"),
     }
     ended
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use rmcp::model::{NumberOrString, ProgressToken};
+    use serde_json::json;
+
+    use super::*;
+
+    fn update(token: i64, progress: f64, message: &str) -> ProgressNotificationParam {
+        ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(token)), progress)
+            .with_message(message)
+    }
+
+    #[test]
+    fn a_calls_slot_keeps_the_latest_progress_that_moves_forward() {
+        let calls: super::super::connect::Progress = Arc::new(Mutex::new(Default::default()));
+        let (slot, seen) = watch::channel(None);
+        lock(&calls).insert(ProgressToken(NumberOrString::Number(1)), slot);
+        offer(&calls, update(1, 2.0, "two"));
+        offer(&calls, update(1, 1.0, "one, late"));
+        offer(&calls, update(9, 5.0, "not a call of ours"));
+        let latest = seen.borrow().clone().unwrap();
+        assert_eq!(
+            (latest.progress, latest.message.as_deref()),
+            (2.0, Some("two"))
+        );
+        let flood = format!("{}\u{1b}[2J", "a ".repeat(1_000_000));
+        offer(&calls, update(1, f64::INFINITY, &flood));
+        let latest = seen.borrow().clone().unwrap();
+        assert_eq!(
+            latest.progress, 2.0,
+            "not finite: kept back as 0, which goes back"
+        );
+        offer(&calls, update(1, 3.0, &flood));
+        let message = seen.borrow().clone().unwrap().message.unwrap();
+        assert!(message.chars().count() <= MESSAGE_CHARS && !message.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn empty_answers_are_empty_results_and_others_are_unexpected() {
+        for answer in [
+            json!({}),
+            json!({"_meta": {"x": 1}}),
+            json!({"content": [], "isError": false}),
+        ] {
+            let parsed: ServerResult = serde_json::from_value(answer.clone()).unwrap();
+            assert!(tool_result(parsed).is_ok(), "{answer}");
+        }
+        let tools: ServerResult = serde_json::from_value(json!({"tools": []})).unwrap();
+        assert!(tool_result(tools).is_err());
+    }
 }

@@ -33,11 +33,9 @@ pub struct Client {
 /// Where progress notifications go: one channel per call in flight, by its token.
 pub type Progress = Arc<std::sync::Mutex<ProgressCalls>>;
 
-/// The calls listening for progress, by token.
-pub type ProgressCalls = HashMap<
-    rmcp::model::ProgressToken,
-    tokio::sync::mpsc::UnboundedSender<rmcp::model::ProgressNotificationParam>,
->;
+/// The calls listening for progress, by token: each one's latest progress.
+pub type ProgressCalls =
+    HashMap<rmcp::model::ProgressToken, tokio::sync::watch::Sender<Option<super::call::Progress>>>;
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
@@ -51,11 +49,8 @@ impl ClientHandler for Client {
         params: rmcp::model::ProgressNotificationParam,
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
-        let calls = self.progress.lock().unwrap_or_else(|e| e.into_inner());
         // A token that no call waits for (finished, or made up) is dropped.
-        if let Some(call) = calls.get(&params.progress_token) {
-            let _ = call.send(params);
-        }
+        super::call::offer(&self.progress, params);
     }
 }
 

@@ -8,18 +8,23 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 /// already is that JSON (servers are asked to include it as text too): never twice.
 pub fn result_text(result: &CallToolResult) -> String {
     let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
-    if let Some(value) = &result.structured_content {
+    if let Some(value) = result.structured_content.as_ref().filter(|v| !v.is_null()) {
+        let compact = value.to_string();
+        // Only a block of about its size can be the same JSON: nothing else is parsed.
+        let near = |text: &str| text.len() >= compact.len() && text.len() <= compact.len() * 8 + 64;
         let repeated = result.content.iter().any(|block| match block {
             ContentBlock::Text(text) => {
-                serde_json::from_str::<serde_json::Value>(&text.text).is_ok_and(|v| v == *value)
+                near(&text.text)
+                    && serde_json::from_str::<serde_json::Value>(&text.text)
+                        .is_ok_and(|v| v == *value)
             }
             _ => false,
         });
         if !repeated {
             parts.push(if parts.is_empty() {
-                value.to_string()
+                compact
             } else {
-                format!("[structured content]\n{value}")
+                format!("[structured content]\n{compact}")
             });
         }
     }
@@ -94,5 +99,8 @@ mod tests {
         let mut r = CallToolResult::success(vec![Content::text("{\n  \"x\": 1\n}")]);
         r.structured_content = Some(json!({"x": 1}));
         assert_eq!(result_text(&r), "{\n  \"x\": 1\n}", "never twice");
+        let mut r = CallToolResult::success(vec![Content::text("ok")]);
+        r.structured_content = Some(serde_json::Value::Null);
+        assert_eq!(result_text(&r), "ok", "null is no structured content");
     }
 }

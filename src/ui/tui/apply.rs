@@ -316,17 +316,44 @@ impl Transcript {
         t
     }
 }
+/// A progress figure, short whatever the server sent.
+fn number(n: f64) -> String {
+    if n.abs() >= 1e9 {
+        format!("{n:.2e}")
+    } else if n.fract() == 0.0 {
+        format!("{n:.0}")
+    } else {
+        format!("{n:.1}")
+    }
+}
+
 /// `3/10 · message`, `40% · message` (a total of 1 or 100 reads as a share), or `3`.
 fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
     let amount = match total {
         Some(total) if total > 0.0 && (total == 1.0 || total == 100.0) => {
-            format!("{:.0}%", 100.0 * progress / total)
+            format!("{:.0}%", 100.0 * (progress / total).clamp(0.0, 1.0))
         }
-        Some(total) if total > 0.0 => format!("{progress}/{total}"),
-        _ => format!("{progress}"),
+        Some(total) if total > 0.0 => {
+            format!("{}/{}", number(progress.clamp(0.0, total)), number(total))
+        }
+        _ => number(progress),
     };
     match message {
         Some(message) if !message.is_empty() => format!("{amount} · {message}"),
         _ => amount,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_reads_short_whatever_the_numbers() {
+        assert_eq!(progress_text(3.0, Some(10.0), Some("step")), "3/10 · step");
+        assert_eq!(progress_text(0.25, Some(1.0), None), "25%");
+        assert_eq!(progress_text(1e308, Some(100.0), None), "100%");
+        assert_eq!(progress_text(1e308, Some(1e300), None), "1.00e300/1.00e300");
+        assert_eq!(progress_text(2.5, None, Some("")), "2.5");
     }
 }
