@@ -31,6 +31,32 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// The start of untrusted `text` as one short line for a user: whitespace runs become one
+/// space, at most `max_chars` characters are kept (reading no further than that), and the
+/// result is [`printable`]. Also says whether anything was left out.
+pub fn short_line(text: &str, max_chars: usize) -> (String, bool) {
+    let mut line = String::new();
+    let mut kept = 0;
+    let mut words = text.split_whitespace();
+    for word in words.by_ref() {
+        if kept > 0 {
+            if kept == max_chars {
+                return (printable(&line), true);
+            }
+            line.push(' ');
+            kept += 1;
+        }
+        for c in word.chars() {
+            if kept == max_chars {
+                return (printable(&line), true);
+            }
+            line.push(c);
+            kept += 1;
+        }
+    }
+    (printable(&line), false)
+}
+
 /// [`printable`] for text of several lines: newlines and tabs are kept.
 pub fn printable_lines(text: &str) -> String {
     text.split('\n')
@@ -63,6 +89,15 @@ mod tests {
         for c in ['a', ' ', 'é', '知', '-'] {
             assert!(!is_invisible(c), "{c:?}");
         }
+    }
+
+    #[test]
+    fn a_short_line_collapses_cuts_and_escapes() {
+        assert_eq!(short_line("  a \n\t b  ", 10), ("a b".to_string(), false));
+        assert_eq!(short_line("abcdef", 3), ("abc".to_string(), true));
+        assert_eq!(short_line("ab cd", 2), ("ab".to_string(), true));
+        assert_eq!(short_line("ab", 2), ("ab".to_string(), false));
+        assert_eq!(short_line("x\u{1b}[2J", 10).0, "x\\u{1b}[2J");
     }
 
     #[test]

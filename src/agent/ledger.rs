@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::runner::{Agent, Thread};
-use crate::deferred::{DeferredSetup, TokenizerError, count_tokens, function_schema};
+use crate::deferred::{
+    DeferredSetup, TokenizerError, count_tokens, function_schema, schemas_tokens,
+};
 use crate::protocol::{CallTokens, CallTotals, Ledger, Message, ServerTokens, ToolTokens};
 use crate::tools::{Tool, ToolSource};
 
@@ -133,7 +135,7 @@ impl LedgerRecorder {
         let toolsets = self
             .toolsets
             .iter()
-            .map(|tools| tools_tokens(tools, &mut counter))
+            .map(|tools| tools_tokens(tools))
             .collect::<Result<Vec<_>, _>>()?;
         for call in &self.calls {
             let (history, results) =
@@ -264,17 +266,12 @@ fn counted(text: &str) -> Result<u64, TokenizerError> {
     Ok(count_tokens(text)? as u64)
 }
 
-/// The tools array as a provider receives it.
-fn tools_tokens(tools: &[Arc<dyn Tool>], counter: &mut Counter) -> Result<u64, TokenizerError> {
+/// The tools array as a provider receives it (none at all when empty).
+fn tools_tokens(tools: &[Arc<dyn Tool>]) -> Result<u64, TokenizerError> {
     if tools.is_empty() {
         return Ok(0);
     }
-    let schemas: Vec<_> = tools.iter().map(|t| function_schema(t.info())).collect();
-    let all = counted(&serde_json::Value::Array(schemas).to_string())?;
-    for tool in tools {
-        counter.schema(tool.as_ref())?;
-    }
-    Ok(all)
+    Ok(schemas_tokens(tools.iter().map(|t| t.info()))? as u64)
 }
 
 fn totals(calls: &[CallTokens]) -> CallTotals {

@@ -32,9 +32,11 @@ pub fn count_tokens(text: &str) -> Result<usize, TokenizerError> {
 }
 
 /// Tokens of binding `tools`: their function schemas as the JSON array a provider receives
-/// in `tools`. One definition for the `auto` decision and for `tools stats`.
-pub fn schemas_tokens(tools: &[ToolInfo]) -> Result<usize, TokenizerError> {
-    let schemas: Vec<_> = tools.iter().map(function_schema).collect();
+/// in `tools`. One definition for the `auto` decision, `tools stats` and the context ledger.
+pub fn schemas_tokens<'a>(
+    tools: impl IntoIterator<Item = &'a ToolInfo>,
+) -> Result<usize, TokenizerError> {
+    let schemas: Vec<_> = tools.into_iter().map(function_schema).collect();
     count_tokens(&serde_json::Value::Array(schemas).to_string())
 }
 

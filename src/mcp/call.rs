@@ -77,13 +77,9 @@ fn shown(update: ProgressNotificationParam) -> Progress {
     Progress {
         progress: finite(update.progress).unwrap_or(0.0),
         total: update.total.and_then(finite),
-        message: update.message.map(|message| {
-            // Cut before anything else looks at all of it.
-            let start: String = message.chars().take(MESSAGE_CHARS * 4).collect();
-            let line = start.split_whitespace().collect::<Vec<_>>().join(" ");
-            let cut: String = line.chars().take(MESSAGE_CHARS).collect();
-            crate::text::printable(&cut)
-        }),
+        message: update
+            .message
+            .map(|message| crate::text::short_line(&message, MESSAGE_CHARS).0),
     }
 }
 

@@ -125,10 +125,8 @@ impl Layer for LoopDetection {
 /// The arguments as the user is shown them: one line, at most [`SHOWN_ARGUMENTS`]
 /// characters, control characters escaped.
 fn shown_arguments(arguments: &str) -> String {
-    let line = arguments.split_whitespace().collect::<Vec<_>>().join(" ");
-    let cut: String = line.chars().take(SHOWN_ARGUMENTS).collect();
-    let mut shown = crate::text::printable(&cut);
-    if cut.len() < line.len() {
+    let (mut shown, cut) = crate::text::short_line(arguments, SHOWN_ARGUMENTS);
+    if cut {
         shown.push('…');
     }
     shown
