@@ -217,6 +217,7 @@ async fn rebuild_as_before(
         )),
         redact: setup.redact(mcp),
         instructions: Default::default(),
+        vision: false,
     };
     Agent {
         provider,

@@ -232,6 +232,7 @@ pub fn catalog_agent(
         )),
         redact: Default::default(),
         instructions: Default::default(),
+        vision: false,
     };
     Agent {
         provider,

@@ -648,7 +648,7 @@ impl Run<'_> {
         match &tool.info().source {
             _ if name == TOOL_SEARCH => ToolRole::Search,
             _ if name == TASK => ToolRole::Subagent,
-            ToolSource::Mcp { .. } => ToolRole::Mcp,
+            ToolSource::Mcp { .. } | ToolSource::McpResources => ToolRole::Mcp,
             ToolSource::Configured { .. } => ToolRole::Configured,
             ToolSource::BuiltIn => ToolRole::BuiltIn,
         }

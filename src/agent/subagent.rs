@@ -60,6 +60,8 @@ pub struct SubagentEnv {
     pub redact: Redact,
     /// The MCP servers' `instructions`, for the subagents' own first searches.
     pub instructions: std::collections::BTreeMap<String, String>,
+    /// Whether the model can see images.
+    pub vision: bool,
 }
 
 /// Where the `task` tool finds its [`SubagentEnv`]: set by whoever assembles the parent
@@ -170,6 +172,7 @@ impl Task {
                     }),
                     redact: env.redact.clone(),
                     instructions: env.instructions.clone(),
+                    vision: env.vision,
                 },
             ),
             deferred: Arc::new(setup),
@@ -306,6 +309,7 @@ mod tests {
             output_budget: None,
             redact: Redact::default(),
             instructions: Default::default(),
+            vision: false,
         }
     }
 

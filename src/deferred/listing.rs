@@ -124,9 +124,12 @@ pub fn listing_lines(
     }
 }
 
+/// The server a tool is listed under; the resource tools, of no one server, under a name
+/// of their own.
 fn server_name(source: &ToolSource) -> &str {
     match source {
         ToolSource::Mcp { server, .. } => server,
+        ToolSource::McpResources => "MCP resources",
         _ => "",
     }
 }

@@ -1,7 +1,8 @@
-//! One `tools/call`, ended by its answer, its timeout or the run's cancellation. Ending it
-//! early tells the server (`notifications/cancelled`), and waits (briefly) until that is
-//! sent, so a run that stops right after (Ctrl-C) does not shut the server down with it
-//! unsent. The server's progress for the call is reported as it changes.
+//! One request to a server (a `tools/call`, a resource read, a prompt), ended by its answer,
+//! its timeout or the run's cancellation. Ending it early tells the server
+//! (`notifications/cancelled`), and waits (briefly) until that is sent, so a run that stops
+//! right after (Ctrl-C) does not shut the server down with it unsent. The server's
+//! progress for the request is reported as it changes.
 
 use std::time::Duration;
 
@@ -37,10 +38,10 @@ const MESSAGE_CHARS: usize = 120;
 /// The longest telling the server of a cancellation may take.
 const CANCEL_SEND: Duration = Duration::from_secs(1);
 
-/// How a call ended.
-pub(super) enum Ended {
+/// How a request ended.
+pub(super) enum Ended<T = CallToolResult> {
     /// The server answered (or the request failed).
-    Answered(Result<CallToolResult, ServiceError>),
+    Answered(Result<T, ServiceError>),
     /// The tool's timeout passed first.
     TimedOut,
     /// The run was cancelled first.
@@ -111,11 +112,24 @@ pub(super) async fn call_tool(
     cancel: &CancellationToken,
     listening: Listening<'_>,
 ) -> Ended {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    send(peer, request, timeout, cancel, listening, tool_result).await
+}
+
+/// Sends `request` and waits for whichever comes first; `answer` takes the result the
+/// request expects out of the server's answer.
+pub(super) async fn send<T>(
+    peer: &Peer<RoleClient>,
+    request: ClientRequest,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    listening: Listening<'_>,
+    answer: fn(ServerResult) -> Result<T, ServiceError>,
+) -> Ended<T> {
     // Cancelled before it was sent: it is never sent.
     if cancel.is_cancelled() {
         return Ended::Cancelled;
     }
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut handle = match peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
@@ -132,9 +146,9 @@ pub(super) async fn call_tool(
         tokio::select! {
             biased;
             () = cancel.cancelled() => break Ended::Cancelled,
-            answer = &mut handle.rx => break Ended::Answered(match answer {
+            reply = &mut handle.rx => break Ended::Answered(match reply {
                 Err(_) => Err(ServiceError::TransportClosed),
-                Ok(answer) => answer.and_then(tool_result),
+                Ok(reply) => reply.and_then(answer),
             }),
             () = &mut deadline => break Ended::TimedOut,
             Ok(()) = updates.changed() => {
@@ -148,7 +162,7 @@ pub(super) async fn call_tool(
     lock(listening.calls).remove(&token);
     let reason = match ended {
         Ended::Answered(_) => return ended,
-        Ended::TimedOut => "the call timed out",
+        Ended::TimedOut => "the request timed out",
         Ended::Cancelled => "the user cancelled the run",
     };
     // Bounded: a server that stopped reading must not hold the run.

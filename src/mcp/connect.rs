@@ -23,11 +23,13 @@ use crate::process::{BASE_ENV, PROXY_ENV, ProcessGroupGuard};
 
 /// The client side of one connection. `tools/list_changed` is seen by the transport
 /// ([`Incoming::announcing`]); progress notifications go to the call that waits for them
-/// ([`Progress`]); antler offers the server no client features.
+/// ([`Progress`]); a changed prompt list marks the prompts held as stale.
 #[derive(Clone, Default)]
 pub struct Client {
     /// The calls in flight that listen for progress, by progress token.
     pub progress: Progress,
+    /// Set by `prompts/list_changed`: the prompts held are listed again when next asked for.
+    pub prompts_changed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Where progress notifications go: one channel per call in flight, by its token.
@@ -52,6 +54,14 @@ impl ClientHandler for Client {
         // A token that no call waits for (finished, or made up) is dropped.
         super::call::offer(&self.progress, params);
     }
+
+    async fn on_prompt_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.prompts_changed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// A live connection.
@@ -66,6 +76,10 @@ pub struct Connection {
     pub process_group: Option<ProcessGroupGuard>,
     /// Every tool, all pages followed.
     pub tools: Vec<rmcp::model::Tool>,
+    /// The features the server announced, by name ([`capabilities`]).
+    pub capabilities: Vec<String>,
+    /// Its prompts, if it offers any, all pages followed (a failed listing is none).
+    pub prompts: Vec<rmcp::model::Prompt>,
     /// The shortest `ttlMs` of the listing's pages, if the server gave one.
     pub ttl_ms: Option<u64>,
     /// The negotiated protocol version.
@@ -93,15 +107,20 @@ pub async fn connect(
             listed_generation,
             process_group,
             incoming,
+            prompts,
         })) => {
-            let protocol_version = service
-                .peer_info()
+            let info = service.peer_info();
+            let protocol_version = info
+                .as_ref()
                 .map(|info| info.protocol_version.to_string())
                 .unwrap_or_default();
+            let capabilities = info.map_or_else(Vec::new, |i| capabilities(&i.capabilities));
             Ok(Connection {
                 service,
                 process_group,
                 tools,
+                capabilities,
+                prompts,
                 ttl_ms,
                 protocol_version,
                 listed_generation,
@@ -121,6 +140,7 @@ struct Started {
     listed_generation: u64,
     process_group: Option<ProcessGroupGuard>,
     incoming: Incoming,
+    prompts: Vec<rmcp::model::Prompt>,
 }
 
 async fn connect_inner(
@@ -170,12 +190,24 @@ async fn connect_inner(
     // A list_changed that arrives during the listing below makes it stale at once.
     let generation = *changes.borrow();
     let listing = list_all_tools(service.peer()).await?;
+    let offers_prompts = service
+        .peer_info()
+        .is_some_and(|info| info.capabilities.prompts.is_some());
+    let prompts = if offers_prompts {
+        list_all_prompts(service.peer()).await.unwrap_or_else(|err| {
+            tracing::warn!(server = %config.name, "{err}; its prompts are not offered");
+            Vec::new()
+        })
+    } else {
+        Vec::new()
+    };
     Ok(Started {
         service,
         listing,
         listed_generation: generation,
         process_group,
         incoming,
+        prompts,
     })
 }
 
@@ -218,6 +250,50 @@ pub(crate) async fn list_all_tools(peer: &rmcp::Peer<RoleClient>) -> Result<List
         }
     }
     Err(McpError::ListTools(format!("more than {MAX_PAGES} pages")))
+}
+
+/// Follows `prompts/list` pagination to the end, with the same limits as
+/// [`list_all_tools`].
+pub(crate) async fn list_all_prompts(
+    peer: &rmcp::Peer<RoleClient>,
+) -> Result<Vec<rmcp::model::Prompt>, McpError> {
+    let mut prompts = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let mut params = PaginatedRequestParams::default();
+        params.cursor = cursor.clone();
+        let page = peer
+            .list_prompts(Some(params))
+            .await
+            .map_err(|e| McpError::ListPrompts(error_chain(&e)))?;
+        prompts.extend(page.prompts);
+        match page.next_cursor {
+            None => return Ok(prompts),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(McpError::ListPrompts(format!(
+                    "the server repeated the cursor {next:?}"
+                )));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(McpError::ListPrompts(format!("more than {MAX_PAGES} pages")))
+}
+
+/// The capabilities a server announced, by name.
+pub(super) fn capabilities(offered: &rmcp::model::ServerCapabilities) -> Vec<String> {
+    [
+        ("tools", offered.tools.is_some()),
+        ("resources", offered.resources.is_some()),
+        ("prompts", offered.prompts.is_some()),
+        ("completions", offered.completions.is_some()),
+        ("logging", offered.logging.is_some()),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .map(|(name, _)| name.to_string())
+    .collect()
 }
 
 /// Starts the child, as the leader of its own process group, with the configured

@@ -1,6 +1,14 @@
-//! Turns an MCP `CallToolResult` into the text a model reads.
+//! Turns MCP content (a `CallToolResult`, a resource's contents) into the text a model
+//! reads, and the images in it into images a vision model is shown.
 
+use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+
+use crate::protocol::ImagePart;
+use crate::tools::builtin::view_image::{MAX_IMAGE_BYTES, media_type};
+
+/// At most this many images of one result are attached.
+const MAX_IMAGES: usize = 4;
 
 /// Joins the result's content blocks into text. Text is kept as is; binary content is
 /// described rather than dumped (the model cannot read base64 and it wastes tokens).
@@ -31,7 +39,64 @@ pub fn result_text(result: &CallToolResult) -> String {
     parts.join("\n")
 }
 
-fn block_text(block: &ContentBlock) -> String {
+/// The images of a tool result that can be attached (see [`image_part`]), at most
+/// [`MAX_IMAGES`].
+pub fn result_images(result: &CallToolResult, label: &str) -> Vec<ImagePart> {
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Image(image) => image_part(Some(&image.mime_type), &image.data, label),
+            _ => None,
+        })
+        .take(MAX_IMAGES)
+        .collect()
+}
+
+/// `data` (base64) as an image to attach, if it is one a model can be shown: declared an
+/// image, valid base64 of a type `view_image` accepts (by its bytes, whatever was
+/// declared), and no larger than it allows. `label` says where it came from.
+pub fn image_part(mime_type: Option<&str>, data: &str, label: &str) -> Option<ImagePart> {
+    if !mime_type?.trim().to_ascii_lowercase().starts_with("image/") {
+        return None;
+    }
+    // Checked on the length first, so a huge blob is never decoded.
+    if data.len() as u64 > MAX_IMAGE_BYTES.div_ceil(3) * 4 + 4 {
+        return None;
+    }
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data).ok()?;
+    if bytes.len() as u64 > MAX_IMAGE_BYTES {
+        return None;
+    }
+    Some(ImagePart {
+        path: label.to_string(),
+        media_type: media_type(&bytes)?.to_string(),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+    })
+}
+
+/// A resource's contents as text: its text under its URI, binary contents described.
+pub fn resource_text(contents: &ResourceContents) -> String {
+    match contents {
+        ResourceContents::TextResourceContents { uri, text, .. } => {
+            format!("[resource {uri}]\n{text}")
+        }
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => format!(
+            "[resource {uri}: {}, {} bytes of base64]",
+            mime_type.as_deref().unwrap_or("binary"),
+            blob.len()
+        ),
+        _ => String::from("[resource of an unknown kind]"),
+    }
+}
+
+/// One content block as text.
+pub fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
         ContentBlock::Image(image) => {
@@ -48,24 +113,14 @@ fn block_text(block: &ContentBlock) -> String {
                 audio.data.len()
             )
         }
-        ContentBlock::Resource(embedded) => match &embedded.resource {
-            ResourceContents::TextResourceContents { uri, text, .. } => {
-                format!("[resource {uri}]\n{text}")
-            }
-            ResourceContents::BlobResourceContents {
-                uri,
-                mime_type,
-                blob,
-                ..
-            } => format!(
-                "[resource {uri}: {}, {} bytes of base64]",
-                mime_type.as_deref().unwrap_or("binary"),
-                blob.len()
-            ),
-            _ => String::from("[resource of an unknown kind]"),
-        },
+        ContentBlock::Resource(embedded) => resource_text(&embedded.resource),
         ContentBlock::ResourceLink(link) => {
-            format!("[resource link: {} ({})]", link.uri, link.name)
+            let mut text = format!("[resource link: {} ({}", link.uri, link.name);
+            if let Some(mime) = &link.mime_type {
+                text.push_str(&format!(", {mime}"));
+            }
+            text.push_str(")]");
+            text
         }
         _ => String::from("[content of an unknown kind]"),
     }

@@ -223,11 +223,14 @@ impl McpManager {
         futures::future::join_all(self.servers.iter().map(|s| s.refresh_tools())).await
     }
 
-    /// Every MCP tool under its model-facing name, servers in config order, each server's
-    /// tools in listing order. Servers that announced a change are listed again first.
+    /// Every MCP tool under its model-facing name: the resource tools when a server offers
+    /// resources (first, so no server's tool can take their names), then the servers'
+    /// tools, servers in config order, each server's tools in listing order. Servers that
+    /// announced a change are listed again first.
     pub async fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let mut namer = ToolNamer::new();
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        tools.extend(super::resources::resource_tools(&self.servers).await);
         for server in &self.servers {
             let prefix = server.config().tool_name_prefix;
             for tool in server.tools().await {

@@ -21,7 +21,8 @@ use crate::tools::sandbox::files::{CappedReadError, OpenError, read_capped};
 /// The folder's name inside the data folder.
 const DIR: &str = "mcp-manifests";
 /// The manifest format this build writes and reads.
-pub(super) const FORMAT: u32 = 1;
+/// 2: with the server's capabilities and prompts.
+pub(super) const FORMAT: u32 = 2;
 /// A larger file is not read: no listing antler keeps is near this size.
 const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 /// A temporary file older than this was left by a writer that died.
@@ -52,6 +53,10 @@ pub struct Manifest {
     pub instructions: Option<String>,
     /// Every tool it listed, unfiltered (a changed filter needs no new listing).
     pub tools: Vec<rmcp::model::Tool>,
+    /// The features it announced (`resources`, `prompts`, ...), by name.
+    pub capabilities: Vec<String>,
+    /// Its prompts, for slash commands before it is started.
+    pub prompts: Vec<rmcp::model::Prompt>,
 }
 
 impl Manifest {
@@ -69,6 +74,8 @@ impl Manifest {
             server_version: &self.server_version,
             instructions: self.instructions.as_deref(),
             tools: &self.tools,
+            capabilities: &self.capabilities,
+            prompts: &self.prompts,
         }
     }
 
@@ -111,6 +118,8 @@ pub struct ManifestView<'a> {
     server_version: &'a str,
     instructions: Option<&'a str>,
     tools: &'a [rmcp::model::Tool],
+    capabilities: &'a [String],
+    prompts: &'a [rmcp::model::Prompt],
 }
 
 impl<'a> ManifestView<'a> {
@@ -134,6 +143,8 @@ impl<'a> ManifestView<'a> {
             server_version: implementation.map_or("", |i| i.version.as_str()),
             instructions: info.and_then(|i| i.instructions.as_deref()),
             tools: &connection.tools,
+            capabilities: &connection.capabilities,
+            prompts: &connection.prompts,
         }
     }
 
@@ -150,6 +161,8 @@ impl<'a> ManifestView<'a> {
             server_version: self.server_version.to_string(),
             instructions: self.instructions.map(str::to_string),
             tools: self.tools.to_vec(),
+            capabilities: self.capabilities.to_vec(),
+            prompts: self.prompts.to_vec(),
         }
     }
 }
@@ -406,6 +419,12 @@ mod tests {
                 "echo",
                 "echoes",
                 std::sync::Arc::new(serde_json::Map::new()),
+            )],
+            capabilities: vec![String::from("tools"), String::from("prompts")],
+            prompts: vec![rmcp::model::Prompt::new(
+                "greet",
+                Some("says hello"),
+                None,
             )],
         }
     }

@@ -9,6 +9,7 @@ mod incoming;
 mod manager;
 pub mod manifest;
 pub mod naming;
+mod resources;
 mod server;
 mod server_state;
 pub mod sse;
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 pub use cache::{ExtensionsError, McpCache};
 pub use manager::{McpManager, StartSettings};
+pub use resources::{LIST_MCP_RESOURCES, READ_MCP_RESOURCE};
 pub use server::{McpServer, StartPlan};
 pub use tool::McpTool;
 
@@ -48,6 +50,9 @@ pub enum McpError {
     /// `tools/list` failed.
     #[error("listing tools failed: {0}")]
     ListTools(String),
+    /// `prompts/list` failed.
+    #[error("listing prompts failed: {0}")]
+    ListPrompts(String),
     /// Connecting and listing took longer than `startup_timeout_secs`.
     #[error("did not start within {:.1}s (startup_timeout_secs)", .0.as_secs_f64())]
     StartupTimeout(Duration),

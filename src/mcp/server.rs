@@ -14,11 +14,14 @@ use tokio_util::sync::CancellationToken;
 use super::McpError;
 pub(super) use super::call::Progress as CallProgress;
 use super::call::{self, Ended};
-use super::connect::{Connection, connect, error_chain, list_all_tools};
-use super::content::result_text;
+use super::connect::{Connection, connect, error_chain, list_all_prompts, list_all_tools};
+use super::content::{result_images, result_text};
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
 use super::manifest::{Manifest, ManifestView};
 pub use super::server_state::StartPlan;
+pub use features::{Feature, ResourceListing};
+
+mod features;
 use super::server_state::{Known, Live, State};
 use crate::clock::now_secs as now;
 use crate::config::McpServerConfig;
@@ -212,6 +215,7 @@ impl McpServer {
         };
         if let Some(manifest) = state.manifest() {
             status.server_info = server_info(&manifest.server_name, &manifest.server_version);
+            status.capabilities = manifest.capabilities.clone();
         }
         match &*state {
             State::Disabled => status.status = ServerState::Disabled,
@@ -229,7 +233,7 @@ impl McpServer {
                     if let Some(server) = &info.server_info {
                         status.server_info = server_info(&server.name, &server.version);
                     }
-                    status.capabilities = capabilities(&info.capabilities);
+                    status.capabilities = live.connection.capabilities.clone();
                 }
                 status.protocol_version = Some(live.connection.protocol_version.clone());
                 status.startup_ms =
@@ -347,7 +351,7 @@ impl McpServer {
             id,
             incoming,
             progress,
-        } = match self.live_peer(listed).await {
+        } = match self.live_peer(Some(listed)).await {
             Ok((live, Known::Same)) => live,
             Ok((_, known)) => {
                 let what = match known {
@@ -387,10 +391,18 @@ impl McpServer {
             Ended::Answered(Ok(result)) => {
                 let text = result_text(&result);
                 if result.is_error == Some(true) {
-                    ToolOutput::error(format!("Error: {text}"))
-                } else {
-                    ToolOutput::ok(text)
+                    return ToolOutput::error(format!("Error: {text}"));
                 }
+                let mut output = ToolOutput::ok(text);
+                let label = format!("MCP server `{}`, tool `{tool}`", self.config.name);
+                let images = result_images(&result, &label);
+                if !images.is_empty() {
+                    output.state_update = Some(Box::new(crate::tools::StateUpdate {
+                        images,
+                        ..Default::default()
+                    }));
+                }
+                output
             }
             Ended::Answered(Err(err)) if !matches!(err, ServiceError::McpError(_)) => {
                 self.mark_broken(id).await;
@@ -509,15 +521,25 @@ impl McpServer {
 
     /// The peer (and connection id) of a live connection, starting an idle server and
     /// reconnecting one whose connection has died (at most once per [`RESTART_BACKOFF`]
-    /// after a failed start), with whether the live server still offers `tool` exactly.
-    async fn live_peer(&self, tool: &rmcp::model::Tool) -> Result<(LivePeer, Known), McpError> {
+    /// after a failed start), with whether the live server still offers `tool` exactly
+    /// (no tool: [`Known::Same`]).
+    async fn live_peer(
+        &self,
+        tool: Option<&rmcp::model::Tool>,
+    ) -> Result<(LivePeer, Known), McpError> {
         let mut state = self.state.lock().await;
         let live_of = |live: &Live| {
-            let mut same_name = live.connection.tools.iter().filter(|t| t.name == tool.name);
-            let known = match same_name.clone().next() {
-                None => Known::Gone,
-                Some(_) if same_name.any(|t| t == tool) => Known::Same,
-                Some(_) => Known::Changed,
+            let known = match tool {
+                None => Known::Same,
+                Some(tool) => {
+                    let mut same_name =
+                        live.connection.tools.iter().filter(|t| t.name == tool.name);
+                    match same_name.clone().next() {
+                        None => Known::Gone,
+                        Some(_) if same_name.any(|t| t == tool) => Known::Same,
+                        Some(_) => Known::Changed,
+                    }
+                }
             };
             let peer = LivePeer {
                 peer: live.connection.service.peer().clone(),
@@ -535,7 +557,8 @@ impl McpServer {
                 return Err(McpError::Unavailable(reason.clone()));
             }
             State::Idle(_) => {
-                tracing::info!(server = %self.config.name, tool = %tool.name, "starting idle MCP server for its first call");
+                let wanted = tool.map_or("a request", |t| t.name.as_ref());
+                tracing::info!(server = %self.config.name, wanted, "starting idle MCP server for its first call");
             }
             State::Connected(_) | State::Failed { .. } => {
                 tracing::info!(server = %self.config.name, "restarting MCP server");
@@ -594,19 +617,4 @@ fn server_info(name: &str, version: &str) -> Option<String> {
     let text = text.trim();
     let cut: String = text.chars().take(80).collect();
     (!cut.is_empty()).then(|| crate::text::printable(&cut))
-}
-
-/// The capabilities a server announced, by name.
-fn capabilities(offered: &rmcp::model::ServerCapabilities) -> Vec<String> {
-    [
-        ("tools", offered.tools.is_some()),
-        ("resources", offered.resources.is_some()),
-        ("prompts", offered.prompts.is_some()),
-        ("completions", offered.completions.is_some()),
-        ("logging", offered.logging.is_some()),
-    ]
-    .into_iter()
-    .filter(|(_, on)| *on)
-    .map(|(name, _)| name.to_string())
-    .collect()
 }

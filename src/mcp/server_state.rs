@@ -48,6 +48,22 @@ impl State {
         }
     }
 
+    /// The features the server announced, by name, as far as this state knows.
+    pub(super) fn capabilities(&self) -> &[String] {
+        match self {
+            Self::Connected(live) => &live.connection.capabilities,
+            state => state.manifest().map_or(&[], |m| &m.capabilities),
+        }
+    }
+
+    /// The server's prompts in this state.
+    pub(super) fn prompts(&self) -> &[rmcp::model::Prompt] {
+        match self {
+            Self::Connected(live) => &live.connection.prompts,
+            state => state.manifest().map_or(&[], |m| &m.prompts),
+        }
+    }
+
     pub(super) fn manifest(&self) -> Option<&Arc<Manifest>> {
         match self {
             Self::Idle(manifest)

@@ -276,6 +276,7 @@ impl Inner {
             .context_window(model)
             .unwrap_or(DEFAULT_CONTEXT_WINDOW);
         let redact = setup.redact(&self.mcp);
+        let vision = setup.model_config(model).is_some_and(|m| m.supports_vision);
         if let Some(slot) = &self.subagents {
             slot.set(SubagentEnv {
                 provider: self.spec.provider.clone(),
@@ -287,6 +288,7 @@ impl Inner {
                 output_budget: Some((config.tool_output.max_chars, place.outputs.clone())),
                 redact: redact.clone(),
                 instructions: instructions.clone(),
+                vision,
             });
         }
         let options = ChainOptions {
@@ -296,6 +298,7 @@ impl Inner {
             )),
             redact,
             instructions,
+            vision,
         };
         Ok(Agent {
             provider: self.spec.provider.clone(),

@@ -22,6 +22,7 @@ fn describe(source: &ToolSource) -> String {
         ToolSource::BuiltIn => String::from("the built-in tool"),
         ToolSource::Configured { use_id, .. } => format!("the configured tool ({use_id})"),
         ToolSource::Mcp { server, .. } => format!("the tool of MCP server `{server}`"),
+        ToolSource::McpResources => String::from("the MCP resources tool"),
     }
 }
 

@@ -27,6 +27,10 @@ pub enum ToolSource {
         /// The tool's name on that server, before prefixing and sanitising.
         original_name: String,
     },
+    /// antler's tools over the MCP servers' resources (`list_mcp_resources`,
+    /// `read_mcp_resource`): of the MCP tier, so deferred like its tools, but of no one
+    /// server.
+    McpResources,
 }
 
 impl ToolSource {
@@ -35,7 +39,7 @@ impl ToolSource {
         match self {
             Self::BuiltIn => "built-in",
             Self::Configured { .. } => "configured",
-            Self::Mcp { .. } => "mcp",
+            Self::Mcp { .. } | Self::McpResources => "mcp",
         }
     }
 }
@@ -60,9 +64,9 @@ pub struct ToolInfo {
 }
 
 impl ToolInfo {
-    /// Whether the tool comes from an MCP server (the tier that can be deferred).
+    /// Whether the tool belongs to the MCP tier (the tier that can be deferred).
     pub fn is_mcp(&self) -> bool {
-        matches!(self.source, ToolSource::Mcp { .. })
+        matches!(self.source, ToolSource::Mcp { .. } | ToolSource::McpResources)
     }
 
     /// How many top-level parameters the schema declares.

@@ -52,6 +52,7 @@ pub fn tool_rows(toolset: &Toolset, deferred: &DeferredSetup) -> Vec<ToolRow> {
                     (None, group.clone(), Some(use_id.clone()))
                 }
                 ToolSource::Mcp { server, .. } => (Some(server.clone()), None, None),
+                ToolSource::McpResources => (None, None, None),
             };
             ToolRow {
                 name: info.name.clone(),

@@ -19,6 +19,7 @@ mod lazy_servers;
 mod ledger;
 mod llama_cpp;
 mod mcp_calls;
+mod mcp_features;
 #[path = "../support/mock_openai/mod.rs"]
 mod mock_openai;
 mod mock_server;

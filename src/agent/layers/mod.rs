@@ -57,6 +57,9 @@ pub struct ChainOptions {
     pub redact: redact::Redact,
     /// The MCP servers' `instructions`, by server name.
     pub instructions: BTreeMap<String, String>,
+    /// Whether the model can see images (`supports_vision`): images from tools are
+    /// attached only then.
+    pub vision: bool,
 }
 
 /// The full chain in the documented order (summarisation aside) for a deferred setup.
@@ -79,7 +82,9 @@ pub fn agent_chain(
     chain = chain
         .with(options.redact)
         .with(tool_errors::ToolErrors::new(known))
-        .with(images::Images)
+        .with(images::Images {
+            vision: options.vision,
+        })
         .then(deferred_chain(setup, config, servers, options.instructions))
         .with(loop_detection::LoopDetection::default())
         .with(finish_reason::FinishReasons);

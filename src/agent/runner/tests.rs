@@ -371,6 +371,7 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         output_budget: None,
         redact: Default::default(),
         instructions: Default::default(),
+        vision: false,
     });
     Agent {
         provider,
@@ -717,6 +718,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         output_budget: None,
         redact: Default::default(),
         instructions: Default::default(),
+        vision: false,
     });
     let agent = Agent {
         provider: provider.clone(),

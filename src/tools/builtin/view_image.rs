@@ -34,8 +34,9 @@ struct Args {
     image_path: String,
 }
 
-/// The media type of an image from its first bytes (never from its file name).
-fn media_type(bytes: &[u8]) -> Option<&'static str> {
+/// The media type of an image from its first bytes (never from its file name or a
+/// declared type).
+pub fn media_type(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {

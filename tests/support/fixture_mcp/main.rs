@@ -8,6 +8,7 @@
 //! - http / sse: the only stdout line is `LISTENING http://127.0.0.1:PORT`,
 //!   printed once the socket is bound.
 
+mod features;
 mod hostile;
 mod server;
 mod sse;
@@ -80,6 +81,15 @@ struct Cli {
     /// test can change the live list without changing the server's configuration).
     #[arg(long)]
     extra_tools_file: Option<PathBuf>,
+    /// Offer resources (a text note, a PNG, a template) and a `tiny_image` tool.
+    #[arg(long)]
+    resources: bool,
+    /// Offer the prompt `greet(name, style?)`.
+    #[arg(long)]
+    prompts: bool,
+    /// Offer the tool `ask_user`, which elicits a form from the user.
+    #[arg(long)]
+    elicitation: bool,
     /// Exit with an error at start if this file exists.
     #[arg(long)]
     fail_if_exists: Option<PathBuf>,
@@ -147,6 +157,9 @@ async fn main() -> anyhow::Result<()> {
         hang_relist: cli.hang_relist,
         instructions: cli.instructions.clone(),
         cancelled_log: cli.cancelled_log.clone(),
+        resources: cli.resources,
+        prompts: cli.prompts,
+        elicitation: cli.elicitation,
         page_size: cli
             .page_size
             .map(usize::try_from)

@@ -33,6 +33,12 @@ pub struct Behaviour {
     pub instructions: Option<String>,
     /// Append the request id of each `notifications/cancelled` to this file.
     pub cancelled_log: Option<std::path::PathBuf>,
+    /// Offer resources and the `tiny_image` tool.
+    pub resources: bool,
+    /// Offer prompts.
+    pub prompts: bool,
+    /// Offer the `ask_user` tool.
+    pub elicitation: bool,
 }
 
 /// Where the tools come from, which decides how a call is answered.
@@ -63,6 +69,16 @@ impl Fixture {
     /// A server with the built-in test tools.
     pub fn builtin(behaviour: Behaviour, extra: &[String]) -> Self {
         let mut tools = builtin_tools();
+        if behaviour.resources {
+            tools.push(tool(
+                "tiny_image",
+                "Returns a 1x1 PNG image.",
+                no_params(),
+            ));
+        }
+        if behaviour.elicitation {
+            tools.push(tool("ask_user", "Asks the user who they are.", no_params()));
+        }
         tools.extend(extra.iter().map(|name| {
             tool(
                 name,
@@ -185,6 +201,11 @@ impl Fixture {
                 text("changed")
             }
             ADDED_TOOL => text("added"),
+            "tiny_image" => CallToolResult::success(vec![
+                ContentBlock::text("a dot"),
+                ContentBlock::image(crate::features::DOT_PNG, "image/png"),
+            ]),
+            "ask_user" => text(crate::features::ask_user(&context).await?),
             WEIRD_TOOL => text("weird"),
             // The tools of --extra-tools-file echo.
             _ if self
@@ -223,10 +244,16 @@ impl ServerHandler for Fixture {
     }
 
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        if self.behaviour.resources {
+            capabilities.resources = Some(Default::default());
+        }
+        if self.behaviour.prompts {
+            capabilities.prompts = Some(Default::default());
+        }
         let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(self.behaviour.name.clone(), "0.1.0"));
         match &self.behaviour.instructions {
@@ -287,6 +314,47 @@ impl ServerHandler for Fixture {
             self.listed.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         Ok(result)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        Ok(crate::features::list_resources())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        Ok(crate::features::list_templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        crate::features::read_resource(&request.uri).map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        Ok(crate::features::list_prompts())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        let arguments = request.arguments.unwrap_or_default();
+        crate::features::get_prompt(&request.name, &arguments).map(Into::into)
     }
 
     async fn call_tool(

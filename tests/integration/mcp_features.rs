@@ -1,0 +1,213 @@
+//! What MCP servers offer besides tools: resources (the `list_mcp_resources` and
+//! `read_mcp_resource` tools, images attached for vision models), prompts, elicitation.
+
+use std::path::Path;
+
+use antler::config::parse_extensions_config;
+use antler::mcp::McpManager;
+use serde_json::{Value, json};
+
+use crate::mock_openai::{MockOpenAi, Reply};
+use crate::support::*;
+
+async fn start(servers: Value) -> McpManager {
+    let text = json!({"mcpServers": servers}).to_string();
+    let loaded = parse_extensions_config(&text, Path::new("test.json"), &|_| None).unwrap();
+    McpManager::start(loaded.value, &antler::mcp::StartSettings::eager()).await
+}
+
+async fn call(manager: &McpManager, name: &str, arguments: Value) -> antler::tools::ToolOutput {
+    let tools = manager.tools().await;
+    let tool = tools
+        .iter()
+        .find(|t| t.info().name == name)
+        .unwrap_or_else(|| panic!("no tool {name}"));
+    call_tool(&**tool, arguments).await
+}
+
+#[tokio::test]
+async fn resources_are_listed_and_read_and_only_servers_that_offer_them_are_asked() {
+    let manager = start(json!({
+        "notes": fixture_stdio(&["--resources"]),
+        "plain": fixture_stdio(&[]),
+    }))
+    .await;
+    let names: Vec<String> = manager
+        .tools()
+        .await
+        .iter()
+        .map(|t| t.info().name.clone())
+        .collect();
+    assert_eq!(
+        names[..2],
+        ["list_mcp_resources", "read_mcp_resource"],
+        "first in the MCP tier: {names:?}"
+    );
+    let schema = manager.tools().await[1].info().parameters.clone();
+    assert_eq!(schema["properties"]["server"]["enum"], json!(["notes"]));
+
+    let listed = call(&manager, "list_mcp_resources", json!({})).await;
+    assert!(!listed.is_error, "{}", listed.content);
+    assert_eq!(
+        listed.content,
+        "## notes\n\
+         - fixture://notes/hello.txt (hello note, text/plain): A short note.\n\
+         - fixture://images/dot.png (dot, image/png, 68 bytes)\n\
+         URI templates (fill in the {parts}):\n\
+         - fixture://notes/{name} (any note)"
+    );
+
+    let note = call(
+        &manager,
+        "read_mcp_resource",
+        json!({"server": "notes", "uri": "fixture://notes/hello.txt"}),
+    )
+    .await;
+    assert_eq!(
+        (note.content.as_str(), note.is_error),
+        ("Hello from the fixture's note.", false)
+    );
+    let templated = call(
+        &manager,
+        "read_mcp_resource",
+        json!({"server": "notes", "uri": "fixture://notes/todo"}),
+    )
+    .await;
+    assert_eq!(templated.content, "The note called todo.");
+
+    // A PNG is attached as an image (the model sees it if it can), and described.
+    let dot = call(
+        &manager,
+        "read_mcp_resource",
+        json!({"server": "notes", "uri": "fixture://images/dot.png"}),
+    )
+    .await;
+    assert!(dot.content.contains("image/png"), "{}", dot.content);
+    let images = &dot.state_update.as_ref().unwrap().images;
+    assert_eq!(images.len(), 1);
+    assert_eq!(images[0].media_type, "image/png");
+    assert_eq!(images[0].path, "notes: fixture://images/dot.png");
+}
+
+#[tokio::test]
+async fn model_chosen_servers_and_uris_are_checked_before_any_server_sees_them() {
+    let manager = start(json!({
+        "notes": fixture_stdio(&["--resources"]),
+        "plain": fixture_stdio(&[]),
+    }))
+    .await;
+    for (arguments, expected) in [
+        (
+            json!({"server": "plain", "uri": "fixture://notes/hello.txt"}),
+            "no MCP server called \"plain\" offers resources; the servers that do: notes",
+        ),
+        (
+            json!({"server": "../../etc/passwd", "uri": "x"}),
+            "no MCP server called \"../../etc/passwd\" offers resources",
+        ),
+        (
+            json!({"server": "notes", "uri": ""}),
+            "`uri` must be a resource URI",
+        ),
+        (
+            json!({"server": "notes", "uri": "x".repeat(5000)}),
+            "`uri` must be a resource URI",
+        ),
+        (
+            json!({"server": "notes", "uri": "fixture://nowhere"}),
+            "refused: ",
+        ),
+        (json!({"server": "notes"}), "invalid arguments"),
+    ] {
+        let out = call(&manager, "read_mcp_resource", arguments.clone()).await;
+        assert!(out.is_error, "{arguments}: {}", out.content);
+        assert!(out.content.contains(expected), "{arguments}: {}", out.content);
+    }
+    let out = call(&manager, "list_mcp_resources", json!({"server": "plain"})).await;
+    assert!(out.is_error && out.content.contains("offers resources"), "{}", out.content);
+
+    let none = start(json!({"plain": fixture_stdio(&[])})).await;
+    assert!(
+        none.tools()
+            .await
+            .iter()
+            .all(|t| !t.info().name.contains("mcp_resource")),
+        "no server offers resources: no resource tools"
+    );
+}
+
+#[tokio::test]
+async fn images_in_tool_results_are_attached_only_when_they_are_images() {
+    let manager = start(json!({"fx": fixture_stdio(&["--resources"])})).await;
+    let out = call(&manager, "fx_tiny_image", json!({})).await;
+    assert!(out.content.starts_with("a dot\n[image: image/png"), "{}", out.content);
+    let images = &out.state_update.as_ref().unwrap().images;
+    assert_eq!(images[0].path, "MCP server `fx`, tool `tiny_image`");
+    assert_eq!(images[0].media_type, "image/png");
+}
+
+/// A sandbox whose model sees images, with a fixture server that offers resources and
+/// tool search on.
+fn vision_sandbox(vision: bool) -> Sandbox {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&["--resources"])}));
+    sandbox.write(
+        "config.yaml",
+        &format!(
+            "models:\n  - name: eyes\n    model: mock-model\n    base_url: $MOCK_URL\n    \
+             supports_vision: {vision}\ntool_search:\n  enabled: true\n"
+        ),
+    );
+    sandbox
+}
+
+#[test]
+fn a_deferred_resource_read_reaches_the_model_with_its_image() {
+    for vision in [true, false] {
+        let sandbox = vision_sandbox(vision);
+        let mock = MockOpenAi::start(vec![
+            Reply::tool_calls(&[(
+                "c1",
+                "tool_search",
+                json!({"query": "select:read_mcp_resource"}),
+            )]),
+            Reply::tool_calls(&[(
+                "c2",
+                "read_mcp_resource",
+                json!({"server": "fx", "uri": "fixture://images/dot.png"}),
+            )]),
+            Reply::text("A dot."),
+        ]);
+        let out = sandbox
+            .antler()
+            .env("MOCK_URL", mock.base_url())
+            .args(["-p", "what is the dot?"])
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let requests = mock.requests();
+        let system = requests[0].system_prompt();
+        assert!(
+            system.contains("list_mcp_resources") && system.contains("read_mcp_resource"),
+            "deferred, so listed: {system}"
+        );
+        assert!(!requests[0].tool_names().contains(&"read_mcp_resource".to_string()));
+        let messages = requests[2].messages();
+        let result = messages
+            .iter()
+            .find(|m| m["tool_call_id"] == "c2")
+            .unwrap();
+        assert!(
+            result["content"].as_str().unwrap().contains("attached as an image"),
+            "{result}"
+        );
+        let last = messages.last().unwrap();
+        if vision {
+            assert_eq!(last["role"], "user");
+            let url = last["content"][1]["image_url"]["url"].as_str().unwrap();
+            assert!(url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{url}");
+        } else {
+            assert_eq!(last["role"], "tool", "no image for a model that cannot see");
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! What the fixture offers besides tools, when asked to: resources (`--resources`),
+//! prompts (`--prompts`) and a tool that elicits a form from the user (`--elicitation`).
+
+use rmcp::model::{
+    ContentBlock, ElicitRequestParams, ElicitationAction, GetPromptResult, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, Prompt, PromptArgument,
+    PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::{Value, json};
+
+/// The one text resource.
+pub const NOTE_URI: &str = "fixture://notes/hello.txt";
+/// The one image resource (a 1×1 PNG).
+pub const DOT_URI: &str = "fixture://images/dot.png";
+/// A 1×1 transparent PNG, base64.
+pub const DOT_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+pub fn list_resources() -> ListResourcesResult {
+    ListResourcesResult::with_all_items(vec![
+        Resource::new(NOTE_URI, "hello note")
+            .with_mime_type("text/plain")
+            .with_description("A short note."),
+        Resource::new(DOT_URI, "dot")
+            .with_mime_type("image/png")
+            .with_size(68),
+    ])
+}
+
+pub fn list_templates() -> ListResourceTemplatesResult {
+    let template = ResourceTemplate::new("fixture://notes/{name}", "any note");
+    ListResourceTemplatesResult::with_all_items(vec![template])
+}
+
+pub fn read_resource(uri: &str) -> Result<ReadResourceResult, McpError> {
+    if uri == DOT_URI {
+        return Ok(ReadResourceResult::new(vec![ResourceContents::blob(
+            DOT_PNG, uri,
+        )
+        .with_mime_type("image/png")]));
+    }
+    match uri.strip_prefix("fixture://notes/") {
+        Some("hello.txt") => Ok(ReadResourceResult::new(vec![ResourceContents::text(
+            "Hello from the fixture's note.",
+            uri,
+        )])),
+        Some(name) if !name.is_empty() => Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(format!("The note called {name}."), uri),
+        ])),
+        _ => Err(McpError::resource_not_found(
+            format!("no resource {uri}"),
+            None,
+        )),
+    }
+}
+
+pub fn list_prompts() -> ListPromptsResult {
+    ListPromptsResult::with_all_items(vec![Prompt::new(
+        "greet",
+        Some("Asks the model to greet someone."),
+        Some(vec![
+            PromptArgument::new("name")
+                .with_description("Who to greet.")
+                .with_required(true),
+            PromptArgument::new("style").with_description("How (optional)."),
+        ]),
+    )])
+}
+
+pub fn get_prompt(name: &str, arguments: &JsonObject) -> Result<GetPromptResult, McpError> {
+    if name != "greet" {
+        return Err(McpError::invalid_params(format!("no prompt {name}"), None));
+    }
+    let who = arguments
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| McpError::invalid_params("`name` is required", None))?;
+    let style = arguments
+        .get("style")
+        .and_then(Value::as_str)
+        .unwrap_or("plainly");
+    Ok(GetPromptResult::new(vec![
+        PromptMessage::new_text(Role::User, format!("Greet {who} {style}.")),
+        PromptMessage::new(
+            Role::User,
+            ContentBlock::text("Keep it to one line."),
+        ),
+    ]))
+}
+
+/// The `ask_user` tool: elicits a name and an age, and says what came back.
+pub async fn ask_user(context: &RequestContext<RoleServer>) -> Result<String, McpError> {
+    let schema: rmcp::model::ElicitationSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "description": "Your name", "minLength": 1},
+            "age": {"type": "integer", "title": "Age", "minimum": 0, "maximum": 150},
+            "colour": {"type": "string", "title": "Colour", "enum": ["red", "green", "blue"], "default": "green"},
+            "subscribe": {"type": "boolean", "title": "Subscribe", "default": false}
+        },
+        "required": ["name"]
+    }))
+    .map_err(|err| McpError::internal_error(err.to_string(), None))?;
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: String::from("Who are you?"),
+        requested_schema: schema,
+    };
+    let result = context
+        .peer
+        .create_elicitation(params)
+        .await
+        .map_err(|err| McpError::internal_error(format!("elicitation failed: {err}"), None))?;
+    Ok(match result.action {
+        ElicitationAction::Accept => format!(
+            "accepted: {}",
+            result.content.map_or_else(String::new, |c| c.to_string())
+        ),
+        ElicitationAction::Decline => String::from("declined"),
+        ElicitationAction::Cancel => String::from("cancelled"),
+        _ => String::from("unknown"),
+    })
+}
