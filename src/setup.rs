@@ -109,6 +109,7 @@ impl Setup {
             deferral_off: app.value.tool_search.enabled == ToolSearchMode::Off,
             accept_stale: false,
             progress: None,
+            elicitations: None,
         };
         let semantic = semantic_model(&app, cwd, env);
         if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
@@ -123,6 +124,15 @@ impl Setup {
             mcp: McpCache::new(extensions, trust.clone(), start_settings),
             semantic,
         })
+    }
+
+    /// Lets a front-end answer the MCP servers' requests for input (elicitation), through
+    /// the broker returned; without it they are declined. Before the first
+    /// [`Setup::mcp`].
+    pub fn answer_elicitations(&mut self) -> crate::mcp::elicitation::Elicitations {
+        let broker = crate::mcp::elicitation::Elicitations::default();
+        self.mcp.settings.elicitations = Some(broker.clone());
+        broker
     }
 
     /// Lets servers stay idle on a manifest that is too old (the chat refreshes such

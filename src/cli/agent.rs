@@ -37,7 +37,14 @@ async fn run(
     env: EnvLookup<'_>,
     trust: &Arc<ProjectTrust>,
 ) -> Result<Exit, CliError> {
-    let prompt = read_prompt(args.prompt.as_deref())?;
+    let server_prompt = match args.mcp_prompt.as_deref() {
+        Some(text) => Some(parse_server_prompt(text, &args.prompt_args)?),
+        None => None,
+    };
+    let prompt = match (&server_prompt, args.prompt.as_deref()) {
+        (Some(_), None) => String::new(),
+        (_, given) => read_prompt(given)?,
+    };
     // Ctrl-C is caught from here on, so that MCP servers starting below are always shut
     // down (a Ctrl-C during start-up ends the run as interrupted before its first call).
     let cancel = CancellationToken::new();
@@ -57,6 +64,17 @@ async fn run(
         std::io::stdout().is_terminal(),
         std::io::stderr().is_terminal(),
     );
+    let prompt = match &server_prompt {
+        Some(asked) => match prompt_turn(&session, asked, prompt, &cancel).await {
+            Ok(text) => text,
+            Err(err) => {
+                session.close().await;
+                watcher.abort();
+                return Err(err);
+            }
+        },
+        None => prompt,
+    };
     let emit = |event: Event| printer.event(&event);
     let result = session.run(prompt, &emit, &cancel).await;
     if let Ok(result) = &result {
@@ -72,6 +90,79 @@ async fn run(
         RunStatus::Success => Exit::Success,
         RunStatus::Failed => Exit::Failure,
         RunStatus::Interrupted => Exit::Interrupted,
+    })
+}
+
+/// `--mcp-prompt SERVER:PROMPT` with its `--arg NAME=VALUE`s.
+struct ServerPrompt {
+    server: String,
+    name: String,
+    arguments: std::collections::BTreeMap<String, String>,
+}
+
+fn parse_server_prompt(text: &str, given: &[String]) -> Result<ServerPrompt, CliError> {
+    let Some((server, name)) = text
+        .split_once(':')
+        .filter(|(s, n)| !s.is_empty() && !n.is_empty())
+    else {
+        return Err(CliError::usage(format!(
+            "--mcp-prompt: expected SERVER:PROMPT, got {:?}",
+            crate::text::short_line(text, 80).0
+        )));
+    };
+    Ok(ServerPrompt {
+        server: server.to_string(),
+        name: name.to_string(),
+        arguments: prompt_arguments(given)?,
+    })
+}
+
+/// The `--arg NAME=VALUE`s, each name once.
+fn prompt_arguments(
+    given: &[String],
+) -> Result<std::collections::BTreeMap<String, String>, CliError> {
+    let mut arguments = std::collections::BTreeMap::new();
+    for arg in given {
+        let Some((name, value)) = arg.split_once('=').filter(|(n, _)| !n.trim().is_empty()) else {
+            return Err(CliError::usage(format!(
+                "--arg: expected NAME=VALUE, got {:?}",
+                crate::text::short_line(arg, 80).0
+            )));
+        };
+        if arguments
+            .insert(name.trim().to_string(), value.to_string())
+            .is_some()
+        {
+            return Err(CliError::usage(format!(
+                "--arg: `{}` is given twice",
+                name.trim()
+            )));
+        }
+    }
+    Ok(arguments)
+}
+
+/// The message of a `--mcp-prompt` run: the prompt's text, then the -p text if any. A
+/// prompt that cannot be had (unknown, missing arguments, a failing server) is a usage
+/// error naming what there is.
+async fn prompt_turn(
+    session: &Session,
+    asked: &ServerPrompt,
+    extra: String,
+    cancel: &CancellationToken,
+) -> Result<String, CliError> {
+    let mcp = session.mcp().await;
+    let text = mcp
+        .prompt_message(&asked.server, &asked.name, &asked.arguments, cancel)
+        .await
+        .map_err(|err| match err {
+            crate::mcp::PromptError::Failed(_) => CliError::failure(format!("--mcp-prompt: {err}")),
+            other => CliError::usage(format!("--mcp-prompt: {other}")),
+        })?;
+    Ok(if extra.trim().is_empty() {
+        text
+    } else {
+        format!("{text}\n\n{extra}")
     })
 }
 

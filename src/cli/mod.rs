@@ -98,6 +98,13 @@ pub struct RunArgs {
     /// Save the model's turns of this run to FILE, in the format --replay plays.
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     pub record: Option<PathBuf>,
+    /// Run an MCP server's prompt: its messages are the message, followed by the -p
+    /// text if one is given.
+    #[arg(long, value_name = "SERVER:PROMPT")]
+    pub mcp_prompt: Option<String>,
+    /// An argument of --mcp-prompt, as NAME=VALUE (repeat for more).
+    #[arg(long = "arg", value_name = "NAME=VALUE", requires = "mcp_prompt")]
+    pub prompt_args: Vec<String>,
 }
 
 /// The subcommands; each maps to one front-end action over the same setup.
@@ -160,6 +167,7 @@ impl Cli {
         use std::io::IsTerminal;
         match &self.command {
             None if self.run.prompt.is_none()
+                && self.run.mcp_prompt.is_none()
                 && self.run.replay.is_none()
                 && self.run.record.is_none()
                 && std::io::stdin().is_terminal()
@@ -188,6 +196,7 @@ impl RunArgs {
     /// Whether an option that only makes sense for a prompt run was given.
     pub fn any_given(&self) -> bool {
         self.prompt.is_some()
+            || self.mcp_prompt.is_some()
             || self.continue_thread
             || self.resume.is_some()
             || self.replay.is_some()

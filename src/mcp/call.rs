@@ -6,9 +6,10 @@
 
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
-    ProgressNotificationParam, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ElicitRequestParams,
+    ElicitResult, ProgressNotificationParam, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
@@ -26,10 +27,24 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
-/// Where a call's progress goes: the connection's listeners and the report.
-pub(super) struct Listening<'a> {
+/// Answers a server's request for input made during a call.
+pub(super) type Elicit<'a, 'f> =
+    &'a (dyn Fn(ElicitRequestParams) -> BoxFuture<'f, ElicitResult> + Send + Sync);
+
+/// Where a call's progress and the server's requests for input go: the connection's
+/// listeners, the report, and who answers.
+pub(super) struct Listening<'a, 'f> {
     pub(super) calls: &'a super::connect::Progress,
     pub(super) report: &'a (dyn Fn(Progress) + Send + Sync),
+    pub(super) route: &'a super::elicitation::Route,
+    pub(super) elicit: Elicit<'a, 'f>,
+}
+
+/// An answer for any request for input: declined (requests that are not a tool's).
+pub(super) fn decline_all(_: ElicitRequestParams) -> BoxFuture<'static, ElicitResult> {
+    Box::pin(std::future::ready(ElicitResult::new(
+        rmcp::model::ElicitationAction::Decline,
+    )))
 }
 
 /// The longest a progress message is shown, in characters.
@@ -110,7 +125,7 @@ pub(super) async fn call_tool(
     params: CallToolRequestParams,
     timeout: Duration,
     cancel: &CancellationToken,
-    listening: Listening<'_>,
+    listening: Listening<'_, '_>,
 ) -> Ended {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     send(peer, request, timeout, cancel, listening, tool_result).await
@@ -123,7 +138,7 @@ pub(super) async fn send<T>(
     request: ClientRequest,
     timeout: Duration,
     cancel: &CancellationToken,
-    listening: Listening<'_>,
+    listening: Listening<'_, '_>,
     answer: fn(ServerResult) -> Result<T, ServiceError>,
 ) -> Ended<T> {
     // Cancelled before it was sent: it is never sent.
@@ -142,6 +157,7 @@ pub(super) async fn send<T>(
     lock(listening.calls).insert(token.clone(), slot);
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
+    let (serial, mut requests) = listening.route.join();
     let ended = loop {
         tokio::select! {
             biased;
@@ -151,6 +167,15 @@ pub(super) async fn send<T>(
                 Ok(reply) => reply.and_then(answer),
             }),
             () = &mut deadline => break Ended::TimedOut,
+            Some(pending) = requests.recv() => {
+                // The server waits for the user: that time is not the server's.
+                let answer = tokio::select! {
+                    answer = (listening.elicit)(pending.params) => answer,
+                    () = cancel.cancelled() => ElicitResult::new(rmcp::model::ElicitationAction::Cancel),
+                };
+                let _ = pending.reply.send(answer);
+                deadline.as_mut().reset(tokio::time::Instant::now() + timeout);
+            }
             Ok(()) = updates.changed() => {
                 let latest = updates.borrow_and_update().clone();
                 if let Some(latest) = latest {
@@ -160,6 +185,7 @@ pub(super) async fn send<T>(
         }
     };
     lock(listening.calls).remove(&token);
+    listening.route.leave(serial);
     let reason = match ended {
         Ended::Answered(_) => return ended,
         Ended::TimedOut => "the request timed out",

@@ -30,6 +30,8 @@ pub struct Client {
     pub progress: Progress,
     /// Set by `prompts/list_changed`: the prompts held are listed again when next asked for.
     pub prompts_changed: Arc<std::sync::atomic::AtomicBool>,
+    /// The calls in flight that take the server's requests for input.
+    pub elicit: super::elicitation::Route,
 }
 
 /// Where progress notifications go: one channel per call in flight, by its token.
@@ -43,7 +45,26 @@ impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("antler", env!("CARGO_PKG_VERSION"));
+        // Always, whoever answers (see `elicitation`): form and URL requests.
+        info.capabilities.elicitation = Some(
+            rmcp::model::ElicitationCapability::new()
+                .with_form(rmcp::model::FormElicitationCapability::new())
+                .with_url(rmcp::model::UrlElicitationCapability::new()),
+        );
         info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        tokio::select! {
+            result = self.elicit.ask(request) => Ok(result),
+            () = context.ct.cancelled() => Ok(rmcp::model::ElicitResult::new(
+                rmcp::model::ElicitationAction::Cancel,
+            )),
+        }
     }
 
     async fn on_progress(
@@ -194,10 +215,12 @@ async fn connect_inner(
         .peer_info()
         .is_some_and(|info| info.capabilities.prompts.is_some());
     let prompts = if offers_prompts {
-        list_all_prompts(service.peer()).await.unwrap_or_else(|err| {
-            tracing::warn!(server = %config.name, "{err}; its prompts are not offered");
-            Vec::new()
-        })
+        list_all_prompts(service.peer())
+            .await
+            .unwrap_or_else(|err| {
+                tracing::warn!(server = %config.name, "{err}; its prompts are not offered");
+                Vec::new()
+            })
     } else {
         Vec::new()
     };
@@ -278,7 +301,9 @@ pub(crate) async fn list_all_prompts(
             Some(next) => cursor = Some(next),
         }
     }
-    Err(McpError::ListPrompts(format!("more than {MAX_PAGES} pages")))
+    Err(McpError::ListPrompts(format!(
+        "more than {MAX_PAGES} pages"
+    )))
 }
 
 /// The capabilities a server announced, by name.

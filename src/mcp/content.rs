@@ -64,7 +64,9 @@ pub fn image_part(mime_type: Option<&str>, data: &str, label: &str) -> Option<Im
     if data.len() as u64 > MAX_IMAGE_BYTES.div_ceil(3) * 4 + 4 {
         return None;
     }
-    let bytes = base64::engine::general_purpose::STANDARD.decode(data).ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .ok()?;
     if bytes.len() as u64 > MAX_IMAGE_BYTES {
         return None;
     }

@@ -38,6 +38,9 @@ pub struct StartSettings {
     /// Where each server's status goes as soon as it is ready (idle, connected or
     /// failed), for a front-end that shows start-up progress.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<ServerStatus>>,
+    /// Who answers the servers' requests for input (an interactive front-end); without
+    /// one they are declined.
+    pub elicitations: Option<super::elicitation::Elicitations>,
 }
 
 impl StartSettings {
@@ -51,6 +54,7 @@ impl StartSettings {
             deferral_off: true,
             accept_stale: false,
             progress: None,
+            elicitations: None,
         }
     }
 
@@ -71,6 +75,7 @@ impl StartSettings {
                 .map_or(deferred, |s| s == StartMode::Lazy),
             max_age: server.policy.manifest_max_age.unwrap_or(self.max_age),
             accept_stale: self.accept_stale,
+            elicitations: self.elicitations.clone(),
         }
     }
 }

@@ -421,11 +421,7 @@ mod tests {
                 std::sync::Arc::new(serde_json::Map::new()),
             )],
             capabilities: vec![String::from("tools"), String::from("prompts")],
-            prompts: vec![rmcp::model::Prompt::new(
-                "greet",
-                Some("says hello"),
-                None,
-            )],
+            prompts: vec![rmcp::model::Prompt::new("greet", Some("says hello"), None)],
         }
     }
 

@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 
 use super::content;
 use super::server::{Feature, McpServer, ResourceListing};
-use crate::tools::{StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 use crate::tools::parse_args;
+use crate::tools::{StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 
 /// The listing tool's name.
 pub const LIST_MCP_RESOURCES: &str = "list_mcp_resources";
@@ -138,7 +138,9 @@ impl Tool for ListResources {
                 None => self.servers.iter().map(|s| s.as_ref()).collect(),
             };
             let listings = futures::future::join_all(
-                chosen.iter().map(|server| server.list_resources(&ctx.cancel)),
+                chosen
+                    .iter()
+                    .map(|server| server.list_resources(&ctx.cancel)),
             )
             .await;
             let mut sections = Vec::new();
@@ -188,15 +190,18 @@ fn listing_text(server: &str, listing: &ResourceListing) -> String {
     if more > 0 || listing.truncated {
         lines.push(format!(
             "… {}more resources not listed",
-            if more > 0 { format!("{more} ") } else { String::new() }
+            if more > 0 {
+                format!("{more} ")
+            } else {
+                String::new()
+            }
         ));
     }
     if !listing.templates.is_empty() {
         lines.push(String::from("URI templates (fill in the {parts}):"));
         for template in listing.templates.iter().take(MAX_LISTED) {
             let mut line = format!("- {} ({})", template.uri_template, template.name);
-            if let Some(description) = template.description.as_deref().filter(|d| !d.is_empty())
-            {
+            if let Some(description) = template.description.as_deref().filter(|d| !d.is_empty()) {
                 line.push_str(": ");
                 line.push_str(&crate::text::short_line(description, DESCRIPTION_CHARS).0);
             }
@@ -265,7 +270,8 @@ fn contents_output(server: &str, result: &ReadResourceResult) -> ToolOutput {
                 mime_type,
                 blob,
                 ..
-            } => match content::image_part(mime_type.as_deref(), blob, &format!("{server}: {uri}")) {
+            } => match content::image_part(mime_type.as_deref(), blob, &format!("{server}: {uri}"))
+            {
                 Some(image) => {
                     parts.push(format!(
                         "[resource {uri}: {}, {} bytes of base64, attached as an image]",

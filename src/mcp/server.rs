@@ -190,6 +190,12 @@ impl McpServer {
         &self.config
     }
 
+    /// Who answers the server's requests for input: a front-end, or nobody (they are
+    /// declined).
+    pub fn elicitations(&self) -> Option<&super::elicitation::Elicitations> {
+        self.plan.elicitations.as_ref()
+    }
+
     /// A receiver that sees every change of the server's tool list, as a growing
     /// generation number: each `tools/list_changed` it sends and each new connection.
     pub fn tool_list_changes(&self) -> watch::Receiver<u64> {
@@ -334,6 +340,7 @@ impl McpServer {
         arguments: Value,
         cancel: &CancellationToken,
         report: &(dyn Fn(call::Progress) + Send + Sync),
+        elicit: call::Elicit<'_, '_>,
     ) -> ToolOutput {
         let tool: &str = &listed.name;
         let mut params = CallToolRequestParams::new(tool.to_string());
@@ -351,6 +358,7 @@ impl McpServer {
             id,
             incoming,
             progress,
+            route,
         } = match self.live_peer(Some(listed)).await {
             Ok((live, Known::Same)) => live,
             Ok((_, known)) => {
@@ -376,6 +384,8 @@ impl McpServer {
         let listening = call::Listening {
             calls: &progress,
             report,
+            route: &route,
+            elicit,
         };
         match call::call_tool(&peer, params, timeout, cancel, listening).await {
             Ended::Cancelled => ToolOutput::error(format!(
@@ -546,6 +556,7 @@ impl McpServer {
                 id: live.id,
                 incoming: live.connection.incoming.clone(),
                 progress: live.connection.service.service().progress.clone(),
+                route: live.connection.service.service().elicit.clone(),
             };
             (peer, known)
         };
@@ -609,6 +620,8 @@ struct LivePeer {
     id: u64,
     incoming: Incoming,
     progress: super::connect::Progress,
+    /// Where the server's requests for input go.
+    route: super::elicitation::Route,
 }
 
 /// "name version" as a server reports it, escaped and cut for a one-line listing.

@@ -89,6 +89,8 @@ pub struct StartPlan {
     pub max_age: Duration,
     /// Take a manifest that is too old too (it is refreshed in the background).
     pub accept_stale: bool,
+    /// Who answers the server's requests for input (none: they are declined).
+    pub elicitations: Option<super::elicitation::Elicitations>,
 }
 
 /// Whether the live server offers the called tool as the caller was shown it.

@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::elicitation;
 use super::server::{CallProgress, McpServer};
-use crate::protocol::{Event, ServerState};
+use crate::protocol::{ElicitationAnswer, Event, ServerState};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolSource};
 
 /// One tool of one MCP server, under its model-facing name.
@@ -61,6 +62,58 @@ impl McpTool {
     }
 }
 
+impl McpTool {
+    /// Answers the server's request for input made during the call of `ctx`: the
+    /// front-end is asked (an event announces the request), or, where nobody can answer,
+    /// it is declined; an event says how it ended either way.
+    fn elicit<'a>(
+        &'a self,
+        ctx: &'a ToolContext<'a>,
+        params: rmcp::model::ElicitRequestParams,
+    ) -> futures::future::BoxFuture<'a, rmcp::model::ElicitResult> {
+        Box::pin(async move {
+            let server = &self.server.config().name;
+            let id = elicitation::next_id();
+            let request = match elicitation::request_of(id, server, &params) {
+                Ok(request) => request,
+                Err(why) => {
+                    (ctx.events)(Event::Notice {
+                        turn: ctx.turn,
+                        message: format!(
+                            "MCP server `{server}` asked for input antler cannot ask for ({why}); declined"
+                        ),
+                    });
+                    return elicitation::result_of(ElicitationAnswer::Decline);
+                }
+            };
+            let answered = |answer: &ElicitationAnswer, automatic| {
+                (ctx.events)(Event::ElicitationAnswered {
+                    turn: ctx.turn,
+                    call_id: ctx.call_id.clone(),
+                    id,
+                    server: server.clone(),
+                    message: request.message.clone(),
+                    action: answer.action(),
+                    automatic,
+                })
+            };
+            let Some(broker) = self.server.elicitations() else {
+                answered(&ElicitationAnswer::Decline, true);
+                return elicitation::result_of(ElicitationAnswer::Decline);
+            };
+            let waiter = broker.register(id);
+            (ctx.events)(Event::ElicitationRequested {
+                turn: ctx.turn,
+                call_id: ctx.call_id.clone(),
+                request: request.clone(),
+            });
+            let answer = waiter.answer().await;
+            answered(&answer, false);
+            elicitation::result_of(answer)
+        })
+    }
+}
+
 impl Tool for McpTool {
     fn info(&self) -> &ToolInfo {
         &self.info
@@ -78,9 +131,10 @@ impl Tool for McpTool {
                     message: update.message,
                 })
             };
+            let elicit = |params| self.elicit(&ctx, params);
             let output = self
                 .server
-                .call(&self.listed, arguments, &ctx.cancel, &report)
+                .call(&self.listed, arguments, &ctx.cancel, &report, &elicit)
                 .await;
             if was_idle && output.is_error {
                 let status = self.server.status().await;

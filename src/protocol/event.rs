@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{FinishReason, Ledger, Usage};
+use super::{ElicitationAction, ElicitationRequest, FinishReason, Ledger, Usage};
 
 /// The version of the `stream-json` schema, sent in `run_started`. It changes when an
 /// event or field is removed or changes meaning (new events and fields do not change it).
@@ -193,6 +193,34 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// An MCP server asks the user for input during a call; a front-end that can answer
+    /// shows it and answers with `Command::Elicit`.
+    ElicitationRequested {
+        /// The turn whose reply asked for the call.
+        turn: u32,
+        /// The call during which the server asks.
+        call_id: String,
+        /// What it asks for.
+        request: ElicitationRequest,
+    },
+    /// An elicitation was answered: by the user, or by antler where nobody can answer
+    /// (`-p` declines every one).
+    ElicitationAnswered {
+        /// The turn whose reply asked for the call.
+        turn: u32,
+        /// The call during which the server asked.
+        call_id: String,
+        /// The request's id.
+        id: u64,
+        /// The server that asked.
+        server: String,
+        /// What it was asked (escaped, bounded).
+        message: String,
+        /// `accept`, `decline` or `cancel`.
+        action: ElicitationAction,
+        /// Whether antler answered without asking anyone.
+        automatic: bool,
+    },
     /// A tool call returned.
     ToolCallFinished {
         /// The turn whose reply asked for it.
@@ -324,6 +352,19 @@ mod tests {
             "tool_progress",
             &["turn", "call_id", "progress", "total", "message"],
         ),
+        ("elicitation_requested", &["turn", "call_id", "request"]),
+        (
+            "elicitation_answered",
+            &[
+                "turn",
+                "call_id",
+                "id",
+                "server",
+                "message",
+                "action",
+                "automatic",
+            ],
+        ),
         (
             "tool_call_finished",
             &[
@@ -425,6 +466,25 @@ mod tests {
                 progress: 1.0,
                 total: Some(2.0),
                 message: Some(text.clone()),
+            },
+            Event::ElicitationRequested {
+                turn,
+                call_id: text.clone(),
+                request: ElicitationRequest {
+                    id: 1,
+                    server: text.clone(),
+                    message: text.clone(),
+                    form: crate::protocol::ElicitationForm::Url { url: text.clone() },
+                },
+            },
+            Event::ElicitationAnswered {
+                turn,
+                call_id: text.clone(),
+                id: 1,
+                server: text.clone(),
+                message: text.clone(),
+                action: ElicitationAction::Decline,
+                automatic: true,
             },
             Event::ToolCallFinished {
                 turn,

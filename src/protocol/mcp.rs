@@ -58,3 +58,35 @@ pub struct ServerStatus {
     #[serde(default)]
     pub capabilities: Vec<String>,
 }
+
+/// A server's prompt, offered in the chat as the slash command `/<server>:<name>`. Names
+/// are those a command line can carry (see `mcp::prompts`); descriptions are escaped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptInfo {
+    /// The server's key in `mcpServers`.
+    pub server: String,
+    /// The prompt's name on that server.
+    pub name: String,
+    /// What it is for (one line, escaped, cut short).
+    pub description: String,
+    /// Its arguments, in the server's order.
+    pub arguments: Vec<PromptArgumentInfo>,
+}
+
+impl PromptInfo {
+    /// The slash command's name: `server:prompt`.
+    pub fn command(&self) -> String {
+        format!("{}:{}", self.server, self.name)
+    }
+}
+
+/// One argument of a [`PromptInfo`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptArgumentInfo {
+    /// Its name.
+    pub name: String,
+    /// What it is (one line, escaped, cut short).
+    pub description: String,
+    /// Whether the prompt needs it.
+    pub required: bool,
+}

@@ -4,6 +4,7 @@
 //! provider, the agent, the tools and every front-end can use it without depending on each
 //! other.
 
+mod elicitation;
 mod event;
 mod ledger;
 mod mcp;
@@ -12,12 +13,16 @@ mod model;
 mod session;
 mod thread;
 
+pub use elicitation::{
+    ElicitationAction, ElicitationAnswer, ElicitationForm, ElicitationRequest, FieldKind,
+    FormField, form_values,
+};
 pub use event::{
     ErrorKind, Event, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION, SUBAGENT_TOOL,
     ToolRole,
 };
 pub use ledger::{CallTokens, CallTotals, Ledger, ServerTokens, ToolTokens};
-pub use mcp::{ServerState, ServerStatus};
+pub use mcp::{PromptArgumentInfo, PromptInfo, ServerState, ServerStatus};
 pub use message::{ImagePart, Message, ToolCall};
 pub use model::{FinishReason, Usage};
 pub use session::{ClarificationRequest, Command, ContextView, SessionInfo, ToolsView, Update};

@@ -3,7 +3,11 @@
 
 use serde::Serialize;
 
-use super::{Event, Ledger, Message, ServerStatus, ThreadMeta, Usage};
+use std::collections::BTreeMap;
+
+use super::{
+    ElicitationAnswer, Event, Ledger, Message, PromptInfo, ServerStatus, ThreadMeta, Usage,
+};
 
 /// What the front-end asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +39,24 @@ pub enum Command {
         call_id: String,
         /// The answer.
         answer: Option<String>,
+    },
+    /// The user's answer to the MCP server's elicitation `id` (from
+    /// [`Event::ElicitationRequested`]).
+    Elicit {
+        /// The request.
+        id: u64,
+        /// The answer.
+        answer: ElicitationAnswer,
+    },
+    /// Run an MCP server's prompt as the next user message (the chat's
+    /// `/<server>:<name>`); its text comes back as [`Update::UserTurn`] before the run.
+    RunPrompt {
+        /// The server.
+        server: String,
+        /// The prompt.
+        name: String,
+        /// Its arguments by name.
+        arguments: BTreeMap<String, String>,
     },
     /// End the session.
     Quit,
@@ -68,6 +90,12 @@ pub enum Update {
     /// while the session starts, so the front-end can show progress before
     /// [`Update::Ready`].
     ServerReady(ServerStatus),
+    /// The MCP servers' prompts, for slash commands: sent once the session is ready and
+    /// again when they change.
+    Prompts(Vec<PromptInfo>),
+    /// The text of a user turn the front-end did not type (a server prompt), sent just
+    /// before its run starts.
+    UserTurn(String),
     /// The session has started (its MCP servers are up): its facts. The front-end sends
     /// what it held back until now, such as messages typed during start-up.
     Ready(SessionInfo),

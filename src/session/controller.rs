@@ -28,6 +28,7 @@ pub async fn serve(
     forward_questions(questions, &updates);
     let mut controller = Controller::new(session, commands, updates);
     controller.greet().await;
+    controller.send_prompts().await;
     controller.run().await;
     controller.close().await;
 }
@@ -89,6 +90,7 @@ pub async fn start_and_serve(
     let _ = updates.send(Update::Ready(session.info(false).await));
     forward_questions(questions, &updates);
     let mut controller = Controller::new(session, commands, updates.clone());
+    controller.send_prompts().await;
     controller.queued = waiting;
     // A server restarted later (an edited extensions file) is reported the same way.
     controller.background.push(tokio::spawn(progress.forward()));
@@ -171,6 +173,9 @@ struct Controller {
     queued: VecDeque<Command>,
     /// Work for the session in the background, stopped when it closes.
     background: Vec<JoinHandle<()>>,
+    /// The prompts last sent (a front-end starts with none), so that only a change is
+    /// sent.
+    prompts: Vec<crate::protocol::PromptInfo>,
 }
 
 impl Controller {
@@ -185,6 +190,16 @@ impl Controller {
             commands,
             queued: VecDeque::new(),
             background: Vec::new(),
+            prompts: Vec::new(),
+        }
+    }
+
+    /// Sends the servers' prompts if they changed since they were last sent.
+    async fn send_prompts(&mut self) {
+        let prompts = self.session.mcp().await.prompts().await;
+        if self.prompts != prompts {
+            self.send(Update::Prompts(prompts.clone()));
+            self.prompts = prompts;
         }
     }
 
@@ -219,6 +234,28 @@ impl Controller {
                     if self.submit(text).await {
                         return;
                     }
+                    self.send_prompts().await;
+                }
+                Command::RunPrompt {
+                    server,
+                    name,
+                    arguments,
+                } => {
+                    let mcp = self.session.mcp().await;
+                    let cancel = CancellationToken::new();
+                    match mcp
+                        .prompt_message(&server, &name, &arguments, &cancel)
+                        .await
+                    {
+                        Ok(text) => {
+                            self.send(Update::UserTurn(text.clone()));
+                            if self.submit(text).await {
+                                return;
+                            }
+                        }
+                        Err(err) => self.error(format!("/{server}:{name}: {err}")),
+                    }
+                    self.send_prompts().await;
                 }
                 other => self.handle(other).await,
             }
@@ -242,10 +279,15 @@ impl Controller {
     /// Everything but `Submit` and `Quit`.
     async fn handle(&mut self, command: Command) {
         match command {
-            Command::Cancel | Command::Submit(_) | Command::Quit => {}
+            Command::Cancel | Command::Submit(_) | Command::RunPrompt { .. } | Command::Quit => {}
             Command::Answer { call_id, answer } => {
                 if let Some(clarifications) = self.session.clarifications() {
                     clarifications.answer(&call_id, answer);
+                }
+            }
+            Command::Elicit { id, answer } => {
+                if let Some(elicitations) = self.session.elicitations() {
+                    elicitations.answer(id, answer);
                 }
             }
             Command::NewThread => {
@@ -291,6 +333,7 @@ impl Controller {
                 futures::future::join_all(chosen.map(|s| s.reconnect())).await;
                 self.send(Update::Mcp(mcp.statuses().await));
                 self.info(false).await;
+                self.send_prompts().await;
             }
         }
     }
@@ -310,6 +353,7 @@ impl Controller {
         };
         let cancel = CancellationToken::new();
         let clarifications = self.session.clarifications();
+        let elicitations = self.session.elicitations();
         let mcp = self.session.mcp().await;
         let mut quit = false;
         let started = {
@@ -327,6 +371,11 @@ impl Controller {
                         Some(Command::Answer { call_id, answer }) => {
                             if let Some(clarifications) = &clarifications {
                                 clarifications.answer(&call_id, answer);
+                            }
+                        }
+                        Some(Command::Elicit { id, answer }) => {
+                            if let Some(elicitations) = &elicitations {
+                                elicitations.answer(id, answer);
                             }
                         }
                         Some(Command::ShowMcp) => {

@@ -15,6 +15,7 @@ use crate::agent::runner::{EventSink, Thread, run_live};
 use crate::config::{EnvLookup, ModelConfig};
 use crate::deferred::{TOOL_SEARCH, TokenizerError};
 use crate::mcp::McpManager;
+use crate::mcp::elicitation::Elicitations;
 use crate::protocol::{
     ClarificationRequest, ContextView, Message, RunResult, RunStatus, ServerState, SessionInfo,
     ThreadMeta, ToolsView,
@@ -114,6 +115,8 @@ pub struct Session {
     provider: Arc<dyn Provider>,
     thread: Option<OpenThread>,
     clarifications: Option<Clarifications>,
+    /// Where the MCP servers' requests for input are answered (with `clarify`).
+    elicitations: Option<Elicitations>,
 }
 
 /// A session whose quick part is done — the model resolved, the store and the thread to
@@ -130,6 +133,7 @@ pub struct Starting {
     outputs: PathBuf,
     thread: Option<OpenThread>,
     questions: Option<UnboundedReceiver<ClarificationRequest>>,
+    elicitations: Option<Elicitations>,
 }
 
 impl Starting {
@@ -157,6 +161,7 @@ impl Starting {
     ) -> Result<(Session, Option<UnboundedReceiver<ClarificationRequest>>), SessionError> {
         let provider = self.spec.provider.clone();
         let clarifications = self.spec.clarifications.clone();
+        let elicitations = self.elicitations;
         let assembly = Assembly::new(self.setup, &self.cwd, self.spec, env).await?;
         let session = Session {
             assembly,
@@ -168,6 +173,7 @@ impl Starting {
             provider,
             thread: self.thread,
             clarifications,
+            elicitations,
         };
         Ok((session, self.questions))
     }
@@ -189,7 +195,7 @@ impl Session {
     /// model, the thread asked for, the replay file) or the store: everything but the MCP
     /// servers.
     pub fn prepare(
-        setup: Setup,
+        mut setup: Setup,
         env: EnvLookup<'_>,
         cwd: &Path,
         options: SessionOptions,
@@ -207,6 +213,7 @@ impl Session {
                 None => return Err(SessionError::NothingToContinue(cwd.to_path_buf())),
             },
         };
+        let elicitations = options.clarify.then(|| setup.answer_elicitations());
         let (clarifications, questions) = match options.clarify {
             true => {
                 let (broker, questions) = Clarifications::new();
@@ -237,6 +244,7 @@ impl Session {
             outputs,
             thread,
             questions,
+            elicitations,
         })
     }
 
@@ -289,6 +297,12 @@ impl Session {
     /// Where `ask_clarification`'s questions are answered (none without `clarify`).
     pub fn clarifications(&self) -> Option<Clarifications> {
         self.clarifications.clone()
+    }
+
+    /// Where the MCP servers' requests for input are answered (none without `clarify`:
+    /// they are declined).
+    pub fn elicitations(&self) -> Option<Elicitations> {
+        self.elicitations.clone()
     }
 
     /// Uses the configured model `name` from the next message on.

@@ -66,7 +66,10 @@ pub struct ToolInfo {
 impl ToolInfo {
     /// Whether the tool belongs to the MCP tier (the tier that can be deferred).
     pub fn is_mcp(&self) -> bool {
-        matches!(self.source, ToolSource::Mcp { .. } | ToolSource::McpResources)
+        matches!(
+            self.source,
+            ToolSource::Mcp { .. } | ToolSource::McpResources
+        )
     }
 
     /// How many top-level parameters the schema declares.

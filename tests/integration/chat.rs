@@ -316,3 +316,78 @@ fn a_stale_manifest_that_cannot_be_refreshed_is_a_notice() {
     );
     assert!(term.quit().success());
 }
+
+/// A sandbox whose fixture server offers prompts and the eliciting `ask_user` tool, with
+/// tool search off (the tool is bound).
+fn features_sandbox() -> Sandbox {
+    let sandbox = Sandbox::new();
+    write_extensions(
+        &sandbox,
+        serde_json::json!({"fx": fixture_stdio(&["--prompts", "--elicitation"])}),
+    );
+    sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
+    sandbox
+}
+
+#[test]
+fn a_server_prompt_runs_as_a_slash_command_and_asks_for_missing_arguments() {
+    let sandbox = features_sandbox();
+    let mock = MockOpenAi::start(vec![Reply::text("Hello, Ada!"), Reply::text("Hi Bo.")]);
+    let mut term = Terminal::start_with(&sandbox, &mock, "--trust-project");
+    term.wait_for("mock-model");
+    // The popup offers it with its arguments.
+    term.type_keys("/fx:g");
+    term.wait_for("/fx:greet <name> [style]");
+    term.type_keys("reet Ada warmly\r");
+    term.wait_for("Hello, Ada!");
+    term.wait_gone("esc cancels");
+    assert_eq!(
+        mock.requests()[0].messages().last().unwrap()["content"],
+        "Greet Ada warmly.\n\nKeep it to one line."
+    );
+    // Without its required argument, a form asks for it.
+    term.type_keys("/fx:greet\r");
+    term.wait_for("/fx:greet");
+    term.wait_for("name *:");
+    term.type_keys("Bo\r");
+    term.wait_for("Hi Bo.");
+    term.wait_gone("esc cancels");
+    assert_eq!(
+        mock.requests()[1].messages().last().unwrap()["content"],
+        "Greet Bo plainly.\n\nKeep it to one line."
+    );
+    let status = term.quit();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn an_elicitation_is_answered_in_a_form_and_its_values_reach_the_server() {
+    let sandbox = features_sandbox();
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "fx_ask_user", serde_json::json!({}))]),
+        Reply::text("Nice to meet you."),
+    ]);
+    let mut term = Terminal::start_with(&sandbox, &mock, "--trust-project");
+    term.wait_for("mock-model");
+    term.type_keys("who am I?\r");
+    term.wait_for("MCP server `fx` asks");
+    term.wait_for("Who are you?");
+    // Enter with the required name empty is refused, in words.
+    term.type_keys("\r");
+    term.wait_for("Name is required");
+    term.type_keys("Ada\t42\r");
+    term.wait_for("Nice to meet you.");
+    term.wait_gone("esc cancels");
+    let result = mock.requests()[1]
+        .messages()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        result["content"],
+        r#"accepted: {"name":"Ada","age":42,"colour":"green","subscribe":false}"#
+    );
+    let status = term.quit();
+    assert!(status.success(), "{status:?}");
+}

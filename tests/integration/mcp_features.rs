@@ -121,10 +121,18 @@ async fn model_chosen_servers_and_uris_are_checked_before_any_server_sees_them()
     ] {
         let out = call(&manager, "read_mcp_resource", arguments.clone()).await;
         assert!(out.is_error, "{arguments}: {}", out.content);
-        assert!(out.content.contains(expected), "{arguments}: {}", out.content);
+        assert!(
+            out.content.contains(expected),
+            "{arguments}: {}",
+            out.content
+        );
     }
     let out = call(&manager, "list_mcp_resources", json!({"server": "plain"})).await;
-    assert!(out.is_error && out.content.contains("offers resources"), "{}", out.content);
+    assert!(
+        out.is_error && out.content.contains("offers resources"),
+        "{}",
+        out.content
+    );
 
     let none = start(json!({"plain": fixture_stdio(&[])})).await;
     assert!(
@@ -140,7 +148,11 @@ async fn model_chosen_servers_and_uris_are_checked_before_any_server_sees_them()
 async fn images_in_tool_results_are_attached_only_when_they_are_images() {
     let manager = start(json!({"fx": fixture_stdio(&["--resources"])})).await;
     let out = call(&manager, "fx_tiny_image", json!({})).await;
-    assert!(out.content.starts_with("a dot\n[image: image/png"), "{}", out.content);
+    assert!(
+        out.content.starts_with("a dot\n[image: image/png"),
+        "{}",
+        out.content
+    );
     let images = &out.state_update.as_ref().unwrap().images;
     assert_eq!(images[0].path, "MCP server `fx`, tool `tiny_image`");
     assert_eq!(images[0].media_type, "image/png");
@@ -191,23 +203,119 @@ fn a_deferred_resource_read_reaches_the_model_with_its_image() {
             system.contains("list_mcp_resources") && system.contains("read_mcp_resource"),
             "deferred, so listed: {system}"
         );
-        assert!(!requests[0].tool_names().contains(&"read_mcp_resource".to_string()));
-        let messages = requests[2].messages();
-        let result = messages
-            .iter()
-            .find(|m| m["tool_call_id"] == "c2")
-            .unwrap();
         assert!(
-            result["content"].as_str().unwrap().contains("attached as an image"),
+            !requests[0]
+                .tool_names()
+                .contains(&"read_mcp_resource".to_string())
+        );
+        let messages = requests[2].messages();
+        let result = messages.iter().find(|m| m["tool_call_id"] == "c2").unwrap();
+        assert!(
+            result["content"]
+                .as_str()
+                .unwrap()
+                .contains("attached as an image"),
             "{result}"
         );
         let last = messages.last().unwrap();
         if vision {
             assert_eq!(last["role"], "user");
             let url = last["content"][1]["image_url"]["url"].as_str().unwrap();
-            assert!(url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{url}");
+            assert!(
+                url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+                "{url}"
+            );
         } else {
             assert_eq!(last["role"], "tool", "no image for a model that cannot see");
         }
     }
+}
+
+#[test]
+fn mcp_prompt_runs_a_server_prompt_with_its_arguments_in_p() {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&["--prompts"])}));
+    let mock = MockOpenAi::start(vec![Reply::text("Hello, Ada!")]);
+    let out = agent(&sandbox, &mock)
+        .args([
+            "--mcp-prompt",
+            "fx:greet",
+            "--arg",
+            "name=Ada",
+            "-p",
+            "Also wave.",
+        ])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Hello, Ada!\n");
+    assert_eq!(
+        mock.requests()[0].messages().last().unwrap()["content"],
+        "Greet Ada plainly.\n\nKeep it to one line.\n\nAlso wave."
+    );
+    for (args, expected) in [
+        (
+            vec!["--mcp-prompt", "fx:greet"],
+            "error: --mcp-prompt: the prompt `fx:greet` needs `name`",
+        ),
+        (
+            vec!["--mcp-prompt", "fx:greet", "--arg", "who=x"],
+            "has no argument `who` (there are: name, style)",
+        ),
+        (
+            vec!["--mcp-prompt", "fx:nope"],
+            "MCP server `fx` has no prompt `nope` (there are: greet)",
+        ),
+        (vec!["--mcp-prompt", "greet"], "expected SERVER:PROMPT"),
+        (
+            vec![
+                "--mcp-prompt",
+                "fx:greet",
+                "--arg",
+                "name=a",
+                "--arg",
+                "name=b",
+            ],
+            "`name` is given twice",
+        ),
+    ] {
+        let out = agent(&sandbox, &mock).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    assert_eq!(mock.requests().len(), 1, "no bad prompt reached the model");
+}
+
+#[test]
+fn p_declines_an_elicitation_and_says_so() {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&["--elicitation"])}));
+    sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "fx_ask_user", json!({}))]),
+        Reply::text("It was declined."),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "ask me", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let events = events(&out.stdout);
+    let answered = events
+        .iter()
+        .find(|e| e["type"] == "elicitation_answered")
+        .expect("an elicitation_answered event");
+    assert_eq!(answered["action"], "decline");
+    assert_eq!(answered["automatic"], true);
+    assert_eq!(answered["server"], "fx");
+    assert_eq!(answered["message"], "Who are you?");
+    assert!(events.iter().all(|e| e["type"] != "elicitation_requested"));
+    let result = mock.requests()[1]
+        .messages()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .cloned()
+        .unwrap();
+    assert_eq!(result["content"], "declined");
 }

@@ -8,8 +8,8 @@ use rmcp::ServiceError;
 use rmcp::model::{
     ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject,
     ListResourceTemplatesRequest, ListResourcesRequest, PaginatedRequestParams, Prompt,
-    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ResourceTemplate, ServerResult,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    ServerResult,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -62,7 +62,12 @@ impl McpServer {
         cancel: &CancellationToken,
         answer: fn(ServerResult) -> Result<T, ServiceError>,
     ) -> Result<T, String> {
-        let LivePeer { peer, progress, .. } = self
+        let LivePeer {
+            peer,
+            progress,
+            route,
+            ..
+        } = self
             .live_peer(None)
             .await
             .map_err(|err| format!("MCP server `{}` is not available: {err}", self.config.name))?
@@ -70,6 +75,8 @@ impl McpServer {
         let listening = call::Listening {
             calls: &progress,
             report: &|_| {},
+            route: &route,
+            elicit: &call::decline_all,
         };
         let timeout = self.config.tool_timeout;
         match call::send(&peer, request, timeout, cancel, listening, answer).await {
@@ -138,8 +145,9 @@ impl McpServer {
         uri: &str,
         cancel: &CancellationToken,
     ) -> Result<ReadResourceResult, String> {
-        let request =
-            ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)));
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+            ReadResourceRequestParams::new(uri),
+        ));
         self.request(request, cancel, |answer| match answer {
             ServerResult::ReadResourceResult(result) => Ok(result),
             _ => Err(ServiceError::UnexpectedResponse),
@@ -178,7 +186,9 @@ impl McpServer {
                 live.connection.prompts = prompts;
             }
             (Ok(Err(err)), _) => tracing::warn!(server = %self.config.name, "{err}"),
-            (Err(_), _) => tracing::warn!(server = %self.config.name, "re-listing prompts timed out"),
+            (Err(_), _) => {
+                tracing::warn!(server = %self.config.name, "re-listing prompts timed out")
+            }
             _ => {}
         }
         state.prompts().to_vec()

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use ratatui::layout::Rect;
 
 use super::dialogs::{ClarifyDialog, Dialog, PickItem};
+use super::form::{FormDialog, Purpose};
 use super::input::{History, Input};
 use super::theme::Theme;
 use super::transcript::{Entry, Transcript};
@@ -39,6 +40,10 @@ pub struct App {
     pub(super) dialog: Option<Dialog>,
     /// Questions waiting behind the open one.
     pub(super) questions: VecDeque<ClarificationRequest>,
+    /// MCP servers' requests for input waiting behind the open dialog.
+    pub(super) elicitations: VecDeque<crate::protocol::ElicitationRequest>,
+    /// The MCP servers' prompts, offered as slash commands.
+    pub(super) prompts: Vec<crate::protocol::PromptInfo>,
     /// The last `/tools` answer.
     pub(super) tools: Option<ToolsView>,
     /// The last `/context` answer.
@@ -108,6 +113,8 @@ impl App {
             history: History::default(),
             dialog: None,
             questions: VecDeque::new(),
+            elicitations: VecDeque::new(),
+            prompts: Vec::new(),
             tools: None,
             context: None,
             mcp: Vec::new(),
@@ -201,6 +208,11 @@ impl App {
                 Some(Dialog::Clarify(_)) => self.questions.push_back(question),
                 _ => self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(question))),
             },
+            Update::Prompts(prompts) => self.prompts = prompts,
+            Update::UserTurn(text) => {
+                self.transcript.push(Entry::User(text));
+                self.scroll = None;
+            }
             Update::ServerReady(status) => self.server_ready(status),
             Update::Ready(info) => {
                 self.info = info;
@@ -243,6 +255,7 @@ impl App {
                 self.info.thread_id = thread_id.clone();
             }
             Event::Usage { usage, .. } => self.info.usage.add(usage),
+            Event::ElicitationRequested { request, .. } => self.elicit(request.clone()),
             Event::ToolsPromoted { promoted, .. } => self.info.promoted = promoted.len(),
             Event::RunFinished(result) => {
                 self.info.usage = result.thread_usage;
@@ -251,6 +264,7 @@ impl App {
                 self.run = RunState::default();
                 self.info.running = false;
                 self.drop_questions();
+                self.drop_elicitations();
                 if cancelled {
                     self.unqueue();
                 } else if let Some(next) = self.queued.pop_front() {
@@ -319,6 +333,42 @@ impl App {
             self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
         }
         commands
+    }
+
+    /// Opens `request` as a form, or queues it behind another request for an answer.
+    fn elicit(&mut self, request: crate::protocol::ElicitationRequest) {
+        let busy = matches!(
+            &self.dialog,
+            Some(Dialog::Clarify(_)) | Some(Dialog::Form(_))
+        );
+        if busy {
+            self.elicitations.push_back(request);
+        } else {
+            self.dialog = Some(Dialog::Form(FormDialog::elicitation(request)));
+        }
+    }
+
+    /// After a form closed: the next waiting request, if any.
+    pub(super) fn next_elicitation(&mut self) {
+        if self.dialog.is_none()
+            && let Some(next) = self.elicitations.pop_front()
+        {
+            self.dialog = Some(Dialog::Form(FormDialog::elicitation(next)));
+        }
+    }
+
+    /// Closes the requests of a run that ended: the calls that asked are over.
+    fn drop_elicitations(&mut self) {
+        self.elicitations.clear();
+        if matches!(
+            &self.dialog,
+            Some(Dialog::Form(FormDialog {
+                purpose: Purpose::Elicitation(_),
+                ..
+            }))
+        ) {
+            self.dialog = None;
+        }
     }
 
     /// Closes the questions of a run that ended: nobody waits for their answers.

@@ -35,6 +35,24 @@ impl Transcript {
                 )));
             }
             Event::Notice { message, .. } => self.push(Entry::Notice(message)),
+            Event::ElicitationRequested { .. } => {}
+            Event::ElicitationAnswered {
+                server,
+                message,
+                action,
+                automatic,
+                ..
+            } => {
+                let what = match (action, automatic) {
+                    (_, true) => "declined: nobody can answer here",
+                    (crate::protocol::ElicitationAction::Accept, _) => "you answered",
+                    (crate::protocol::ElicitationAction::Decline, _) => "you declined",
+                    (crate::protocol::ElicitationAction::Cancel, _) => "you dismissed it",
+                };
+                self.push(Entry::Notice(format!(
+                    "MCP server `{server}` asked: {message} · {what}"
+                )));
+            }
             Event::Summarized {
                 replaced_messages, ..
             } => {

@@ -285,3 +285,138 @@ fn context_dialog() {
     }));
     assert_snapshot!(render(&mut app, 80, 20));
 }
+
+fn elicitation(form: crate::protocol::ElicitationForm) -> Event {
+    Event::ElicitationRequested {
+        turn: 1,
+        call_id: "c1".into(),
+        request: crate::protocol::ElicitationRequest {
+            id: 9,
+            server: "github".into(),
+            message: "Which repository should the issue go to?".into(),
+            form,
+        },
+    }
+}
+
+#[test]
+fn elicitation_form() {
+    use crate::protocol::{ElicitationForm, FieldKind, FormField};
+    let mut app = app();
+    asked(&mut app, "file an issue");
+    let field =
+        |name: &str, title: &str, description: &str, kind, required, default: Option<&str>| {
+            FormField {
+                name: name.into(),
+                title: title.into(),
+                description: description.into(),
+                required,
+                kind,
+                default: default.map(String::from),
+            }
+        };
+    events(
+        &mut app,
+        vec![
+            run_started(),
+            Event::TurnStarted { turn: 1 },
+            elicitation(ElicitationForm::Form {
+                fields: vec![
+                    field(
+                        "repo",
+                        "Repository",
+                        "owner/name",
+                        FieldKind::Text {
+                            min_chars: Some(3),
+                            max_chars: None,
+                        },
+                        true,
+                        None,
+                    ),
+                    field(
+                        "priority",
+                        "Priority",
+                        "",
+                        FieldKind::Choice {
+                            values: vec!["p1".into(), "p2".into()],
+                            labels: vec!["Urgent".into(), "Later".into()],
+                        },
+                        false,
+                        Some("p2"),
+                    ),
+                    field(
+                        "private",
+                        "Private",
+                        "",
+                        FieldKind::Boolean,
+                        false,
+                        Some("false"),
+                    ),
+                    field(
+                        "count",
+                        "Copies",
+                        "",
+                        FieldKind::Integer {
+                            min: Some(1),
+                            max: Some(5),
+                        },
+                        false,
+                        None,
+                    ),
+                ],
+            }),
+        ],
+    );
+    type_text(&mut app, "ab");
+    app.key(key(KeyCode::Enter));
+    assert_snapshot!(render(&mut app, 80, 24));
+    // Answered: the dialog closes and the answer is sent.
+    type_text(&mut app, "c/d");
+    let sent = app.key(key(KeyCode::Enter));
+    assert!(
+        matches!(&sent[..], [crate::protocol::Command::Elicit { id: 9, answer: crate::protocol::ElicitationAnswer::Accept(v) }] if v["repo"] == "abc/d" && v["priority"] == "p2"),
+        "{sent:?}"
+    );
+    assert!(app.dialog.is_none());
+}
+
+#[test]
+fn elicitation_url() {
+    let mut app = app();
+    asked(&mut app, "sign me in");
+    events(
+        &mut app,
+        vec![
+            run_started(),
+            Event::TurnStarted { turn: 1 },
+            elicitation(crate::protocol::ElicitationForm::Url {
+                url: "https://github.com/login/device?code=ABCD-1234".into(),
+            }),
+        ],
+    );
+    assert_snapshot!(render(&mut app, 80, 20));
+}
+
+#[test]
+fn prompt_arguments_form_and_popup() {
+    use crate::protocol::{PromptArgumentInfo, PromptInfo};
+    let mut app = app();
+    let argument = |name: &str, description: &str, required| PromptArgumentInfo {
+        name: name.into(),
+        description: description.into(),
+        required,
+    };
+    app.update(Update::Prompts(vec![PromptInfo {
+        server: "github".into(),
+        name: "review-pr".into(),
+        description: "Review a pull request".into(),
+        arguments: vec![
+            argument("number", "The pull request's number", true),
+            argument("focus", "What to look at", false),
+        ],
+    }]));
+    type_text(&mut app, "/git");
+    assert_snapshot!("prompt_popup", render(&mut app, 80, 12));
+    app.key(key(KeyCode::Enter));
+    assert_snapshot!("prompt_form", render(&mut app, 80, 16));
+}

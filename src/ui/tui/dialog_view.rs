@@ -57,6 +57,7 @@ pub fn render_dialog(
     let view = match dialog {
         Dialog::Help { .. } => help(inner, theme),
         Dialog::Clarify(d) => clarify(d, inner, theme),
+        Dialog::Form(form) => super::form_view::form(form, inner, theme),
         Dialog::Threads(p) => picker(p, "Resume a thread", "No stored threads.", inner, theme),
         Dialog::Models(p) => picker(p, "Switch model", "No models are configured.", inner, theme),
         Dialog::Tools { loading, .. } => tools(data.tools, *loading, inner, theme),

@@ -18,6 +18,8 @@ pub enum Dialog {
     },
     /// The model's question.
     Clarify(ClarifyDialog),
+    /// A form: a server prompt's arguments, a server's elicitation.
+    Form(super::form::FormDialog),
     /// `/resume`: stored threads.
     Threads(Picker),
     /// `/model`: configured models.
@@ -136,6 +138,13 @@ impl Picker {
 impl Dialog {
     /// Handles a key; `mcp` are the servers the `/mcp` view lists.
     pub fn key(&mut self, key: KeyEvent, mcp: &[ServerStatus]) -> Outcome {
+        if let Dialog::Form(form) = self {
+            return match form.key(key) {
+                super::form::FormOutcome::Stay => Outcome::Stay,
+                super::form::FormOutcome::Close(None) => Outcome::Close,
+                super::form::FormOutcome::Close(Some(command)) => Outcome::Send(command),
+            };
+        }
         if key.code == KeyCode::Esc {
             return match self {
                 Dialog::Clarify(_) => Outcome::Answer(None),
@@ -180,6 +189,7 @@ impl Dialog {
                 Outcome::Stay
             }
             Dialog::Clarify(d) => d.key(key),
+            Dialog::Form(_) => Outcome::Stay,
         }
     }
 }

@@ -21,6 +21,14 @@ impl Input {
         &self.text
     }
 
+    /// The cursor's column on a one-line text (display width of what precedes it).
+    pub fn cursor_column(&self) -> usize {
+        self.text[..self.cursor]
+            .chars()
+            .map(|c| c.width().unwrap_or(0))
+            .sum()
+    }
+
     /// Whether nothing is typed.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()

@@ -7,7 +7,8 @@ use crossterm::event::{
 
 use super::app::{App, CTRL_C_WINDOW};
 use super::dialogs::{Dialog, Outcome, PickItem, Picker};
-use super::slash::{self, Parsed, SlashCommand};
+use super::form::FormDialog;
+use super::slash::{self, Parsed, SlashCommand, Target};
 use super::transcript::Entry;
 use crate::protocol::Command;
 
@@ -36,12 +37,12 @@ impl App {
         commands
     }
 
-    /// The commands the slash popup offers now (none when hidden).
-    pub(super) fn popup(&self) -> Vec<SlashCommand> {
+    /// What the slash popup offers now (none when hidden).
+    pub(super) fn popup(&self) -> Vec<Target> {
         if self.popup_hidden || self.dialog.is_some() {
             return Vec::new();
         }
-        slash::matches(self.input.text())
+        slash::matches(self.input.text(), &self.prompts)
     }
 
     fn edit_key(&mut self, key: KeyEvent, ctrl: bool) -> Vec<Command> {
@@ -54,15 +55,22 @@ impl App {
                 KeyCode::Up => self.popup_selected = self.popup_selected.saturating_sub(1),
                 KeyCode::Down => self.popup_selected = (self.popup_selected + 1).min(last),
                 KeyCode::Tab => {
-                    let chosen = popup[self.popup_selected.min(last)];
-                    self.input.set(format!("/{}", chosen.name()));
+                    let chosen = &popup[self.popup_selected.min(last)];
+                    self.input.set(match chosen {
+                        Target::Builtin(_) => format!("/{}", chosen.name()),
+                        // A prompt's arguments follow: the popup closes at the space.
+                        Target::Prompt(_) => format!("/{} ", chosen.name()),
+                    });
                     self.popup_selected = 0;
                 }
                 KeyCode::Enter if !alt && !shift => {
-                    let chosen = popup[self.popup_selected.min(last)];
+                    let chosen = popup[self.popup_selected.min(last)].clone();
                     self.input.take();
                     self.history.push(&format!("/{}", chosen.name()));
-                    return self.slash(chosen, "");
+                    return match chosen {
+                        Target::Builtin(command) => self.slash(command, ""),
+                        Target::Prompt(prompt) => self.run_prompt(prompt, ""),
+                    };
                 }
                 KeyCode::Esc => self.popup_hidden = true,
                 _ => return self.plain_key(key, ctrl, alt, shift),
@@ -131,9 +139,14 @@ impl App {
     /// back the messages waiting for it), else clears the input; a second one within two
     /// seconds, or one on an empty idle line, quits.
     fn ctrl_c(&mut self) -> Vec<Command> {
-        if let Some(dialog) = &self.dialog {
+        if let Some(dialog) = &mut self.dialog {
             if matches!(dialog, Dialog::Clarify(_)) {
                 return self.answer(None);
+            }
+            // A form closes as Esc closes it (an elicitation is cancelled).
+            let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+            if matches!(dialog, Dialog::Form(_)) {
+                return self.dialog_key(esc);
             }
             self.dialog = None;
             return Vec::new();
@@ -180,11 +193,20 @@ impl App {
         if text.trim().is_empty() {
             return Vec::new();
         }
-        match slash::parse(&text) {
+        match slash::parse(&text, &self.prompts) {
             Parsed::Command(command, argument) => {
                 self.history.push(&text);
                 self.input.take();
                 self.slash(command, &argument)
+            }
+            Parsed::Prompt(prompt, rest) => {
+                if self.running() || self.starting.is_some() {
+                    self.flash("A prompt runs once the current run is over");
+                    return Vec::new();
+                }
+                self.history.push(&text);
+                self.input.take();
+                self.run_prompt(prompt, &rest)
             }
             Parsed::Unknown(name) => {
                 self.flash(&format!("Unknown command /{name} · /help lists them"));
@@ -275,6 +297,35 @@ impl App {
         Vec::new()
     }
 
+    /// Runs a server prompt with the arguments on its line; missing required ones are
+    /// asked for in a form first.
+    fn run_prompt(&mut self, prompt: crate::protocol::PromptInfo, rest: &str) -> Vec<Command> {
+        let arguments = slash::prompt_arguments(&prompt, rest);
+        let missing = prompt
+            .arguments
+            .iter()
+            .any(|a| a.required && arguments.get(&a.name).is_none_or(|v| v.trim().is_empty()));
+        if missing {
+            self.dialog = Some(Dialog::Form(FormDialog::prompt(prompt, &arguments)));
+            return Vec::new();
+        }
+        self.prompt_command(Command::RunPrompt {
+            server: prompt.server,
+            name: prompt.name,
+            arguments,
+        })
+    }
+
+    /// Sends a prompt to run: the run indicator is on until it ends (or the prompt
+    /// fails); its text arrives as the user's turn.
+    fn prompt_command(&mut self, command: Command) -> Vec<Command> {
+        self.scroll = None;
+        self.run.awaiting = true;
+        self.run.cancelled = false;
+        self.run.started = self.tick;
+        vec![command]
+    }
+
     fn switch_model(&mut self, model: String) -> Vec<Command> {
         self.transcript.push(Entry::Info(format!(
             "Model: {model} (from the next message on)"
@@ -289,10 +340,22 @@ impl App {
         };
         match dialog.key(key, &self.mcp) {
             Outcome::Stay => {}
-            Outcome::Close => self.dialog = None,
+            Outcome::Close => {
+                self.dialog = None;
+                self.next_elicitation();
+            }
             Outcome::Send(Command::SwitchModel(model)) => {
                 self.dialog = None;
                 return self.switch_model(model);
+            }
+            Outcome::Send(command @ Command::RunPrompt { .. }) => {
+                self.dialog = None;
+                return self.prompt_command(command);
+            }
+            Outcome::Send(command @ Command::Elicit { .. }) => {
+                self.dialog = None;
+                self.next_elicitation();
+                return vec![command];
             }
             Outcome::Send(command) => {
                 self.dialog = None;
@@ -314,6 +377,7 @@ impl App {
     pub fn paste(&mut self, text: &str) {
         match &mut self.dialog {
             Some(Dialog::Clarify(d)) => d.paste(text),
+            Some(Dialog::Form(form)) => form.paste(text),
             Some(_) => {}
             None => {
                 self.input.paste(text);

@@ -12,6 +12,8 @@ mod dialog_pages;
 mod dialog_view;
 mod dialogs;
 mod entries;
+mod form;
+mod form_view;
 mod highlight;
 mod input;
 mod keys;

@@ -1,4 +1,9 @@
-//! Slash commands: the list, what the popup offers for a typed prefix, and parsing a line.
+//! Slash commands: the list, what the popup offers for a typed prefix (antler's commands,
+//! then the MCP servers' prompts as `/<server>:<name>`), and parsing a line.
+
+use std::collections::BTreeMap;
+
+use crate::protocol::PromptInfo;
 
 /// A slash command the input box understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,20 +82,114 @@ impl SlashCommand {
     }
 }
 
-/// The commands the popup offers while `input` is a slash and a name prefix (nothing once
-/// a space or a second line is typed).
-pub fn matches(input: &str) -> Vec<SlashCommand> {
+/// A row of the popup: one of antler's commands or a server's prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// antler's own.
+    Builtin(SlashCommand),
+    /// `/<server>:<name>`.
+    Prompt(PromptInfo),
+}
+
+impl Target {
+    /// Its name, without the slash.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Builtin(command) => command.name().to_string(),
+            Self::Prompt(prompt) => prompt.command(),
+        }
+    }
+
+    /// Its arguments, for the popup: `<required> [optional]`.
+    pub fn argument(&self) -> String {
+        match self {
+            Self::Builtin(command) => command.argument().to_string(),
+            Self::Prompt(prompt) => prompt
+                .arguments
+                .iter()
+                .map(|a| {
+                    if a.required {
+                        format!("<{}>", a.name)
+                    } else {
+                        format!("[{}]", a.name)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+
+    /// What it does.
+    pub fn help(&self) -> String {
+        match self {
+            Self::Builtin(command) => command.help().to_string(),
+            Self::Prompt(prompt) if prompt.description.is_empty() => {
+                format!("prompt of MCP server `{}`", prompt.server)
+            }
+            Self::Prompt(prompt) => prompt.description.clone(),
+        }
+    }
+}
+
+/// What the popup offers while `input` is a slash and a name prefix (nothing once a space
+/// or a second line is typed): antler's commands, then the servers' prompts.
+pub fn matches(input: &str, prompts: &[PromptInfo]) -> Vec<Target> {
     let Some(prefix) = input.strip_prefix('/') else {
         return Vec::new();
     };
     if prefix.contains(char::is_whitespace) {
         return Vec::new();
     }
-    COMMANDS
+    let builtin = COMMANDS
         .iter()
         .copied()
         .filter(|c| c.name().starts_with(prefix))
-        .collect()
+        .map(Target::Builtin);
+    let prompts = prompts
+        .iter()
+        .filter(|p| p.command().starts_with(prefix) || p.name.starts_with(prefix))
+        .cloned()
+        .map(Target::Prompt);
+    builtin.chain(prompts).collect()
+}
+
+/// The arguments of `/<server>:<name> rest`: `name=value` pairs when every word is one of
+/// the prompt's arguments so given, else words in the arguments' order, the last argument
+/// taking the rest of the line (so a one-argument prompt takes the whole line).
+pub fn prompt_arguments(prompt: &PromptInfo, rest: &str) -> BTreeMap<String, String> {
+    let rest = rest.trim();
+    let mut arguments = BTreeMap::new();
+    if rest.is_empty() || prompt.arguments.is_empty() {
+        return arguments;
+    }
+    let declared = |name: &str| prompt.arguments.iter().any(|a| a.name == name);
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let named: Option<Vec<(&str, &str)>> = words
+        .iter()
+        .map(|w| w.split_once('=').filter(|(k, _)| declared(k)))
+        .collect();
+    if let Some(named) = named {
+        for (name, value) in named {
+            arguments.insert(name.to_string(), value.to_string());
+        }
+        return arguments;
+    }
+    let mut left = rest;
+    let last = prompt.arguments.len() - 1;
+    for (index, argument) in prompt.arguments.iter().enumerate() {
+        if left.is_empty() {
+            break;
+        }
+        let value = if index == last {
+            std::mem::take(&mut left)
+        } else {
+            let (word, after) = left.split_once(char::is_whitespace).unwrap_or((left, ""));
+            left = after.trim_start();
+            word
+        };
+        arguments.insert(argument.name.clone(), value.to_string());
+    }
+    arguments
 }
 
 /// What a submitted line is.
@@ -98,6 +197,8 @@ pub fn matches(input: &str) -> Vec<SlashCommand> {
 pub enum Parsed {
     /// A known command and its argument (trimmed, maybe empty).
     Command(SlashCommand, String),
+    /// A server's prompt and the rest of the line.
+    Prompt(PromptInfo, String),
     /// `/word` that names no command.
     Unknown(String),
     /// A message for the model (a path like `/etc/hosts …` is one too).
@@ -105,7 +206,7 @@ pub enum Parsed {
 }
 
 /// Parses a submitted line.
-pub fn parse(line: &str) -> Parsed {
+pub fn parse(line: &str, prompts: &[PromptInfo]) -> Parsed {
     let Some(rest) = line.trim_start().strip_prefix('/') else {
         return Parsed::Message;
     };
@@ -113,8 +214,11 @@ pub fn parse(line: &str) -> Parsed {
     if name.is_empty() || name.contains('/') {
         return Parsed::Message;
     }
-    match COMMANDS.iter().find(|c| c.name() == name) {
-        Some(command) => Parsed::Command(*command, argument.trim().to_string()),
+    if let Some(command) = COMMANDS.iter().find(|c| c.name() == name) {
+        return Parsed::Command(*command, argument.trim().to_string());
+    }
+    match prompts.iter().find(|p| p.command() == name) {
+        Some(prompt) => Parsed::Prompt(prompt.clone(), argument.to_string()),
         None => Parsed::Unknown(name.to_string()),
     }
 }
@@ -125,7 +229,7 @@ mod tests {
 
     #[test]
     fn prefixes_match_and_lines_parse() {
-        let names = |i: &str| matches(i).iter().map(|c| c.name()).collect::<Vec<_>>();
+        let names = |i: &str| matches(i, &[]).iter().map(|c| c.name()).collect::<Vec<_>>();
         assert_eq!(
             names("/"),
             COMMANDS.iter().map(|c| c.name()).collect::<Vec<_>>()
@@ -134,11 +238,55 @@ mod tests {
         assert!(names("/model x").is_empty());
         assert!(names("hello").is_empty());
         assert_eq!(
-            parse("/resume 3f9a"),
+            parse("/resume 3f9a", &[]),
             Parsed::Command(SlashCommand::Resume, "3f9a".into())
         );
-        assert_eq!(parse("/nope"), Parsed::Unknown("nope".into()));
-        assert_eq!(parse("/etc/hosts is odd"), Parsed::Message);
-        assert_eq!(parse("hi /help"), Parsed::Message);
+        assert_eq!(parse("/nope", &[]), Parsed::Unknown("nope".into()));
+        assert_eq!(parse("/etc/hosts is odd", &[]), Parsed::Message);
+        assert_eq!(parse("hi /help", &[]), Parsed::Message);
+    }
+
+    fn greet() -> PromptInfo {
+        let argument = |name: &str, required| crate::protocol::PromptArgumentInfo {
+            name: name.into(),
+            description: String::new(),
+            required,
+        };
+        PromptInfo {
+            server: "fx".into(),
+            name: "greet".into(),
+            description: "Greets".into(),
+            arguments: vec![argument("name", true), argument("style", false)],
+        }
+    }
+
+    #[test]
+    fn prompts_are_offered_and_their_arguments_parsed() {
+        let prompts = [greet()];
+        let offered = matches("/g", &prompts);
+        assert_eq!(offered, [Target::Prompt(greet())]);
+        assert_eq!(offered[0].argument(), "<name> [style]");
+        assert_eq!(matches("/fx:", &prompts).len(), 1);
+        assert_eq!(
+            parse("/fx:greet Ada very warmly", &prompts),
+            Parsed::Prompt(greet(), "Ada very warmly".into())
+        );
+        let args = |rest: &str| prompt_arguments(&greet(), rest);
+        assert_eq!(
+            args("Ada very warmly"),
+            BTreeMap::from([
+                ("name".to_string(), "Ada".to_string()),
+                ("style".to_string(), "very warmly".to_string())
+            ])
+        );
+        assert_eq!(
+            args("style=loud name=Bo"),
+            BTreeMap::from([
+                ("name".to_string(), "Bo".to_string()),
+                ("style".to_string(), "loud".to_string())
+            ])
+        );
+        assert_eq!(args("x=1").get("name").map(String::as_str), Some("x=1"));
+        assert!(args("  ").is_empty());
     }
 }

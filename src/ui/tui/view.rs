@@ -106,7 +106,7 @@ impl App {
             let skip = (selected + 1).saturating_sub(shown);
             let name_width = popup
                 .iter()
-                .map(|c| c.name().len() + c.argument().len() + 2)
+                .map(|c| c.name().chars().count() + c.argument().chars().count() + 2)
                 .max()
                 .unwrap_or(0);
             for (row, command) in popup.iter().enumerate().skip(skip).take(shown) {

@@ -35,19 +35,21 @@ pub fn list_templates() -> ListResourceTemplatesResult {
 
 pub fn read_resource(uri: &str) -> Result<ReadResourceResult, McpError> {
     if uri == DOT_URI {
-        return Ok(ReadResourceResult::new(vec![ResourceContents::blob(
-            DOT_PNG, uri,
-        )
-        .with_mime_type("image/png")]));
+        return Ok(ReadResourceResult::new(vec![
+            ResourceContents::blob(DOT_PNG, uri).with_mime_type("image/png"),
+        ]));
     }
     match uri.strip_prefix("fixture://notes/") {
         Some("hello.txt") => Ok(ReadResourceResult::new(vec![ResourceContents::text(
             "Hello from the fixture's note.",
             uri,
         )])),
-        Some(name) if !name.is_empty() => Ok(ReadResourceResult::new(vec![
-            ResourceContents::text(format!("The note called {name}."), uri),
-        ])),
+        Some(name) if !name.is_empty() => {
+            Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                format!("The note called {name}."),
+                uri,
+            )]))
+        }
         _ => Err(McpError::resource_not_found(
             format!("no resource {uri}"),
             None,
@@ -82,10 +84,7 @@ pub fn get_prompt(name: &str, arguments: &JsonObject) -> Result<GetPromptResult,
         .unwrap_or("plainly");
     Ok(GetPromptResult::new(vec![
         PromptMessage::new_text(Role::User, format!("Greet {who} {style}.")),
-        PromptMessage::new(
-            Role::User,
-            ContentBlock::text("Keep it to one line."),
-        ),
+        PromptMessage::new(Role::User, ContentBlock::text("Keep it to one line.")),
     ]))
 }
 

@@ -70,11 +70,7 @@ impl Fixture {
     pub fn builtin(behaviour: Behaviour, extra: &[String]) -> Self {
         let mut tools = builtin_tools();
         if behaviour.resources {
-            tools.push(tool(
-                "tiny_image",
-                "Returns a 1x1 PNG image.",
-                no_params(),
-            ));
+            tools.push(tool("tiny_image", "Returns a 1x1 PNG image.", no_params()));
         }
         if behaviour.elicitation {
             tools.push(tool("ask_user", "Asks the user who they are.", no_params()));

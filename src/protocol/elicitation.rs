@@ -1,0 +1,285 @@
+//! An MCP server asking the user for input (elicitation): the request as a front-end
+//! shows it, and the user's answer. Built by `mcp::elicitation` from the server's schema,
+//! which it has already checked: a front-end only draws the fields and validates values.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// A server's request for input, waiting for [`super::Command::Elicit`] with its id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElicitationRequest {
+    /// Tells the requests of a session apart.
+    pub id: u64,
+    /// The server's key in `mcpServers`.
+    pub server: String,
+    /// What the server says it wants (escaped, bounded).
+    pub message: String,
+    /// What it asks for.
+    pub form: ElicitationForm,
+}
+
+/// What a server asks for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "mode", rename_all = "lowercase")]
+pub enum ElicitationForm {
+    /// Values for these fields.
+    Form {
+        /// The fields, in the server's order.
+        fields: Vec<FormField>,
+    },
+    /// That the user opens this `http(s)` URL (to sign in, pay, ...) and says when done.
+    Url {
+        /// The URL (escaped).
+        url: String,
+    },
+}
+
+/// One field of a form.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FormField {
+    /// The key of its value in the answer.
+    pub name: String,
+    /// Its label (the name when the server gave none).
+    pub title: String,
+    /// What it is for.
+    pub description: String,
+    /// Whether it must have a value.
+    pub required: bool,
+    /// What kind of value.
+    pub kind: FieldKind,
+    /// The value it starts with, as typed.
+    pub default: Option<String>,
+}
+
+/// The kind of value a field takes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum FieldKind {
+    /// Text, of these lengths in characters.
+    Text {
+        /// At least.
+        min_chars: Option<u32>,
+        /// At most.
+        max_chars: Option<u32>,
+    },
+    /// A whole number in a range.
+    Integer {
+        /// At least.
+        min: Option<i64>,
+        /// At most.
+        max: Option<i64>,
+    },
+    /// A number in a range.
+    Number {
+        /// At least.
+        min: Option<f64>,
+        /// At most.
+        max: Option<f64>,
+    },
+    /// Yes or no.
+    Boolean,
+    /// One of these values.
+    Choice {
+        /// The values sent.
+        values: Vec<String>,
+        /// What is shown for each.
+        labels: Vec<String>,
+    },
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", content = "content", rename_all = "lowercase")]
+pub enum ElicitationAnswer {
+    /// These values (for a URL: the user opened it).
+    Accept(Map<String, Value>),
+    /// The user said no.
+    Decline,
+    /// The user dismissed it.
+    Cancel,
+}
+
+/// What an answer did, without its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitationAction {
+    /// Values given.
+    Accept,
+    /// Said no.
+    Decline,
+    /// Dismissed.
+    Cancel,
+}
+
+impl ElicitationAnswer {
+    /// What it did.
+    pub fn action(&self) -> ElicitationAction {
+        match self {
+            Self::Accept(_) => ElicitationAction::Accept,
+            Self::Decline => ElicitationAction::Decline,
+            Self::Cancel => ElicitationAction::Cancel,
+        }
+    }
+}
+
+impl FormField {
+    /// Checks `text` (as typed; empty is no value) and turns it into the value sent, or
+    /// says what is wrong.
+    pub fn value(&self, text: &str) -> Result<Option<Value>, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return if self.required {
+                Err(format!("{} is required", self.title))
+            } else {
+                Ok(None)
+            };
+        }
+        let out_of = |what: String| Err(format!("{} must be {what}", self.title));
+        match &self.kind {
+            FieldKind::Text {
+                min_chars,
+                max_chars,
+            } => {
+                let n = text.chars().count();
+                if min_chars.is_some_and(|m| n < m as usize) {
+                    return out_of(format!("at least {} characters", min_chars.unwrap_or(0)));
+                }
+                if max_chars.is_some_and(|m| n > m as usize) {
+                    return out_of(format!("at most {} characters", max_chars.unwrap_or(0)));
+                }
+                Ok(Some(Value::String(text.to_string())))
+            }
+            FieldKind::Integer { min, max } => match text.parse::<i64>() {
+                Ok(n) if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) => out_of(range(
+                    min.map(|m| m.to_string()),
+                    max.map(|m| m.to_string()),
+                )),
+                Ok(n) => Ok(Some(Value::from(n))),
+                Err(_) => out_of(String::from("a whole number")),
+            },
+            FieldKind::Number { min, max } => match text.parse::<f64>() {
+                Ok(n) if !n.is_finite() => out_of(String::from("a number")),
+                Ok(n) if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) => out_of(range(
+                    min.map(|m| m.to_string()),
+                    max.map(|m| m.to_string()),
+                )),
+                Ok(n) => Ok(serde_json::Number::from_f64(n).map(Value::Number)),
+                Err(_) => out_of(String::from("a number")),
+            },
+            FieldKind::Boolean => match text {
+                "true" | "yes" => Ok(Some(Value::Bool(true))),
+                "false" | "no" => Ok(Some(Value::Bool(false))),
+                _ => out_of(String::from("yes or no")),
+            },
+            FieldKind::Choice { values, .. } => {
+                if values.iter().any(|v| v == text) {
+                    Ok(Some(Value::String(text.to_string())))
+                } else {
+                    out_of(format!("one of {}", values.join(", ")))
+                }
+            }
+        }
+    }
+}
+
+fn range(min: Option<String>, max: Option<String>) -> String {
+    match (min, max) {
+        (Some(min), Some(max)) => format!("from {min} to {max}"),
+        (Some(min), None) => format!("at least {min}"),
+        (None, Some(max)) => format!("at most {max}"),
+        (None, None) => String::from("a number"),
+    }
+}
+
+/// Every field's value from its text, or the first field that is wrong and why.
+pub fn form_values(
+    fields: &[FormField],
+    texts: &[String],
+) -> Result<Map<String, Value>, (usize, String)> {
+    let mut values = Map::new();
+    for (index, field) in fields.iter().enumerate() {
+        let text = texts.get(index).map_or("", String::as_str);
+        if let Some(value) = field.value(text).map_err(|why| (index, why))? {
+            values.insert(field.name.clone(), value);
+        }
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn field(kind: FieldKind, required: bool) -> FormField {
+        FormField {
+            name: "f".into(),
+            title: "F".into(),
+            description: String::new(),
+            required,
+            kind,
+            default: None,
+        }
+    }
+
+    #[test]
+    fn values_are_checked_before_they_are_sent() {
+        let age = field(
+            FieldKind::Integer {
+                min: Some(0),
+                max: Some(150),
+            },
+            true,
+        );
+        assert_eq!(age.value("42"), Ok(Some(json!(42))));
+        assert_eq!(age.value("200"), Err("F must be from 0 to 150".into()));
+        assert_eq!(age.value("4.5"), Err("F must be a whole number".into()));
+        assert_eq!(age.value(" "), Err("F is required".into()));
+        let name = field(
+            FieldKind::Text {
+                min_chars: Some(2),
+                max_chars: Some(3),
+            },
+            false,
+        );
+        assert_eq!(name.value(""), Ok(None));
+        assert_eq!(
+            name.value("a"),
+            Err("F must be at least 2 characters".into())
+        );
+        assert_eq!(
+            name.value("abcd"),
+            Err("F must be at most 3 characters".into())
+        );
+        let number = field(
+            FieldKind::Number {
+                min: None,
+                max: Some(1.5),
+            },
+            false,
+        );
+        assert_eq!(number.value("1.25"), Ok(Some(json!(1.25))));
+        assert!(number.value("NaN").is_err() && number.value("inf").is_err());
+        let yes = field(FieldKind::Boolean, false);
+        assert_eq!(yes.value("yes"), Ok(Some(json!(true))));
+        let choice = field(
+            FieldKind::Choice {
+                values: vec!["a".into(), "b".into()],
+                labels: vec!["A".into(), "B".into()],
+            },
+            true,
+        );
+        assert_eq!(choice.value("c"), Err("F must be one of a, b".into()));
+        let fields = [age, name];
+        assert_eq!(
+            form_values(&fields, &["7".into(), String::new()]),
+            Ok(json!({"f": 7}).as_object().cloned().unwrap())
+        );
+        assert_eq!(
+            form_values(&fields, &["x".into()]).unwrap_err().0,
+            0,
+            "the first wrong field"
+        );
+    }
+}
