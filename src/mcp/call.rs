@@ -145,19 +145,23 @@ pub(super) async fn send<T>(
     if cancel.is_cancelled() {
         return Ended::Cancelled;
     }
+    // Before the request goes out: a server may ask for input as soon as it reads it.
+    let (serial, mut requests) = listening.route.join();
     let mut handle = match peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
     {
         Ok(handle) => handle,
-        Err(err) => return Ended::Answered(Err(err)),
+        Err(err) => {
+            listening.route.leave(serial);
+            return Ended::Answered(Err(err));
+        }
     };
     let token = handle.progress_token.clone();
     let (slot, mut updates) = watch::channel(None);
     lock(listening.calls).insert(token.clone(), slot);
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
-    let (serial, mut requests) = listening.route.join();
     let ended = loop {
         tokio::select! {
             biased;

@@ -270,6 +270,29 @@ fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<Fo
         (Some("string"), None) => FieldKind::Text {
             min_chars: count("minLength"),
             max_chars: count("maxLength"),
+            format: property
+                .get("format")
+                .and_then(Value::as_str)
+                .filter(|f| matches!(*f, "email" | "uri" | "date" | "date-time"))
+                .map(str::to_string),
+        },
+        (Some("array"), _) => match property
+            .get("items")
+            .and_then(Value::as_object)
+            .and_then(choices)
+        {
+            Some((values, labels)) => FieldKind::Choices {
+                values,
+                labels,
+                min_items: count("minItems"),
+                max_items: count("maxItems"),
+            },
+            None => {
+                return Err(format!(
+                    "the list field `{}` has no choices",
+                    crate::text::short_line(name, 64).0
+                ));
+            }
         },
         (Some("integer"), _) => FieldKind::Integer {
             min: integer("minimum"),
@@ -292,6 +315,14 @@ fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<Fo
         Value::String(s) => Some(crate::text::short_line(s, MAX_TEXT).0),
         Value::Bool(b) => Some(b.to_string()),
         Value::Number(n) => Some(n.to_string()),
+        Value::Array(items) => Some(
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|s| crate::text::short_line(s, 120).0)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
         _ => None,
     });
     let title = text(property.get("title"));
@@ -309,7 +340,7 @@ fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<Fo
     })
 }
 
-/// An enum field's values and labels (`enum` with `enumNames`, or `oneOf` of
+/// An enum field's values and labels (`enum` with `enumNames`, or `oneOf` / `anyOf` of
 /// `const`/`title`).
 fn choices(property: &Map<String, Value>) -> Option<(Vec<String>, Vec<String>)> {
     let strings = |v: &Value| -> Option<Vec<String>> {
@@ -328,7 +359,10 @@ fn choices(property: &Map<String, Value>) -> Option<(Vec<String>, Vec<String>)> 
             .unwrap_or_else(|| values.clone());
         (values, labels)
     } else {
-        let options = property.get("oneOf").and_then(Value::as_array)?;
+        let options = property
+            .get("oneOf")
+            .or_else(|| property.get("anyOf"))
+            .and_then(Value::as_array)?;
         let pairs: Vec<(String, String)> = options
             .iter()
             .filter_map(|o| {
@@ -376,7 +410,10 @@ mod tests {
                 "name": {"type": "string", "title": "Name\u{7}", "minLength": 1},
                 "age": {"type": "integer", "minimum": 0, "maximum": 150, "default": 42},
                 "colour": {"type": "string", "enum": ["r", "g"], "enumNames": ["Red", "Green"]},
-                "ok": {"type": "boolean"}
+                "ok": {"type": "boolean"},
+                "fish": {"type": "array", "items": {"anyOf": [
+                    {"const": "f1", "title": "Tuna"}, {"const": "f2", "title": "Salmon"}
+                ]}, "maxItems": 2, "default": ["f1"]}
             },
             "required": ["name"]
         }));
@@ -386,7 +423,13 @@ mod tests {
             panic!("a form");
         };
         let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names.len(), 4);
+        assert_eq!(names.len(), 5);
+        let fish = fields.iter().find(|f| f.name == "fish").unwrap();
+        assert_eq!(fish.default.as_deref(), Some("f1"));
+        assert!(
+            matches!(&fish.kind, FieldKind::Choices { labels, max_items: Some(2), .. } if labels[1] == "Salmon")
+        );
+
         let name = fields.iter().find(|f| f.name == "name").unwrap();
         assert!(name.required && !name.title.contains('\u{7}'));
         let age = fields.iter().find(|f| f.name == "age").unwrap();

@@ -61,6 +61,8 @@ pub enum FieldKind {
         min_chars: Option<u32>,
         /// At most.
         max_chars: Option<u32>,
+        /// `email`, `uri`, `date` or `date-time`, checked loosely.
+        format: Option<String>,
     },
     /// A whole number in a range.
     Integer {
@@ -84,6 +86,17 @@ pub enum FieldKind {
         values: Vec<String>,
         /// What is shown for each.
         labels: Vec<String>,
+    },
+    /// Some of these values, typed separated by commas (values or labels).
+    Choices {
+        /// The values sent.
+        values: Vec<String>,
+        /// What is shown for each.
+        labels: Vec<String>,
+        /// At least this many.
+        min_items: Option<u32>,
+        /// At most this many.
+        max_items: Option<u32>,
     },
 }
 
@@ -139,6 +152,7 @@ impl FormField {
             FieldKind::Text {
                 min_chars,
                 max_chars,
+                format,
             } => {
                 let n = text.chars().count();
                 if min_chars.is_some_and(|m| n < m as usize) {
@@ -146,6 +160,11 @@ impl FormField {
                 }
                 if max_chars.is_some_and(|m| n > m as usize) {
                     return out_of(format!("at most {} characters", max_chars.unwrap_or(0)));
+                }
+                if let Some(format) = format.as_deref()
+                    && let Some(expected) = misformatted(format, text)
+                {
+                    return out_of(expected.to_string());
                 }
                 Ok(Some(Value::String(text.to_string())))
             }
@@ -178,8 +197,63 @@ impl FormField {
                     out_of(format!("one of {}", values.join(", ")))
                 }
             }
+            FieldKind::Choices {
+                values,
+                labels,
+                min_items,
+                max_items,
+            } => {
+                let mut chosen: Vec<Value> = Vec::new();
+                for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+                    let index = values
+                        .iter()
+                        .position(|v| v == item)
+                        .or_else(|| labels.iter().position(|l| l.eq_ignore_ascii_case(item)));
+                    let Some(value) = index.and_then(|i| values.get(i)) else {
+                        return out_of(format!("some of {}", labels.join(", ")));
+                    };
+                    if !chosen.iter().any(|c| c == value.as_str()) {
+                        chosen.push(Value::String(value.clone()));
+                    }
+                }
+                let n = chosen.len();
+                if min_items.is_some_and(|m| n < m as usize) || max_items.is_some_and(|m| n > m as usize) {
+                    return out_of(format!(
+                        "{} of the choices",
+                        range(min_items.map(|m| m.to_string()), max_items.map(|m| m.to_string()))
+                    ));
+                }
+                Ok(Some(Value::Array(chosen)))
+            }
         }
     }
+}
+
+/// What `text` should look like when it is not of `format` (a loose check: the server
+/// validates too).
+fn misformatted(format: &str, text: &str) -> Option<&'static str> {
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let date = |s: &str| {
+        let parts: Vec<&str> = s.split('-').collect();
+        parts.len() == 3 && parts.iter().all(|p| digits(p)) && parts[0].len() == 4
+    };
+    let ok = match format {
+        "email" => text
+            .split_once('@')
+            .is_some_and(|(user, host)| !user.is_empty() && host.contains('.')),
+        "uri" => text
+            .split_once(':')
+            .is_some_and(|(scheme, rest)| !scheme.is_empty() && !rest.is_empty()),
+        "date" => date(text),
+        "date-time" => text.split_once('T').is_some_and(|(d, t)| date(d) && !t.is_empty()),
+        _ => true,
+    };
+    (!ok).then_some(match format {
+        "email" => "an email address",
+        "uri" => "a URI (scheme:...)",
+        "date" => "a date (YYYY-MM-DD)",
+        _ => "a date and time (YYYY-MM-DDTHH:MM:SS)",
+    })
 }
 
 fn range(min: Option<String>, max: Option<String>) -> String {
@@ -240,9 +314,31 @@ mod tests {
             FieldKind::Text {
                 min_chars: Some(2),
                 max_chars: Some(3),
+                format: None,
             },
             false,
         );
+        let email = field(
+            FieldKind::Text {
+                min_chars: None,
+                max_chars: None,
+                format: Some("email".into()),
+            },
+            false,
+        );
+        assert_eq!(email.value("a@b.c"), Ok(Some(json!("a@b.c"))));
+        assert_eq!(email.value("ab.c"), Err("F must be an email address".into()));
+        let fish = field(
+            FieldKind::Choices {
+                values: vec!["f1".into(), "f2".into(), "f3".into()],
+                labels: vec!["Tuna".into(), "Salmon".into(), "Trout".into()],
+                min_items: Some(1),
+                max_items: Some(2),
+            },
+            false,
+        );
+        assert_eq!(fish.value("tuna, f3, Tuna"), Ok(Some(json!(["f1", "f3"]))));
+        assert!(fish.value("f1,f2,f3").is_err() && fish.value("cod").is_err());
         assert_eq!(name.value(""), Ok(None));
         assert_eq!(
             name.value("a"),

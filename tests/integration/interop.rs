@@ -108,3 +108,89 @@ async fn calls_reach_the_real_servers() {
         out.content
     );
 }
+
+/// Resources, prompts, elicitation and progress against server-everything, through the
+/// binary with the scripted model.
+#[test]
+fn server_everythings_resources_prompts_elicitation_and_progress() {
+    let sandbox = Sandbox::new();
+    write_extensions(
+        &sandbox,
+        json!({"everything": {"command": "node", "args": [everything_js(), "stdio"]}}),
+    );
+    sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
+    let mock = crate::mock_openai::MockOpenAi::start(vec![
+        crate::mock_openai::Reply::tool_calls(&[(
+            "c1",
+            "list_mcp_resources",
+            json!({"server": "everything"}),
+        )]),
+        crate::mock_openai::Reply::tool_calls(&[(
+            "c2",
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": "demo://resource/static/document/features.md"}),
+        )]),
+        crate::mock_openai::Reply::tool_calls(&[
+            ("c3", "everything_trigger-elicitation-request", json!({})),
+        ]),
+        crate::mock_openai::Reply::tool_calls(&[(
+            "c4",
+            "everything_trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+        )]),
+        crate::mock_openai::Reply::text("Done."),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args([
+            "--mcp-prompt",
+            "everything:args-prompt",
+            "--arg",
+            "city=Lisbon",
+            "--output-format",
+            "stream-json",
+        ])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let requests = mock.requests();
+    assert_eq!(
+        requests[0].messages().last().unwrap()["content"],
+        "What's weather in Lisbon?",
+        "the server's prompt is the user turn"
+    );
+    let result = |call: &str| {
+        requests
+            .last()
+            .unwrap()
+            .messages()
+            .iter()
+            .find(|m| m["tool_call_id"] == call)
+            .and_then(|m| m["content"].as_str().map(str::to_string))
+            .unwrap_or_else(|| panic!("no result of {call}"))
+    };
+    let listed = result("c1");
+    assert!(
+        listed.contains("demo://resource/static/document/features.md")
+            && listed.contains("URI templates"),
+        "{listed}"
+    );
+    assert!(result("c2").contains('#'), "the document's markdown: {}", result("c2"));
+    let events = events(&out.stdout);
+    let declined = events
+        .iter()
+        .find(|e| e["type"] == "elicitation_answered")
+        .unwrap_or_else(|| {
+            panic!(
+                "the elicitation was answered: {}\n{}",
+                result("c3"),
+                std::fs::read_to_string(sandbox.log_file()).unwrap_or_default()
+            )
+        });
+    assert_eq!((declined["action"].as_str(), declined["automatic"].as_bool()), (Some("decline"), Some(true)));
+    let progress: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_progress" && e["call_id"] == "c4")
+        .collect();
+    assert!(!progress.is_empty(), "progress of the long operation");
+    assert_eq!(progress.last().unwrap()["total"], 3.0);
+}

@@ -329,6 +329,7 @@ fn elicitation_form() {
                         FieldKind::Text {
                             min_chars: Some(3),
                             max_chars: None,
+                            format: None,
                         },
                         true,
                         None,

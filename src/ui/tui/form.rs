@@ -59,6 +59,7 @@ impl FormDialog {
                 kind: FieldKind::Text {
                     min_chars: None,
                     max_chars: None,
+                    format: None,
                 },
                 default: given.get(&a.name).cloned(),
             })
@@ -246,6 +247,7 @@ mod tests {
                         FieldKind::Text {
                             min_chars: None,
                             max_chars: None,
+                            format: None,
                         },
                         true,
                     ),
