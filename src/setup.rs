@@ -126,6 +126,14 @@ impl Setup {
         })
     }
 
+    /// The workspace as the file tools see it, for attaching files to a message (the
+    /// same boundary, secret files and antler's own folders).
+    pub fn workspace(&self, thread_outputs: &ThreadOutputs) -> Result<Workspace, SetupError> {
+        Ok(Workspace::from_config(&self.app.value.sandbox, &self.cwd)
+            .map_err(SetupError::Workspace)?
+            .with_protected(&self.protected(thread_outputs)))
+    }
+
     /// Lets a front-end answer the MCP servers' requests for input (elicitation), through
     /// the broker returned; without it they are declined. Before the first
     /// [`Setup::mcp`].

@@ -70,6 +70,12 @@ pub fn printable_lines(text: &str) -> String {
         .join("\n")
 }
 
+/// A fence of backticks longer than any run of them in `content`, so it cannot close early.
+pub fn fence_for(content: &str) -> String {
+    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

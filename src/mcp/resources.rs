@@ -78,6 +78,54 @@ pub async fn resource_tools(servers: &[Arc<McpServer>]) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
+impl super::McpManager {
+    /// Every resource of the enabled servers that offer resources (starting idle ones),
+    /// as `(server, resource)`; a server that fails is logged and left out.
+    pub async fn resources(
+        &self,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Vec<(String, rmcp::model::Resource)> {
+        let mut offering = Vec::new();
+        for server in self.servers() {
+            if server.config().enabled && server.offers(Feature::Resources).await {
+                offering.push(server.clone());
+            }
+        }
+        let listings =
+            futures::future::join_all(offering.iter().map(|s| s.list_resources(cancel))).await;
+        let mut all = Vec::new();
+        for (server, listing) in offering.iter().zip(listings) {
+            let name = &server.config().name;
+            match listing {
+                Ok(listing) => all.extend(
+                    listing
+                        .resources
+                        .into_iter()
+                        .take(MAX_LISTED)
+                        .map(|r| (name.clone(), r)),
+                ),
+                Err(err) => tracing::warn!(server = %name, "listing resources failed: {err}"),
+            }
+        }
+        all
+    }
+
+    /// The contents of the resource `uri` of `server` as text (binary contents
+    /// described), or why it cannot be read.
+    pub async fn resource_text(
+        &self,
+        server: &str,
+        uri: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<String, String> {
+        let Some(found) = self.servers().iter().find(|s| s.config().name == server) else {
+            return Err(format!("no MCP server `{server}`"));
+        };
+        let result = found.read_resource(uri, cancel).await?;
+        Ok(contents_output(server, &result).content)
+    }
+}
+
 fn info(name: &str, description: &str, parameters: Value) -> ToolInfo {
     let mut metadata = Map::new();
     metadata.insert("mcp".into(), Value::Bool(true));

@@ -217,10 +217,15 @@ impl FormField {
                     }
                 }
                 let n = chosen.len();
-                if min_items.is_some_and(|m| n < m as usize) || max_items.is_some_and(|m| n > m as usize) {
+                if min_items.is_some_and(|m| n < m as usize)
+                    || max_items.is_some_and(|m| n > m as usize)
+                {
                     return out_of(format!(
                         "{} of the choices",
-                        range(min_items.map(|m| m.to_string()), max_items.map(|m| m.to_string()))
+                        range(
+                            min_items.map(|m| m.to_string()),
+                            max_items.map(|m| m.to_string())
+                        )
                     ));
                 }
                 Ok(Some(Value::Array(chosen)))
@@ -245,7 +250,9 @@ fn misformatted(format: &str, text: &str) -> Option<&'static str> {
             .split_once(':')
             .is_some_and(|(scheme, rest)| !scheme.is_empty() && !rest.is_empty()),
         "date" => date(text),
-        "date-time" => text.split_once('T').is_some_and(|(d, t)| date(d) && !t.is_empty()),
+        "date-time" => text
+            .split_once('T')
+            .is_some_and(|(d, t)| date(d) && !t.is_empty()),
         _ => true,
     };
     (!ok).then_some(match format {
@@ -327,7 +334,10 @@ mod tests {
             false,
         );
         assert_eq!(email.value("a@b.c"), Ok(Some(json!("a@b.c"))));
-        assert_eq!(email.value("ab.c"), Err("F must be an email address".into()));
+        assert_eq!(
+            email.value("ab.c"),
+            Err("F must be an email address".into())
+        );
         let fish = field(
             FieldKind::Choices {
                 values: vec!["f1".into(), "f2".into(), "f3".into()],

@@ -25,5 +25,7 @@ pub use ledger::{CallTokens, CallTotals, Ledger, ServerTokens, ToolTokens};
 pub use mcp::{PromptArgumentInfo, PromptInfo, ServerState, ServerStatus};
 pub use message::{ImagePart, Message, ToolCall};
 pub use model::{FinishReason, Usage};
-pub use session::{ClarificationRequest, Command, ContextView, SessionInfo, ToolsView, Update};
+pub use session::{
+    Attachment, ClarificationRequest, Command, ContextView, SessionInfo, ToolsView, Update,
+};
 pub use thread::ThreadMeta;

@@ -14,6 +14,16 @@ use super::{
 pub enum Command {
     /// Run this user message on the current thread (queued while a run is going on).
     Submit(String),
+    /// Run this user message with these attachments, read now (the chat's `@`); what the
+    /// user sees of it comes back as [`Update::UserTurn`] before the run.
+    SubmitWith {
+        /// What the user typed.
+        text: String,
+        /// What to attach.
+        attachments: Vec<Attachment>,
+    },
+    /// Ask for what can be attached (answered with [`Update::Attachments`]).
+    ListAttachments,
     /// Cancel the running turn; the thread is saved.
     Cancel,
     /// Start a new, empty thread.
@@ -90,6 +100,8 @@ pub enum Update {
     /// while the session starts, so the front-end can show progress before
     /// [`Update::Ready`].
     ServerReady(ServerStatus),
+    /// What can be attached: workspace files and MCP resources.
+    Attachments(Vec<Attachment>),
     /// The MCP servers' prompts, for slash commands: sent once the session is ready and
     /// again when they change.
     Prompts(Vec<PromptInfo>),
@@ -99,6 +111,36 @@ pub enum Update {
     /// The session has started (its MCP servers are up): its facts. The front-end sends
     /// what it held back until now, such as messages typed during start-up.
     Ready(SessionInfo),
+}
+
+/// Something a person attaches to a message (the chat's `@`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Attachment {
+    /// A workspace file, by its path relative to the workspace.
+    File {
+        /// The path.
+        path: String,
+    },
+    /// An MCP server's resource.
+    Resource {
+        /// The server's key in `mcpServers`.
+        server: String,
+        /// The resource's URI.
+        uri: String,
+        /// Its name (escaped, one line).
+        name: String,
+    },
+}
+
+impl Attachment {
+    /// How it is written in a message: `@path`, `@server:uri`.
+    pub fn mention(&self) -> String {
+        match self {
+            Self::File { path } => format!("@{path}"),
+            Self::Resource { server, uri, .. } => format!("@{server}:{uri}"),
+        }
+    }
 }
 
 /// The `/context` view.

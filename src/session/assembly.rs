@@ -163,6 +163,12 @@ impl Assembly {
         self.inner.lock().await.mcp.clone()
     }
 
+    /// The workspace the file tools work in.
+    pub async fn workspace(&self) -> Result<crate::tools::sandbox::Workspace, SetupError> {
+        let inner = self.inner.lock().await;
+        inner.setup.workspace(&inner.thread_outputs)
+    }
+
     /// The current deferred setup, refreshed (for the tools view).
     pub async fn deferred(&self) -> Result<Arc<DeferredSetup>, SetupError> {
         self.inner.lock().await.refresh().await

@@ -194,6 +194,18 @@ impl Controller {
         }
     }
 
+    /// Sends what can be attached.
+    async fn list_attachments(&self) {
+        match self.session.workspace().await {
+            Ok(workspace) => {
+                let mcp = self.session.mcp().await;
+                let all = super::attach::attachable(&mcp, workspace).await;
+                self.send(Update::Attachments(all));
+            }
+            Err(err) => self.error(err.to_string()),
+        }
+    }
+
     /// Sends the servers' prompts if they changed since they were last sent.
     async fn send_prompts(&mut self) {
         let prompts = self.session.mcp().await.prompts().await;
@@ -235,6 +247,26 @@ impl Controller {
                         return;
                     }
                     self.send_prompts().await;
+                }
+                Command::SubmitWith { text, attachments } => {
+                    let mcp = self.session.mcp().await;
+                    let read = match self.session.workspace().await {
+                        Ok(workspace) => {
+                            let cancel = CancellationToken::new();
+                            super::attach::attach(&text, &attachments, &mcp, &workspace, &cancel)
+                                .await
+                        }
+                        Err(err) => Err(err.to_string()),
+                    };
+                    match read {
+                        Ok(message) => {
+                            self.send(Update::UserTurn(text));
+                            if self.submit(message).await {
+                                return;
+                            }
+                        }
+                        Err(err) => self.error(format!("Not sent: cannot attach: {err}")),
+                    }
                 }
                 Command::RunPrompt {
                     server,
@@ -279,7 +311,12 @@ impl Controller {
     /// Everything but `Submit` and `Quit`.
     async fn handle(&mut self, command: Command) {
         match command {
-            Command::Cancel | Command::Submit(_) | Command::RunPrompt { .. } | Command::Quit => {}
+            Command::Cancel
+            | Command::Submit(_)
+            | Command::SubmitWith { .. }
+            | Command::RunPrompt { .. }
+            | Command::Quit => {}
+            Command::ListAttachments => self.list_attachments().await,
             Command::Answer { call_id, answer } => {
                 if let Some(clarifications) = self.session.clarifications() {
                     clarifications.answer(&call_id, answer);
@@ -355,6 +392,7 @@ impl Controller {
         let clarifications = self.session.clarifications();
         let elicitations = self.session.elicitations();
         let mcp = self.session.mcp().await;
+        let workspace = self.session.workspace().await.ok();
         let mut quit = false;
         let started = {
             let run = self.session.run(text, &emit, &cancel);
@@ -376,6 +414,16 @@ impl Controller {
                         Some(Command::Elicit { id, answer }) => {
                             if let Some(elicitations) = &elicitations {
                                 elicitations.answer(id, answer);
+                            }
+                        }
+                        Some(Command::ListAttachments) => {
+                            // Not awaited here, as `ShowMcp`: listing may start servers.
+                            if let Some(workspace) = workspace.clone() {
+                                let (mcp, updates) = (mcp.clone(), updates.clone());
+                                tokio::spawn(async move {
+                                    let all = super::attach::attachable(&mcp, workspace).await;
+                                    let _ = updates.send(Update::Attachments(all));
+                                });
                             }
                         }
                         Some(Command::ShowMcp) => {

@@ -294,6 +294,11 @@ impl Session {
         self.assembly.mcp().await
     }
 
+    /// The workspace the file tools work in (for attachments).
+    pub async fn workspace(&self) -> Result<crate::tools::sandbox::Workspace, SetupError> {
+        self.assembly.workspace().await
+    }
+
     /// Where `ask_clarification`'s questions are answered (none without `clarify`).
     pub fn clarifications(&self) -> Option<Clarifications> {
         self.clarifications.clone()

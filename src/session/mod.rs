@@ -5,6 +5,7 @@
 //! the store or talk to MCP servers themselves.
 
 pub mod assembly;
+mod attach;
 pub mod controller;
 pub mod handle;
 

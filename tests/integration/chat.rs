@@ -391,3 +391,51 @@ fn an_elicitation_is_answered_in_a_form_and_its_values_reach_the_server() {
     let status = term.quit();
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn at_attaches_a_workspace_file_and_an_mcp_resource_to_the_message() {
+    let sandbox = Sandbox::new();
+    write_extensions(
+        &sandbox,
+        serde_json::json!({"fx": fixture_stdio(&["--resources"])}),
+    );
+    sandbox.write("notes.md", "Remember the milk.");
+    sandbox.write(".env", "SECRET=1");
+    let mock = MockOpenAi::start(vec![Reply::text("Both read.")]);
+    let mut term = Terminal::start_with(&sandbox, &mock, "--trust-project");
+    term.wait_for("mock-model");
+    term.type_keys("see @");
+    term.wait_for("Attach a file or an MCP resource");
+    term.wait_for("@fx:fixture://notes/hello.txt");
+    assert!(
+        !term.contents().contains("@.env"),
+        "secret files are not offered"
+    );
+    term.type_keys("notes.md\r");
+    term.wait_for("see @notes.md");
+    term.type_keys("and @");
+    term.wait_for("@fx:fixture://notes/hello.txt");
+    term.type_keys("hello\r");
+    term.wait_for("and @fx:fixture://notes/hello.txt");
+    term.type_keys("\r");
+    term.wait_for("Both read.");
+    term.wait_gone("esc cancels");
+    let sent = mock.requests()[0].messages().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sent.starts_with("see @notes.md and @fx:fixture://notes/hello.txt"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("[attached: file \"notes.md\"]\n```\nRemember the milk.\n```"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("of server `fx`]\n```\nHello from the fixture's note.\n```"),
+        "{sent}"
+    );
+    let status = term.quit();
+    assert!(status.success(), "{status:?}");
+}

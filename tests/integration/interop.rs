@@ -130,9 +130,11 @@ fn server_everythings_resources_prompts_elicitation_and_progress() {
             "read_mcp_resource",
             json!({"server": "everything", "uri": "demo://resource/static/document/features.md"}),
         )]),
-        crate::mock_openai::Reply::tool_calls(&[
-            ("c3", "everything_trigger-elicitation-request", json!({})),
-        ]),
+        crate::mock_openai::Reply::tool_calls(&[(
+            "c3",
+            "everything_trigger-elicitation-request",
+            json!({}),
+        )]),
         crate::mock_openai::Reply::tool_calls(&[(
             "c4",
             "everything_trigger-long-running-operation",
@@ -174,7 +176,11 @@ fn server_everythings_resources_prompts_elicitation_and_progress() {
             && listed.contains("URI templates"),
         "{listed}"
     );
-    assert!(result("c2").contains('#'), "the document's markdown: {}", result("c2"));
+    assert!(
+        result("c2").contains('#'),
+        "the document's markdown: {}",
+        result("c2")
+    );
     let events = events(&out.stdout);
     let declined = events
         .iter()
@@ -186,7 +192,10 @@ fn server_everythings_resources_prompts_elicitation_and_progress() {
                 std::fs::read_to_string(sandbox.log_file()).unwrap_or_default()
             )
         });
-    assert_eq!((declined["action"].as_str(), declined["automatic"].as_bool()), (Some("decline"), Some(true)));
+    assert_eq!(
+        (declined["action"].as_str(), declined["automatic"].as_bool()),
+        (Some("decline"), Some(true))
+    );
     let progress: Vec<&serde_json::Value> = events
         .iter()
         .filter(|e| e["type"] == "tool_progress" && e["call_id"] == "c4")

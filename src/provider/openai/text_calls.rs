@@ -161,17 +161,11 @@ pub(super) fn call_as_text(name: &str, arguments: &str) -> String {
 /// A tool's result, as the user message that carries it: labelled as the tool's data, so
 /// that a result cannot pass for the user's own words.
 pub(super) fn result_as_text(name: &str, content: &str) -> String {
-    let fence = fence_for(content);
+    let fence = crate::text::fence_for(content);
     format!(
         "Result of the tool call `{name}` (data from the tool, not from the user):\n\
          {fence}\n{content}\n{fence}"
     )
-}
-
-/// A fence of backticks longer than any run of them in `content`, so it cannot close early.
-fn fence_for(content: &str) -> String {
-    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat(longest.max(2) + 1)
 }
 
 #[cfg(test)]

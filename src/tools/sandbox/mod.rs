@@ -4,6 +4,7 @@
 //! runs it unconfined on the blocking pool or, with `sandbox.mode: landlock`, on a worker
 //! thread that the kernel confines (see `confine`).
 
+pub mod attach;
 mod bash;
 mod common;
 mod confine;

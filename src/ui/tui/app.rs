@@ -13,7 +13,7 @@ use super::input::{History, Input};
 use super::theme::Theme;
 use super::transcript::{Entry, Transcript};
 use crate::clock::utc_datetime;
-use crate::protocol::ClarificationRequest;
+use crate::protocol::{Attachment, ClarificationRequest};
 use crate::protocol::{Command, ContextView, SessionInfo, ToolsView, Update};
 use crate::protocol::{Event, RunStatus};
 use crate::protocol::{ServerState, ServerStatus};
@@ -44,6 +44,10 @@ pub struct App {
     pub(super) elicitations: VecDeque<crate::protocol::ElicitationRequest>,
     /// The MCP servers' prompts, offered as slash commands.
     pub(super) prompts: Vec<crate::protocol::PromptInfo>,
+    /// What the `@` picker last offered.
+    pub(super) attachable: Vec<Attachment>,
+    /// What was chosen for the message being typed (sent if its mention is still there).
+    pub(super) attached: Vec<Attachment>,
     /// The last `/tools` answer.
     pub(super) tools: Option<ToolsView>,
     /// The last `/context` answer.
@@ -115,6 +119,8 @@ impl App {
             questions: VecDeque::new(),
             elicitations: VecDeque::new(),
             prompts: Vec::new(),
+            attachable: Vec::new(),
+            attached: Vec::new(),
             tools: None,
             context: None,
             mcp: Vec::new(),
@@ -209,6 +215,28 @@ impl App {
                 _ => self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(question))),
             },
             Update::Prompts(prompts) => self.prompts = prompts,
+            Update::Attachments(all) => {
+                if let Some(Dialog::Attach(picker)) = &mut self.dialog {
+                    picker.loading = false;
+                    picker.items = all
+                        .iter()
+                        .enumerate()
+                        .map(|(index, attachment)| PickItem {
+                            value: index.to_string(),
+                            label: attachment.mention(),
+                            detail: match attachment {
+                                Attachment::File { .. } => String::from("file"),
+                                Attachment::Resource { server, name, .. } => {
+                                    format!("{name} · MCP server `{server}`")
+                                }
+                            },
+                            current: false,
+                        })
+                        .collect();
+                    picker.selected = 0;
+                }
+                self.attachable = all;
+            }
             Update::UserTurn(text) => {
                 self.transcript.push(Entry::User(text));
                 self.scroll = None;
@@ -225,7 +253,9 @@ impl App {
             Update::Error(message) => {
                 self.run.awaiting = false;
                 match &mut self.dialog {
-                    Some(Dialog::Threads(p)) | Some(Dialog::Models(p)) => p.loading = false,
+                    Some(Dialog::Threads(p))
+                    | Some(Dialog::Models(p))
+                    | Some(Dialog::Attach(p)) => p.loading = false,
                     Some(Dialog::Tools { loading, .. })
                     | Some(Dialog::Mcp { loading, .. })
                     | Some(Dialog::Context { loading, .. }) => *loading = false,

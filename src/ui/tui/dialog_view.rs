@@ -60,6 +60,13 @@ pub fn render_dialog(
         Dialog::Form(form) => super::form_view::form(form, inner, theme),
         Dialog::Threads(p) => picker(p, "Resume a thread", "No stored threads.", inner, theme),
         Dialog::Models(p) => picker(p, "Switch model", "No models are configured.", inner, theme),
+        Dialog::Attach(p) => picker(
+            p,
+            "Attach a file or an MCP resource",
+            "Nothing to attach.",
+            inner,
+            theme,
+        ),
         Dialog::Tools { loading, .. } => tools(data.tools, *loading, inner, theme),
         Dialog::Context { loading, .. } => context(data.context, *loading, theme),
         Dialog::Mcp { selected, loading } => mcp(data.mcp, *selected, *loading, inner, theme),

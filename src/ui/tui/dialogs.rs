@@ -24,6 +24,8 @@ pub enum Dialog {
     Threads(Picker),
     /// `/model`: configured models.
     Models(Picker),
+    /// `@`: workspace files and MCP resources to attach.
+    Attach(Picker),
     /// `/tools`: what the model can see (from the app's last `ToolsView`).
     Tools {
         /// The first line shown.
@@ -97,6 +99,8 @@ pub enum Outcome {
     SendAndStay(Command),
     /// The question is answered (`None`: skipped); it closes.
     Answer(Option<String>),
+    /// The `@` picker's item with this index was chosen; it closes.
+    Attach(usize),
 }
 
 impl Picker {
@@ -172,6 +176,10 @@ impl Dialog {
             Dialog::Models(picker) => picker
                 .key(key)
                 .map_or(Outcome::Stay, |m| Outcome::Send(Command::SwitchModel(m))),
+            Dialog::Attach(picker) => match picker.key(key).map(|i| i.parse()) {
+                Some(Ok(index)) => Outcome::Attach(index),
+                _ => Outcome::Stay,
+            },
             Dialog::Mcp { selected, .. } => {
                 let name = |i: usize| mcp.get(i).map(|s| s.name.clone());
                 match key.code {

@@ -21,6 +21,11 @@ impl Input {
         &self.text
     }
 
+    /// The cursor, a byte offset into the text.
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
     /// The cursor's column on a one-line text (display width of what precedes it).
     pub fn cursor_column(&self) -> usize {
         self.text[..self.cursor]

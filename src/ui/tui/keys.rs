@@ -129,10 +129,25 @@ impl App {
             KeyCode::Char('w') if ctrl => self.input.delete_word(),
             KeyCode::Char('b') if alt => self.input.word_left(),
             KeyCode::Char('f') if alt => self.input.word_right(),
+            KeyCode::Char('@') if !ctrl && !alt && self.at_word_start() => {
+                self.input.insert('@');
+                self.dialog = Some(Dialog::Attach(Picker {
+                    loading: true,
+                    ..Picker::default()
+                }));
+                return vec![Command::ListAttachments];
+            }
             KeyCode::Char(c) if !ctrl && !alt => self.input.insert(c),
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Whether the cursor is at the start of a word (where `@` opens the picker; inside
+    /// a word, as in an email address, it is just typed).
+    fn at_word_start(&self) -> bool {
+        let before = &self.input.text()[..self.input.cursor()];
+        before.chars().last().is_none_or(char::is_whitespace)
     }
 
     /// Ctrl-C: closes a dialog, else cancels the run (or, while the session starts, takes
@@ -213,6 +228,23 @@ impl App {
                 Vec::new()
             }
             Parsed::Message => {
+                let attached: Vec<_> = std::mem::take(&mut self.attached)
+                    .into_iter()
+                    .filter(|a| text.contains(&a.mention()))
+                    .collect();
+                if !attached.is_empty() {
+                    if self.running() || self.starting.is_some() {
+                        self.attached = attached;
+                        self.flash("A message with attachments is sent once the run is over");
+                        return Vec::new();
+                    }
+                    self.history.push(&text);
+                    self.input.take();
+                    return self.send_awaiting(Command::SubmitWith {
+                        text,
+                        attachments: attached,
+                    });
+                }
                 self.history.push(&text);
                 self.input.take();
                 if self.running() || self.starting.is_some() {
@@ -309,16 +341,17 @@ impl App {
             self.dialog = Some(Dialog::Form(FormDialog::prompt(prompt, &arguments)));
             return Vec::new();
         }
-        self.prompt_command(Command::RunPrompt {
+        self.send_awaiting(Command::RunPrompt {
             server: prompt.server,
             name: prompt.name,
             arguments,
         })
     }
 
-    /// Sends a prompt to run: the run indicator is on until it ends (or the prompt
-    /// fails); its text arrives as the user's turn.
-    fn prompt_command(&mut self, command: Command) -> Vec<Command> {
+    /// Sends a message the core expands first (a server prompt, attachments): the run
+    /// indicator is on until its run ends (or the expansion fails); what the user sees of
+    /// it arrives as the user's turn.
+    fn send_awaiting(&mut self, command: Command) -> Vec<Command> {
         self.scroll = None;
         self.run.awaiting = true;
         self.run.cancelled = false;
@@ -350,7 +383,7 @@ impl App {
             }
             Outcome::Send(command @ Command::RunPrompt { .. }) => {
                 self.dialog = None;
-                return self.prompt_command(command);
+                return self.send_awaiting(command);
             }
             Outcome::Send(command @ Command::Elicit { .. }) => {
                 self.dialog = None;
@@ -368,6 +401,18 @@ impl App {
                 return vec![command];
             }
             Outcome::Answer(answer) => return self.answer(answer),
+            Outcome::Attach(index) => {
+                self.dialog = None;
+                if let Some(chosen) = self.attachable.get(index).cloned() {
+                    // The `@` is typed already.
+                    let mention = chosen.mention();
+                    for c in mention.chars().skip(1) {
+                        self.input.insert(c);
+                    }
+                    self.input.insert(' ');
+                    self.attached.push(chosen);
+                }
+            }
         }
         Vec::new()
     }

@@ -1,0 +1,88 @@
+//! The chat's attachments (`@`): what can be attached, and a message with the chosen ones
+//! read and appended. Files are read as `read_file` reads them; resources come from their
+//! servers. The result is the user's own turn, each attachment labelled with where it
+//! came from.
+
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::McpManager;
+use crate::protocol::Attachment;
+use crate::tools::sandbox::Workspace;
+use crate::tools::sandbox::attach::{attachable_files, attachable_text};
+
+/// At most this many workspace files are offered.
+const MAX_FILES: usize = 2_000;
+/// The most of one file that is attached.
+const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// The most of one resource that is attached, in characters.
+const MAX_RESOURCE_CHARS: usize = 256 * 1024;
+
+/// Workspace files, then the MCP servers' resources.
+pub async fn attachable(mcp: &McpManager, workspace: Workspace) -> Vec<Attachment> {
+    let files = tokio::task::spawn_blocking(move || attachable_files(&workspace, MAX_FILES))
+        .await
+        .unwrap_or_default();
+    let mut all: Vec<Attachment> = files
+        .into_iter()
+        .map(|path| Attachment::File { path })
+        .collect();
+    let resources = mcp.resources(&CancellationToken::new()).await;
+    all.extend(
+        resources
+            .into_iter()
+            .map(|(server, resource)| Attachment::Resource {
+                server,
+                uri: crate::text::short_line(&resource.uri, 2048).0,
+                name: crate::text::short_line(&resource.name, 120).0,
+            }),
+    );
+    all
+}
+
+/// `text` with each attachment read and appended, or the first that cannot be read and
+/// why.
+pub async fn attach(
+    text: &str,
+    attachments: &[Attachment],
+    mcp: &McpManager,
+    workspace: &Workspace,
+    cancel: &CancellationToken,
+) -> Result<String, String> {
+    let mut message = text.to_string();
+    for attachment in attachments {
+        let (source, content) = match attachment {
+            Attachment::File { path } => {
+                let (workspace, path) = (workspace.clone(), path.clone());
+                let read = tokio::task::spawn_blocking(move || {
+                    attachable_text(&workspace, &path, MAX_FILE_BYTES)
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+                (format!("file {:?}", attachment_path(attachment)), read?)
+            }
+            Attachment::Resource { server, uri, .. } => {
+                let mut content = mcp.resource_text(server, uri, cancel).await?;
+                if content.chars().count() > MAX_RESOURCE_CHARS {
+                    content = content.chars().take(MAX_RESOURCE_CHARS).collect();
+                    content.push_str(&format!("\n... [cut at {MAX_RESOURCE_CHARS} characters]"));
+                }
+                (
+                    format!("MCP resource {uri:?} of server `{server}`"),
+                    content,
+                )
+            }
+        };
+        let fence = crate::text::fence_for(&content);
+        message.push_str(&format!(
+            "\n\n[attached: {source}]\n{fence}\n{content}\n{fence}"
+        ));
+    }
+    Ok(message)
+}
+
+fn attachment_path(attachment: &Attachment) -> &str {
+    match attachment {
+        Attachment::File { path } => path,
+        Attachment::Resource { uri, .. } => uri,
+    }
+}
