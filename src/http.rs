@@ -8,6 +8,12 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use rustls_platform_verifier::Verifier;
 
+/// Installs `ring` as the process's TLS crypto provider, for clients that others build
+/// (rmcp's OAuth requests); installing it twice is harmless.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// Builds a `reqwest` client with the shared setup of [`http_client_builder`].
 pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
     http_client_builder().build()
@@ -25,7 +31,7 @@ pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
 /// endpoints (a local model, local MCP servers) never needs them. Being preconfigured,
 /// the TLS setup ignores the builder's TLS options (`tls_version_min` and the like).
 pub fn http_client_builder() -> reqwest::ClientBuilder {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    install_crypto_provider();
     let builder =
         reqwest::Client::builder().user_agent(concat!("antler/", env!("CARGO_PKG_VERSION")));
     match CryptoProvider::get_default().map(|provider| tls_config(provider.clone())) {

@@ -44,6 +44,13 @@ fn main() -> ExitCode {
     exit.into()
 }
 
+/// Modules whose debug logs carry OAuth codes and token responses (rmcp's auth): never
+/// below info, whatever `-v` or `ANTLER_LOG` asks.
+const NO_SECRETS_BELOW_INFO: [(&str, LevelFilter); 2] = [
+    ("rmcp::transport::auth", LevelFilter::INFO),
+    ("rmcp::transport::common::auth", LevelFilter::INFO),
+];
+
 /// Warnings (or more with `-v`) go to stderr; everything, including MCP servers' stderr,
 /// goes to the log file. MCP servers' stderr never reaches the terminal.
 fn init_logging(verbose: u8, log_file: Option<PathBuf>) {
@@ -76,14 +83,19 @@ fn init_logging(verbose: u8, log_file: Option<PathBuf>) {
         .with_filter(
             Targets::new()
                 .with_default(LevelFilter::TRACE)
-                .with_target("antler::mcp::stderr", LevelFilter::OFF),
+                .with_target("antler::mcp::stderr", LevelFilter::OFF)
+                .with_targets(NO_SECRETS_BELOW_INFO),
         );
     let file_layer = match open_log_file(log_file) {
         Ok(file) => Some(
             tracing_subscriber::fmt::layer()
                 .with_writer(Mutex::new(file))
                 .with_ansi(false)
-                .with_filter(Targets::new().with_default(LevelFilter::INFO)),
+                .with_filter(
+                    Targets::new()
+                        .with_default(LevelFilter::INFO)
+                        .with_targets(NO_SECRETS_BELOW_INFO),
+                ),
         ),
         Err(err) => {
             eprintln!("warning: no log file: {err:#}");

@@ -110,6 +110,7 @@ impl Setup {
             accept_stale: false,
             progress: None,
             elicitations: None,
+            tokens: crate::mcp::oauth::TokenStore::in_data_dir(env),
         };
         let semantic = semantic_model(&app, cwd, env);
         if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
@@ -124,6 +125,19 @@ impl Setup {
             mcp: McpCache::new(extensions, trust.clone(), start_settings),
             semantic,
         })
+    }
+
+    /// The extensions file's server entries, nothing started.
+    pub fn server_configs(
+        &self,
+        env: EnvLookup<'_>,
+    ) -> Result<Vec<crate::config::McpServerConfig>, crate::mcp::ExtensionsError> {
+        self.mcp.server_configs(env)
+    }
+
+    /// Where OAuth tokens are kept (none without a data folder).
+    pub fn tokens(&self) -> Option<&crate::mcp::oauth::TokenStore> {
+        self.mcp.settings.tokens.as_ref()
     }
 
     /// The workspace as the file tools see it, for attaching files to a message (the

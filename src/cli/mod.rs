@@ -12,6 +12,7 @@ mod chat;
 mod doctor;
 mod error;
 mod models;
+mod oauth;
 mod output;
 mod run;
 mod startup;
@@ -334,6 +335,30 @@ pub enum McpCommand {
     /// Start the servers (all enabled ones, or those named), list their tools, save their
     /// manifests and stop them again.
     Refresh(McpRefreshArgs),
+    /// Sign in to a remote (streamable HTTP) server with OAuth: opens the browser at its
+    /// authorization page and keeps the tokens in the data folder.
+    Login(McpLoginArgs),
+    /// Forget the OAuth tokens of a server.
+    Logout(McpLogoutArgs),
+}
+
+/// Options of `antler mcp login`.
+#[derive(Debug, Args)]
+pub struct McpLoginArgs {
+    /// The server (its key in `mcpServers`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Only print the URL to open; do not start a browser.
+    #[arg(long)]
+    pub no_browser: bool,
+}
+
+/// Options of `antler mcp logout`.
+#[derive(Debug, Args)]
+pub struct McpLogoutArgs {
+    /// The server (its key in `mcpServers`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
 }
 
 /// Options of `antler mcp list`.

@@ -72,6 +72,12 @@ async fn inspect(
 ) -> Exit {
     let result = async {
         let mut setup = Setup::load(paths, cwd, env, trust)?;
+        if let Command::Mcp(McpCommand::Login(args)) = &command {
+            return super::oauth::login(&setup, env, args).await;
+        }
+        if let Command::Mcp(McpCommand::Logout(args)) = &command {
+            return super::oauth::logout(&setup, env, &args.name);
+        }
         // Commands that read a catalog file start no MCP server.
         let catalog_file = match &command {
             Command::Tools(ToolsCommand::Search(a)) => a.catalog.clone(),
@@ -121,9 +127,11 @@ async fn inspect(
                     listing::servers_table(&shown)
                 }
             }
-            Command::Threads(_) | Command::Doctor(_) | Command::Trust(_) | Command::Models(_) => {
-                String::new()
-            }
+            Command::Threads(_)
+            | Command::Doctor(_)
+            | Command::Trust(_)
+            | Command::Models(_)
+            | Command::Mcp(McpCommand::Login(_) | McpCommand::Logout(_)) => String::new(),
         };
         let statuses = mcp.statuses().await;
         mcp.shutdown(SHUTDOWN_GRACE).await;

@@ -54,56 +54,21 @@ impl McpCache {
     /// returned only when nothing good was ever loaded; otherwise it is logged and the last
     /// good servers are kept.
     pub async fn get(&mut self, env: EnvLookup<'_>) -> Result<Arc<McpManager>, ExtensionsError> {
-        let Some(found) = self.file.clone() else {
+        if self.file.is_none() {
             return Ok(self.empty.clone());
-        };
-        let path = found.path;
-        let (signature, content) = match FileSignature::read(&path) {
-            Ok(Some(read)) => read,
-            Ok(None) => {
-                return self.keep_last(
-                    ConfigError::NotFound {
-                        path,
-                        origin: String::from("the extensions config in use"),
-                    }
-                    .into(),
-                );
-            }
-            Err(source) => return self.keep_last(ConfigError::Read { path, source }.into()),
+        }
+        let (path, signature, content) = match self.read() {
+            Ok(read) => read,
+            Err(err) => return self.keep_last(err),
         };
         if let Some((current, manager)) = &self.current
             && *current == signature
         {
             return Ok(manager.clone());
         }
-        if found.origin == Origin::Project {
-            let file = match ProjectFile::with_content(
-                ProjectFileKind::Extensions,
-                &path,
-                content.clone(),
-            ) {
-                Ok(file) => file,
-                Err(source) => return self.keep_last(ConfigError::Read { path, source }.into()),
-            };
-            match self.trust.admit(&file) {
-                Ok(true) => {}
-                Ok(false) => {
-                    return self.keep_last(
-                        UntrustedError {
-                            file: path,
-                            kind: ProjectFileKind::Extensions,
-                            state: self.trust.state(&file).describe(),
-                        }
-                        .into(),
-                    );
-                }
-                Err(err) => return self.keep_last(err.into()),
-            }
-        }
-        let text = String::from_utf8_lossy(&content);
-        let loaded = match parse_extensions_config(&text, &path, env) {
+        let loaded = match self.parse(&path, &content, env) {
             Ok(loaded) => loaded,
-            Err(err) => return self.keep_last(err.into()),
+            Err(err) => return self.keep_last(err),
         };
         for warning in &loaded.warnings {
             tracing::warn!("{warning}");
@@ -119,6 +84,68 @@ impl McpCache {
         let manager = Arc::new(McpManager::start(loaded.value, &self.settings).await);
         self.current = Some((signature, manager.clone()));
         Ok(manager)
+    }
+
+    /// The file's entries as they are now, without starting anything (`antler mcp
+    /// login`); none without a file.
+    pub fn server_configs(
+        &self,
+        env: EnvLookup<'_>,
+    ) -> Result<Vec<crate::config::McpServerConfig>, ExtensionsError> {
+        if self.file.is_none() {
+            return Ok(Vec::new());
+        }
+        let (path, _, content) = self.read()?;
+        Ok(self.parse(&path, &content, env)?.value.servers)
+    }
+
+    /// The file's path, signature and content, if there is a file.
+    fn read(&self) -> Result<(std::path::PathBuf, FileSignature, Vec<u8>), ExtensionsError> {
+        let path = self
+            .file
+            .as_ref()
+            .map(|f| f.path.clone())
+            .unwrap_or_default();
+        match FileSignature::read(&path) {
+            Ok(Some((signature, content))) => Ok((path, signature, content)),
+            Ok(None) => Err(ConfigError::NotFound {
+                path,
+                origin: String::from("the extensions config in use"),
+            }
+            .into()),
+            Err(source) => Err(ConfigError::Read { path, source }.into()),
+        }
+    }
+
+    /// `content`, admitted (a project file must be trusted) and parsed.
+    fn parse(
+        &self,
+        path: &std::path::Path,
+        content: &[u8],
+        env: EnvLookup<'_>,
+    ) -> Result<crate::config::Loaded<crate::config::ExtensionsConfig>, ExtensionsError> {
+        if self
+            .file
+            .as_ref()
+            .is_some_and(|f| f.origin == Origin::Project)
+        {
+            let file =
+                ProjectFile::with_content(ProjectFileKind::Extensions, path, content.to_vec())
+                    .map_err(|source| ConfigError::Read {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+            if !self.trust.admit(&file)? {
+                return Err(UntrustedError {
+                    file: path.to_path_buf(),
+                    kind: ProjectFileKind::Extensions,
+                    state: self.trust.state(&file).describe(),
+                }
+                .into());
+            }
+        }
+        let text = String::from_utf8_lossy(content);
+        Ok(parse_extensions_config(&text, path, env)?)
     }
 
     fn keep_last(&self, err: ExtensionsError) -> Result<Arc<McpManager>, ExtensionsError> {

@@ -118,10 +118,11 @@ pub struct Connection {
 pub async fn connect(
     config: &McpServerConfig,
     changes: watch::Sender<u64>,
+    tokens: Option<&super::oauth::TokenStore>,
 ) -> Result<Connection, McpError> {
     let started = Instant::now();
     let timeout = config.startup_timeout;
-    match tokio::time::timeout(timeout, connect_inner(config, changes)).await {
+    match tokio::time::timeout(timeout, connect_inner(config, changes, tokens)).await {
         Ok(Ok(Started {
             service,
             listing: Listing { tools, ttl_ms },
@@ -167,6 +168,7 @@ struct Started {
 async fn connect_inner(
     config: &McpServerConfig,
     changes: watch::Sender<u64>,
+    tokens: Option<&super::oauth::TokenStore>,
 ) -> Result<Started, McpError> {
     let handler = Client::default();
     let mut process_group = None;
@@ -190,11 +192,29 @@ async fn connect_inner(
             let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
             let transport_config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(header_map(&config.headers)?.into_iter().collect());
-            let transport = Checked::new(
-                StreamableHttpClientTransport::with_client(client, transport_config),
-                incoming.clone(),
-            );
-            handler.serve(transport).await.map_err(handshake)?
+            let authorized = super::oauth::authorized_client(config, tokens, client.clone())
+                .await
+                .map_err(|err| McpError::OAuth {
+                    server: config.name.clone(),
+                    reason: err.to_string(),
+                })?;
+            let served = match authorized {
+                Some(client) => {
+                    let transport =
+                        StreamableHttpClientTransport::with_client(client, transport_config);
+                    handler
+                        .serve(Checked::new(transport, incoming.clone()))
+                        .await
+                }
+                None => {
+                    let transport =
+                        StreamableHttpClientTransport::with_client(client, transport_config);
+                    handler
+                        .serve(Checked::new(transport, incoming.clone()))
+                        .await
+                }
+            };
+            served.map_err(|err| needs_login(config, err))?
         }
         TransportKind::Sse => {
             let url = config.url.clone().unwrap_or_default();
@@ -393,6 +413,18 @@ fn header_map(
             Ok((header_name, header_value))
         })
         .collect()
+}
+
+/// A handshake error, or, when the server answered 401, the advice to sign in. rmcp's
+/// worker transport passes the HTTP error on as text, so the 401 is recognised by
+/// rmcp's words for it (`StreamableHttpError::AuthRequired`).
+fn needs_login(config: &McpServerConfig, err: rmcp::service::ClientInitializeError) -> McpError {
+    match handshake(err) {
+        McpError::Handshake(reason) if reason.contains("Auth required: authorization required") => {
+            McpError::LoginNeeded(config.name.clone())
+        }
+        other => other,
+    }
 }
 
 /// A handshake error in words, without rmcp's transport type names.

@@ -41,6 +41,8 @@ pub struct StartSettings {
     /// Who answers the servers' requests for input (an interactive front-end); without
     /// one they are declined.
     pub elicitations: Option<super::elicitation::Elicitations>,
+    /// Where OAuth tokens are kept (`antler mcp login`).
+    pub tokens: Option<super::oauth::TokenStore>,
 }
 
 impl StartSettings {
@@ -55,6 +57,7 @@ impl StartSettings {
             accept_stale: false,
             progress: None,
             elicitations: None,
+            tokens: None,
         }
     }
 
@@ -76,6 +79,7 @@ impl StartSettings {
             max_age: server.policy.manifest_max_age.unwrap_or(self.max_age),
             accept_stale: self.accept_stale,
             elicitations: self.elicitations.clone(),
+            tokens: self.tokens.clone(),
         }
     }
 }

@@ -10,6 +10,7 @@ mod incoming;
 mod manager;
 pub mod manifest;
 pub mod naming;
+pub mod oauth;
 mod prompts;
 mod resources;
 mod server;
@@ -47,6 +48,17 @@ pub enum McpError {
     /// A configured header is not a valid HTTP header.
     #[error("the header `{0}` is not a valid HTTP header name or value")]
     InvalidHeader(String),
+    /// The server wants an OAuth sign-in (it answered 401).
+    #[error("it needs you to sign in: run `antler mcp login {0}`")]
+    LoginNeeded(String),
+    /// Signing in with the kept OAuth tokens failed.
+    #[error("OAuth for `{server}`: {reason}; run `antler mcp login {server}` again")]
+    OAuth {
+        /// The server.
+        server: String,
+        /// What failed.
+        reason: String,
+    },
     /// The MCP `initialize` handshake failed.
     #[error("MCP handshake failed: {0}")]
     Handshake(String),

@@ -115,7 +115,13 @@ impl McpServer {
         // took the old list takes them again.
         self.changes.send_modify(|generation| *generation += 1);
         let kept = state.manifest().cloned();
-        let next = match connect(&self.config, self.changes.clone()).await {
+        let next = match connect(
+            &self.config,
+            self.changes.clone(),
+            self.plan.tokens.as_ref(),
+        )
+        .await
+        {
             Ok(connection) => State::Connected(Box::new(Live {
                 id: self.next_id.fetch_add(1, Ordering::Relaxed),
                 connection,
@@ -492,9 +498,13 @@ impl McpServer {
             State::Idle(_) | State::Failed { .. } | State::Connected(_) => {}
         }
         drop(state);
-        let connection = connect(&self.config, self.changes.clone())
-            .await
-            .map_err(|err| err.to_string())?;
+        let connection = connect(
+            &self.config,
+            self.changes.clone(),
+            self.plan.tokens.as_ref(),
+        )
+        .await
+        .map_err(|err| err.to_string())?;
         let saved = self.save_manifest(&connection, true);
         close(&self.config.name, connection).await;
         let Some(manifest) = saved? else {

@@ -91,6 +91,8 @@ pub struct StartPlan {
     pub accept_stale: bool,
     /// Who answers the server's requests for input (none: they are declined).
     pub elicitations: Option<super::elicitation::Elicitations>,
+    /// Where OAuth tokens are kept (none: no data folder).
+    pub tokens: Option<super::oauth::TokenStore>,
 }
 
 /// Whether the live server offers the called tool as the caller was shown it.

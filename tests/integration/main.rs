@@ -23,6 +23,7 @@ mod mcp_features;
 #[path = "../support/mock_openai/mod.rs"]
 mod mock_openai;
 mod mock_server;
+mod oauth;
 mod security;
 mod semantic;
 mod session;

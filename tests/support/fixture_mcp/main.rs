@@ -10,6 +10,7 @@
 
 mod features;
 mod hostile;
+mod oauth;
 mod server;
 mod sse;
 
@@ -90,6 +91,16 @@ struct Cli {
     /// Offer the tool `ask_user`, which elicits a form from the user.
     #[arg(long)]
     elicitation: bool,
+    /// Over http: be an OAuth authorization server too, and answer `/mcp` only with its
+    /// access tokens.
+    #[arg(long)]
+    oauth: bool,
+    /// With --oauth: append each registration and grant to this file.
+    #[arg(long, requires = "oauth")]
+    oauth_log: Option<PathBuf>,
+    /// With --oauth: the first access token's lifetime in seconds (0: expired at once).
+    #[arg(long, default_value_t = 3600, requires = "oauth")]
+    oauth_first_lifetime_secs: u64,
     /// Exit with an error at start if this file exists.
     #[arg(long)]
     fail_if_exists: Option<PathBuf>,
@@ -190,10 +201,28 @@ async fn main() -> anyhow::Result<()> {
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             );
-            let router = Router::new().nest_service("/mcp", service);
-            serve_http("http", router, &cli).await
+            let oauth = cli.oauth;
+            let (log, lifetime) = (cli.oauth_log.clone(), cli.oauth_first_lifetime_secs);
+            serve_http(
+                "http",
+                move |base| {
+                    let router = Router::new().nest_service("/mcp", service);
+                    if !oauth {
+                        return router;
+                    }
+                    let state = oauth::OAuth::new(base, log, Duration::from_secs(lifetime));
+                    router
+                        .layer(middleware::from_fn_with_state(
+                            state.clone(),
+                            oauth::require_bearer,
+                        ))
+                        .merge(oauth::router(state))
+                },
+                &cli,
+            )
+            .await
         }
-        Transport::Sse => serve_http("sse", sse::router(fixture), &cli).await,
+        Transport::Sse => serve_http("sse", |_| sse::router(fixture), &cli).await,
     }
 }
 
@@ -225,15 +254,21 @@ async fn exit_delay(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn serve_http(kind: &str, router: Router, cli: &Cli) -> anyhow::Result<()> {
-    let router = match cli.require_header.clone() {
-        Some(required) => router.layer(middleware::from_fn_with_state(required, check_header)),
-        None => router,
-    };
+/// Serves the router `make` builds for the base URL (`http://127.0.0.1:PORT`).
+async fn serve_http(
+    kind: &str,
+    make: impl FnOnce(String) -> Router,
+    cli: &Cli,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", cli.port))
         .await
         .with_context(|| format!("binding 127.0.0.1:{}", cli.port))?;
     let address = listener.local_addr()?;
+    let router = make(format!("http://{address}"));
+    let router = match cli.require_header.clone() {
+        Some(required) => router.layer(middleware::from_fn_with_state(required, check_header)),
+        None => router,
+    };
     eprintln!("fixture_mcp: starting ({kind})");
     // Tests read this line to learn the port.
     let mut stdout = std::io::stdout().lock();

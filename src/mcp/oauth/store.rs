@@ -1,0 +1,273 @@
+//! Where OAuth credentials are kept: one JSON file in the user's data folder, readable by
+//! the user only (0600, in a 0700 folder), written whole to a temporary file and renamed.
+//! Entries are keyed by the server's URL; each holds the issuer that minted it, and rmcp
+//! discards credentials whose issuer no longer matches the server's authorization server.
+//! Nothing here is ever logged.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+
+use crate::config::EnvLookup;
+use crate::tools::sandbox::files::{CappedReadError, OpenError, read_capped};
+
+/// The file's name in the data folder.
+const FILE: &str = "mcp-oauth.json";
+/// A larger file is refused: no set of credentials is near this size.
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The file's content.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Saved {
+    /// Credentials by server URL.
+    servers: BTreeMap<String, StoredCredentials>,
+}
+
+/// The credentials file.
+#[derive(Debug, Clone)]
+pub struct TokenStore {
+    path: PathBuf,
+}
+
+/// Why the credentials file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Reading, writing or setting permissions failed.
+    #[error("the OAuth credentials file {path}: {reason}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The file is not what antler writes.
+    #[error(
+        "the OAuth credentials file {path} is unreadable ({reason}); remove it and log in again"
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl TokenStore {
+    /// The file in antler's data folder; `None` without one.
+    pub fn in_data_dir(env: EnvLookup<'_>) -> Option<Self> {
+        crate::config::dirs::data_dir(env).map(|dir| Self::at(dir.join(FILE)))
+    }
+
+    /// The file at `path`.
+    pub fn at(path: PathBuf) -> Self {
+        Self { path }
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn io(&self, err: impl std::fmt::Display) -> StoreError {
+        StoreError::Io {
+            path: self.path.clone(),
+            reason: err.to_string(),
+        }
+    }
+
+    fn read(&self) -> Result<Saved, StoreError> {
+        let shown = self.path.display().to_string();
+        let bytes = match read_capped(&self.path, &shown, MAX_FILE_BYTES) {
+            Ok(bytes) => bytes,
+            Err(CappedReadError::Open(OpenError::Io(err)))
+                if err.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Ok(Saved::default());
+            }
+            Err(CappedReadError::Open(err)) => return Err(self.io(err.message("read", &shown))),
+            Err(CappedReadError::Read(err)) => return Err(self.io(err)),
+            Err(CappedReadError::TooLarge) => {
+                return Err(self.io(format!("larger than {MAX_FILE_BYTES} bytes")));
+            }
+        };
+        serde_json::from_slice(&bytes).map_err(|err| StoreError::Corrupt {
+            path: self.path.clone(),
+            reason: err.to_string(),
+        })
+    }
+
+    /// Writes `saved` whole: a 0600 temporary file in a 0700 folder, renamed into place.
+    fn write(&self, saved: &Saved) -> Result<(), StoreError> {
+        let dir = self
+            .path
+            .parent()
+            .ok_or_else(|| self.io("no parent folder"))?;
+        std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| self.io(e))?;
+        let temporary = dir.join(format!(
+            ".{FILE}.{}.{}.tmp",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temporary)
+            .and_then(|mut file| {
+                let text = serde_json::to_vec_pretty(saved).map_err(std::io::Error::other)?;
+                file.write_all(&text)?;
+                file.sync_all()
+            })
+            .and_then(|()| std::fs::rename(&temporary, &self.path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        written.map_err(|e| self.io(e))
+    }
+
+    /// The credentials kept for `url`.
+    pub fn load(&self, url: &str) -> Result<Option<StoredCredentials>, StoreError> {
+        Ok(self.read()?.servers.remove(url))
+    }
+
+    /// Whether credentials are kept for `url`.
+    pub fn has(&self, url: &str) -> bool {
+        self.load(url)
+            .is_ok_and(|c| c.is_some_and(|c| c.token_response.is_some()))
+    }
+
+    fn update(
+        &self,
+        url: &str,
+        credentials: Option<StoredCredentials>,
+    ) -> Result<bool, StoreError> {
+        let mut saved = self.read()?;
+        let had = match credentials {
+            Some(credentials) => saved.servers.insert(url.to_string(), credentials).is_some(),
+            None => saved.servers.remove(url).is_some(),
+        };
+        self.write(&saved)?;
+        Ok(had)
+    }
+
+    /// Forgets the credentials of `url`; whether there were any.
+    pub fn remove(&self, url: &str) -> Result<bool, StoreError> {
+        self.update(url, None)
+    }
+
+    /// The store rmcp's authorization manager uses for the server at `url`.
+    pub fn for_server(&self, url: &str) -> ServerCredentials {
+        ServerCredentials {
+            store: self.clone(),
+            url: url.to_string(),
+            cached: Arc::default(),
+        }
+    }
+}
+
+/// One server's credentials, for rmcp. Read once and then kept in memory: rmcp loads them
+/// for every HTTP request.
+#[derive(Clone)]
+pub struct ServerCredentials {
+    store: TokenStore,
+    url: String,
+    cached: Arc<Mutex<Option<Option<StoredCredentials>>>>,
+}
+
+impl ServerCredentials {
+    fn cache(&self) -> std::sync::MutexGuard<'_, Option<Option<StoredCredentials>>> {
+        self.cached.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn store_error(err: StoreError) -> AuthError {
+    AuthError::CredentialStoreError(err.to_string())
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for ServerCredentials {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        if let Some(cached) = self.cache().clone() {
+            return Ok(cached);
+        }
+        let loaded = self.store.load(&self.url).map_err(store_error)?;
+        *self.cache() = Some(loaded.clone());
+        Ok(loaded)
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.store
+            .update(&self.url, Some(credentials.clone()))
+            .map_err(store_error)?;
+        *self.cache() = Some(Some(credentials));
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.store.update(&self.url, None).map_err(store_error)?;
+        *self.cache() = Some(None);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn credentials_are_kept_per_server_in_a_private_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TokenStore::at(dir.path().join("data/mcp-oauth.json"));
+        let a = store.for_server("https://a.example/mcp");
+        assert!(a.load().await.unwrap().is_none());
+        a.save(StoredCredentials::new(
+            "client-a".into(),
+            None,
+            vec![],
+            None,
+        ))
+        .await
+        .unwrap();
+        store
+            .for_server("https://b.example/mcp")
+            .save(StoredCredentials::new(
+                "client-b".into(),
+                None,
+                vec![],
+                None,
+            ))
+            .await
+            .unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(store.path()), 0o600);
+        assert_eq!(mode(store.path().parent().unwrap()), 0o700);
+        let again = TokenStore::at(store.path().to_path_buf());
+        assert_eq!(
+            again
+                .load("https://a.example/mcp")
+                .unwrap()
+                .unwrap()
+                .client_id,
+            "client-a"
+        );
+        assert!(again.remove("https://a.example/mcp").unwrap());
+        assert!(again.load("https://a.example/mcp").unwrap().is_none());
+        assert_eq!(
+            again
+                .load("https://b.example/mcp")
+                .unwrap()
+                .unwrap()
+                .client_id,
+            "client-b"
+        );
+        std::fs::write(store.path(), "{ nope").unwrap();
+        assert!(matches!(again.load("x"), Err(StoreError::Corrupt { .. })));
+    }
+}

@@ -1,0 +1,207 @@
+//! OAuth against the fixture's own authorization server (loopback only): a server that
+//! answers 401 asks for `antler mcp login`; login discovers, registers, runs the PKCE code
+//! flow (the test plays the browser), keeps the tokens privately; the first token is
+//! expired, so the next connection refreshes it; calls work; logout forgets the tokens;
+//! no token or code reaches the log or the threads database.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt as _;
+use std::process::Stdio;
+
+use serde_json::json;
+
+use crate::mock_openai::{MockOpenAi, Reply};
+use crate::support::*;
+
+/// `GET url` over plain HTTP; the status code and the `Location` header.
+fn get(url: &str) -> (u16, Option<String>) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer.split(' ').nth(1).unwrap().parse().unwrap();
+    let location = answer
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("location: ")
+                .or_else(|| l.strip_prefix("Location: "))
+        })
+        .map(str::to_string);
+    (status, location)
+}
+
+fn status(sandbox: &Sandbox) -> serde_json::Value {
+    let (list, _, _) = sandbox.json(&["mcp", "list", "--json"]);
+    status_of(&list, "remote").clone()
+}
+
+#[test]
+fn login_refresh_calls_and_logout_against_a_local_authorization_server() {
+    let sandbox = Sandbox::new();
+    let grants = sandbox.path().join("grants.log");
+    let grants_arg = grants.display().to_string();
+    let server = fixture_network(
+        "http",
+        &[
+            "--oauth",
+            "--oauth-log",
+            &grants_arg,
+            "--oauth-first-lifetime-secs",
+            "0",
+        ],
+    );
+    write_extensions(
+        &sandbox,
+        json!({"remote": {"type": "http", "url": server.url}}),
+    );
+
+    // Not signed in: the server's 401 becomes advice.
+    let before = status(&sandbox);
+    assert_eq!(before["status"], "failed");
+    assert_eq!(
+        before["error"],
+        "it needs you to sign in: run `antler mcp login remote`"
+    );
+
+    // Login: the URL goes to stderr; the test's "browser" follows it.
+    let mut login = sandbox
+        .command()
+        .args(["mcp", "login", "remote", "--no-browser"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(login.stderr.take().unwrap());
+    let authorize = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "login ended before a URL"
+        );
+        if let Some(url) = line
+            .trim()
+            .strip_prefix("http://")
+            .filter(|u| u.contains("/authorize?"))
+        {
+            break format!("http://{url}");
+        }
+    };
+    assert!(
+        authorize.contains("code_challenge_method=S256"),
+        "{authorize}"
+    );
+    let (code, redirect) = get(&authorize);
+    assert_eq!(code, 302);
+    let redirect = redirect.unwrap();
+    assert!(redirect.starts_with("http://127.0.0.1:"), "{redirect}");
+    let (code, _) = get(&redirect);
+    assert_eq!(code, 200);
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(login.wait().unwrap().success(), "{rest}");
+    assert!(rest.contains("Signed in to MCP server `remote`."), "{rest}");
+
+    let tokens_file = sandbox.path().join("xdg-data/antler/mcp-oauth.json");
+    let mode = std::fs::metadata(&tokens_file)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens_file).unwrap()).unwrap();
+    let first = kept["servers"][&server.url]["token_response"]["refresh_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The first access token is expired already: the connection refreshes it with the
+    // refresh token, and keeps the new one.
+    assert_eq!(status(&sandbox)["status"], "connected");
+    let log = std::fs::read_to_string(&grants).unwrap();
+    assert_eq!(
+        log.lines().collect::<Vec<_>>(),
+        [
+            "register client-1",
+            "authorization_code client-1",
+            &format!("refresh_token {first}")
+        ]
+    );
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens_file).unwrap()).unwrap();
+    let response = &kept["servers"][&server.url]["token_response"];
+    let (access, refresh) = (
+        response["access_token"].as_str().unwrap().to_string(),
+        response["refresh_token"].as_str().unwrap().to_string(),
+    );
+    assert_ne!(refresh, first, "the rotated refresh token is kept");
+
+    // A run calls the server's tool with the token, verbosely logged.
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "remote_echo", json!({"text": "hi"}))]),
+        Reply::text("It echoed."),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-vv", "-p", "echo hi"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let result = mock.requests()[1]
+        .messages()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .cloned()
+        .unwrap();
+    assert_eq!(result["content"], "hi");
+    let log = std::fs::read_to_string(sandbox.log_file()).unwrap();
+    let data = sandbox.path().join("xdg-data/antler");
+    let mut db = std::fs::read(data.join("threads.db")).unwrap();
+    db.extend(std::fs::read(data.join("threads.db-wal")).unwrap_or_default());
+    let db = String::from_utf8_lossy(&db);
+    assert!(
+        db.contains("echo hi"),
+        "the thread is stored where it is searched"
+    );
+    for secret in [access.as_str(), refresh.as_str(), first.as_str(), "code-"] {
+        assert!(!log.contains(secret), "{secret} in the log");
+        assert!(!db.contains(secret), "{secret} in the threads database");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains(secret),
+            "{secret} on stderr"
+        );
+    }
+
+    // Logout forgets the tokens; the server asks for a login again.
+    sandbox
+        .antler()
+        .args(["mcp", "logout", "remote"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "Signed out of MCP server `remote`",
+        ));
+    assert!(
+        !std::fs::read_to_string(&tokens_file)
+            .unwrap()
+            .contains(&access)
+    );
+    assert_eq!(
+        status(&sandbox)["error"],
+        "it needs you to sign in: run `antler mcp login remote`"
+    );
+    // Hostile or mistaken names get a clear error, never a path.
+    sandbox
+        .antler()
+        .args(["mcp", "login", "../../etc/passwd", "--no-browser"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "no MCP server `../../etc/passwd`",
+        ));
+}
