@@ -142,6 +142,7 @@ impl McpManager {
             server_info: None,
             instructions_chars: None,
             capabilities: Vec::new(),
+            needs_login: false,
         }));
         statuses
     }

@@ -129,6 +129,7 @@ impl McpServer {
                 relist_after: None,
             })),
             Err(err) => State::Failed {
+                login: matches!(err, McpError::LoginNeeded(_)),
                 reason: err.to_string(),
                 at: Instant::now(),
                 manifest: kept,
@@ -224,6 +225,7 @@ impl McpServer {
             server_info: None,
             instructions_chars: state.instructions().map(|i| i.chars().count()),
             capabilities: Vec::new(),
+            needs_login: false,
         };
         if let Some(manifest) = state.manifest() {
             status.server_info = server_info(&manifest.server_name, &manifest.server_version);
@@ -233,7 +235,10 @@ impl McpServer {
             State::Disabled => status.status = ServerState::Disabled,
             State::Idle(_) => status.status = ServerState::Idle,
             State::Stopped => status.error = Some(McpError::Stopped.to_string()),
-            State::Failed { reason, .. } => status.error = Some(reason.clone()),
+            State::Failed { reason, login, .. } => {
+                status.error = Some(reason.clone());
+                status.needs_login = *login;
+            }
             State::Connected(live) if live.connection.service.is_transport_closed() => {
                 status.error = Some(String::from(
                     "the server exited; it is restarted at the next call",

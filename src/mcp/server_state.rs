@@ -17,6 +17,8 @@ pub(super) enum State {
     /// does not change the catalog (the calls say why they cannot run).
     Failed {
         reason: String,
+        /// It answered 401: `antler mcp login` would let it start.
+        login: bool,
         at: Instant,
         manifest: Option<Arc<Manifest>>,
     },

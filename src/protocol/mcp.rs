@@ -57,6 +57,10 @@ pub struct ServerStatus {
     /// `completions`, `logging`.
     #[serde(default)]
     pub capabilities: Vec<String>,
+    /// It answered 401: signing in (`antler mcp login NAME`, `l` in the chat's `/mcp`)
+    /// lets it start.
+    #[serde(default)]
+    pub needs_login: bool,
 }
 
 /// A server's prompt, offered in the chat as the slash command `/<server>:<name>`. Names

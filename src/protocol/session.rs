@@ -42,6 +42,9 @@ pub enum Command {
     ShowContext,
     /// Restart one MCP server (or all with `None`), then report [`Update::Mcp`].
     ReconnectMcp(Option<String>),
+    /// Sign in to the OAuth server of this MCP server (the browser is opened, the address
+    /// is also sent as a notice), then restart it and report [`Update::Mcp`].
+    LoginMcp(String),
     /// The user's answer to the question of the `ask_clarification` call `call_id`
     /// (`None`: the user declined to answer).
     Answer {

@@ -163,6 +163,11 @@ impl Assembly {
         self.inner.lock().await.mcp.clone()
     }
 
+    /// Where OAuth tokens are kept.
+    pub async fn tokens(&self) -> Option<crate::mcp::oauth::TokenStore> {
+        self.inner.lock().await.setup.tokens().cloned()
+    }
+
     /// The workspace the file tools work in.
     pub async fn workspace(&self) -> Result<crate::tools::sandbox::Workspace, SetupError> {
         let inner = self.inner.lock().await;

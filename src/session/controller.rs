@@ -194,6 +194,43 @@ impl Controller {
         }
     }
 
+    /// Signs in to a server in the background (the user may take minutes in the
+    /// browser), then restarts it and reports the servers.
+    async fn login(&mut self, name: String) {
+        let mcp = self.session.mcp().await;
+        let Some(server) = mcp
+            .servers()
+            .iter()
+            .find(|s| s.config().name == name)
+            .cloned()
+        else {
+            return self.error(format!("no MCP server `{name}`"));
+        };
+        let Some(tokens) = self.session.tokens().await else {
+            return self.error(crate::mcp::oauth::OAuthError::NoDataFolder.to_string());
+        };
+        let updates = self.updates.clone();
+        self.background.push(tokio::spawn(async move {
+            let show = |url: &str| {
+                let _ = updates.send(Update::Notice(format!(
+                    "To sign in to MCP server `{name}`, open {} (antler tried to open it)",
+                    crate::text::printable(url)
+                )));
+            };
+            match crate::mcp::oauth::login(server.config(), &tokens, &show, true).await {
+                Ok(()) => {
+                    server.reconnect().await;
+                    let _ =
+                        updates.send(Update::Notice(format!("Signed in to MCP server `{name}`.")));
+                }
+                Err(err) => {
+                    let _ = updates.send(Update::Error(format!("login to `{name}` failed: {err}")));
+                }
+            }
+            let _ = updates.send(Update::Mcp(mcp.statuses().await));
+        }));
+    }
+
     /// Sends what can be attached.
     async fn list_attachments(&self) {
         match self.session.workspace().await {
@@ -317,6 +354,7 @@ impl Controller {
             | Command::RunPrompt { .. }
             | Command::Quit => {}
             Command::ListAttachments => self.list_attachments().await,
+            Command::LoginMcp(name) => self.login(name).await,
             Command::Answer { call_id, answer } => {
                 if let Some(clarifications) = self.session.clarifications() {
                     clarifications.answer(&call_id, answer);

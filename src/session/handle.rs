@@ -294,6 +294,11 @@ impl Session {
         self.assembly.mcp().await
     }
 
+    /// Where OAuth tokens are kept.
+    pub async fn tokens(&self) -> Option<crate::mcp::oauth::TokenStore> {
+        self.assembly.tokens().await
+    }
+
     /// The workspace the file tools work in (for attachments).
     pub async fn workspace(&self) -> Result<crate::tools::sandbox::Workspace, SetupError> {
         self.assembly.workspace().await

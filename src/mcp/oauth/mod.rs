@@ -83,7 +83,7 @@ fn oauth_url(config: &McpServerConfig) -> Result<&str, OAuthError> {
 pub async fn login(
     config: &McpServerConfig,
     tokens: &TokenStore,
-    show: &dyn Fn(&str),
+    show: &(dyn Fn(&str) + Sync),
     open_browser: bool,
 ) -> Result<(), OAuthError> {
     let url = oauth_url(config)?;

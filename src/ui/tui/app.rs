@@ -324,8 +324,13 @@ impl App {
     fn server_ready(&mut self, status: ServerStatus) {
         if status.status == ServerState::Failed {
             let error = status.error.as_deref().unwrap_or("no reason given");
+            let next = if status.needs_login {
+                "/mcp, then l, to sign in here"
+            } else {
+                "/mcp to reconnect"
+            };
             self.transcript.push(Entry::Notice(format!(
-                "MCP server `{}` failed to start: {error} · /mcp to reconnect",
+                "MCP server `{}` failed to start: {error} · {next}",
                 status.name
             )));
             self.scroll = None;

@@ -247,11 +247,17 @@ pub(super) fn mcp(
                 &[Span::raw("    ")],
             ));
         }
+        if s.needs_login {
+            body.push(Line::from(Span::styled(
+                "    l signs in (in the browser)",
+                theme.accent,
+            )));
+        }
     }
     View {
         title: "MCP servers".into(),
         body,
-        footer: "↑↓ select · r reconnect · a reconnect all · Esc close",
+        footer: "↑↓ select · r reconnect · a reconnect all · l log in · Esc close",
         focus,
         cursor: None,
     }

@@ -98,6 +98,7 @@ fn mcp_view() {
                 _ => Vec::new(),
             },
             startup_ms: (status == ServerState::Connected).then_some(340),
+            needs_login: error.is_some_and(|e| e.contains("sign in")),
         };
     app.update(Update::Mcp(vec![
         server("github", "stdio", ServerState::Connected, None),
@@ -105,12 +106,17 @@ fn mcp_view() {
             "slack",
             "http",
             ServerState::Failed,
-            Some("connection refused (os error 111)"),
+            Some("it needs you to sign in: run `antler mcp login slack`"),
         ),
         server("time", "stdio", ServerState::Disabled, None),
     ]));
     app.key(key(KeyCode::Down));
     assert_snapshot!(render(&mut app, 80, 16));
+    // The selected server needs a login: `l` asks for one.
+    assert_eq!(
+        app.key(key(KeyCode::Char('l'))),
+        [crate::protocol::Command::LoginMcp("slack".into())]
+    );
 }
 
 #[test]

@@ -191,6 +191,11 @@ impl Dialog {
                         }
                     }
                     KeyCode::Char('a') => return Outcome::SendAndStay(Command::ReconnectMcp(None)),
+                    KeyCode::Char('l') => {
+                        if let Some(server) = mcp.get(*selected).filter(|s| s.needs_login) {
+                            return Outcome::Send(Command::LoginMcp(server.name.clone()));
+                        }
+                    }
                     KeyCode::Char('q') => return Outcome::Close,
                     _ => {}
                 }

@@ -320,6 +320,7 @@ fn tools_and_mcp_views_ask_the_core_and_mcp_reconnects() {
         server_info: None,
         instructions_chars: None,
         capabilities: Vec::new(),
+        needs_login: false,
         startup_ms: Some(120),
     };
     app.update(Update::Mcp(vec![

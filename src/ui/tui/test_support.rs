@@ -62,6 +62,7 @@ pub fn server(name: &str, status: ServerState, error: Option<&str>) -> ServerSta
         server_info: None,
         instructions_chars: None,
         capabilities: Vec::new(),
+        needs_login: false,
     }
 }
 
