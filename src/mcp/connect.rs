@@ -264,66 +264,62 @@ pub(crate) struct Listing {
     pub ttl_ms: Option<u64>,
 }
 
-/// Follows `tools/list` pagination to the end. Unlike rmcp's `list_all_tools` it stops with
-/// an error when a server repeats a cursor or never stops paging.
-pub(crate) async fn list_all_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Listing, McpError> {
-    let mut tools = Vec::new();
+/// One page of a listing: its items, the next cursor, and its `ttlMs`.
+type Page<T> = (Vec<T>, Option<String>, Option<u64>);
+
+/// Follows a listing's pagination to the end. Unlike rmcp's `list_all_*` it stops with an
+/// error when a server repeats a cursor or never stops paging. Returns the items and the
+/// shortest `ttlMs` of the pages.
+async fn all_pages<T, F, Fut>(
+    mut fetch: F,
+    error: fn(String) -> McpError,
+) -> Result<(Vec<T>, Option<u64>), McpError>
+where
+    F: FnMut(PaginatedRequestParams) -> Fut,
+    Fut: std::future::Future<Output = Result<Page<T>, rmcp::ServiceError>>,
+{
+    let mut items = Vec::new();
     let mut ttl_ms: Option<u64> = None;
     let mut seen = std::collections::HashSet::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
         let mut params = PaginatedRequestParams::default();
         params.cursor = cursor.clone();
-        let page = peer
-            .list_tools(Some(params))
-            .await
-            .map_err(|e| McpError::ListTools(error_chain(&e)))?;
-        tools.extend(page.tools);
-        if let Some(ttl) = page.ttl_ms {
+        let (page, next, ttl) = fetch(params).await.map_err(|e| error(error_chain(&e)))?;
+        items.extend(page);
+        if let Some(ttl) = ttl {
             ttl_ms = Some(ttl_ms.map_or(ttl, |t| t.min(ttl)));
         }
-        match page.next_cursor {
-            None => return Ok(Listing { tools, ttl_ms }),
+        match next {
+            None => return Ok((items, ttl_ms)),
             Some(next) if !seen.insert(next.clone()) => {
-                return Err(McpError::ListTools(format!(
-                    "the server repeated the cursor {next:?}"
-                )));
+                return Err(error(format!("the server repeated the cursor {next:?}")));
             }
             Some(next) => cursor = Some(next),
         }
     }
-    Err(McpError::ListTools(format!("more than {MAX_PAGES} pages")))
+    Err(error(format!("more than {MAX_PAGES} pages")))
 }
 
-/// Follows `prompts/list` pagination to the end, with the same limits as
-/// [`list_all_tools`].
+/// Every tool of the server, all pages followed (see [`all_pages`]).
+pub(crate) async fn list_all_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Listing, McpError> {
+    let fetch = |params| async move {
+        let page = peer.list_tools(Some(params)).await?;
+        Ok((page.tools, page.next_cursor, page.ttl_ms))
+    };
+    let (tools, ttl_ms) = all_pages(fetch, McpError::ListTools).await?;
+    Ok(Listing { tools, ttl_ms })
+}
+
+/// Every prompt of the server, all pages followed (see [`all_pages`]).
 pub(crate) async fn list_all_prompts(
     peer: &rmcp::Peer<RoleClient>,
 ) -> Result<Vec<rmcp::model::Prompt>, McpError> {
-    let mut prompts = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let mut params = PaginatedRequestParams::default();
-        params.cursor = cursor.clone();
-        let page = peer
-            .list_prompts(Some(params))
-            .await
-            .map_err(|e| McpError::ListPrompts(error_chain(&e)))?;
-        prompts.extend(page.prompts);
-        match page.next_cursor {
-            None => return Ok(prompts),
-            Some(next) if !seen.insert(next.clone()) => {
-                return Err(McpError::ListPrompts(format!(
-                    "the server repeated the cursor {next:?}"
-                )));
-            }
-            Some(next) => cursor = Some(next),
-        }
-    }
-    Err(McpError::ListPrompts(format!(
-        "more than {MAX_PAGES} pages"
-    )))
+    let fetch = |params| async move {
+        let page = peer.list_prompts(Some(params)).await?;
+        Ok((page.prompts, page.next_cursor, None))
+    };
+    Ok(all_pages(fetch, McpError::ListPrompts).await?.0)
 }
 
 /// The capabilities a server announced, by name.

@@ -378,14 +378,9 @@ fn an_elicitation_is_answered_in_a_form_and_its_values_reach_the_server() {
     term.type_keys("Ada\t42\r");
     term.wait_for("Nice to meet you.");
     term.wait_gone("esc cancels");
-    let result = mock.requests()[1]
-        .messages()
-        .iter()
-        .find(|m| m["tool_call_id"] == "c1")
-        .cloned()
-        .unwrap();
+    let result = mock.requests()[1].tool_result("c1");
     assert_eq!(
-        result["content"],
+        result,
         r#"accepted: {"name":"Ada","age":42,"colour":"green","subscribe":false}"#
     );
     let status = term.quit();

@@ -311,11 +311,6 @@ fn p_declines_an_elicitation_and_says_so() {
     assert_eq!(answered["server"], "fx");
     assert_eq!(answered["message"], "Who are you?");
     assert!(events.iter().all(|e| e["type"] != "elicitation_requested"));
-    let result = mock.requests()[1]
-        .messages()
-        .iter()
-        .find(|m| m["tool_call_id"] == "c1")
-        .cloned()
-        .unwrap();
-    assert_eq!(result["content"], "declined");
+    let result = mock.requests()[1].tool_result("c1");
+    assert_eq!(result, "declined");
 }

@@ -152,13 +152,8 @@ fn login_refresh_calls_and_logout_against_a_local_authorization_server() {
         .output()
         .unwrap();
     assert_success(&out);
-    let result = mock.requests()[1]
-        .messages()
-        .iter()
-        .find(|m| m["tool_call_id"] == "c1")
-        .cloned()
-        .unwrap();
-    assert_eq!(result["content"], "hi");
+    let result = mock.requests()[1].tool_result("c1");
+    assert_eq!(result, "hi");
     let log = std::fs::read_to_string(sandbox.log_file()).unwrap();
     let data = sandbox.path().join("xdg-data/antler");
     let mut db = std::fs::read(data.join("threads.db")).unwrap();

@@ -104,6 +104,16 @@ impl Recorded {
             .unwrap_or(&[])
     }
 
+    /// The content of the tool result for `call_id` in this request's history.
+    pub fn tool_result(&self, call_id: &str) -> String {
+        self.messages()
+            .iter()
+            .find(|m| m["tool_call_id"] == call_id)
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_else(|| panic!("no result of {call_id} in {}", self.body))
+            .to_string()
+    }
+
     /// The first header with this name, case-insensitively.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
