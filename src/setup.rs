@@ -183,13 +183,21 @@ impl Setup {
     /// Every secret value antler loaded (config.yaml, `mcp`'s servers, the environment's
     /// API key), to be kept out of tool results.
     pub fn redact(&self, mcp: &McpManager) -> Redact {
+        let tokens = self
+            .mcp
+            .settings
+            .tokens
+            .as_ref()
+            .map(|t| t.secrets())
+            .unwrap_or_default();
         Redact::new(
             self.app
                 .secrets
                 .iter()
                 .chain(&self.env_secrets)
                 .chain(mcp.secrets())
-                .cloned(),
+                .cloned()
+                .chain(tokens),
         )
     }
 

@@ -159,6 +159,7 @@ async fn prompt_turn(
             crate::mcp::PromptError::Failed(_) => CliError::failure(format!("--mcp-prompt: {err}")),
             other => CliError::usage(format!("--mcp-prompt: {other}")),
         })?;
+    let text = session.redact(&text).await;
     Ok(if extra.trim().is_empty() {
         text
     } else {

@@ -29,9 +29,10 @@ impl CliError {
         }
     }
 
-    /// Prints the error and gives its exit status.
+    /// Prints the error (escaped: it may quote what a server sent) and gives its exit
+    /// status.
     pub fn report(self) -> Exit {
-        eprintln!("error: {}", self.message);
+        eprintln!("error: {}", crate::text::printable_lines(&self.message));
         self.exit
     }
 }

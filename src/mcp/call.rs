@@ -99,6 +99,18 @@ fn shown(update: ProgressNotificationParam) -> Progress {
     }
 }
 
+/// A request's progress slot, given up when dropped (also when the request's future is).
+struct Listener<'a> {
+    calls: &'a super::connect::Progress,
+    token: rmcp::model::ProgressToken,
+}
+
+impl Drop for Listener<'_> {
+    fn drop(&mut self) {
+        lock(self.calls).remove(&self.token);
+    }
+}
+
 /// A tool result from the server's answer. An empty answer (`{}`, a bare task
 /// acknowledgement, or only `_meta`) is an empty result, as rmcp's own `call_tool` has it.
 fn tool_result(answer: ServerResult) -> Result<CallToolResult, ServiceError> {
@@ -146,20 +158,21 @@ pub(super) async fn send<T>(
         return Ended::Cancelled;
     }
     // Before the request goes out: a server may ask for input as soon as it reads it.
-    let (serial, mut requests) = listening.route.join();
+    let mut joined = listening.route.join();
     let mut handle = match peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
     {
         Ok(handle) => handle,
-        Err(err) => {
-            listening.route.leave(serial);
-            return Ended::Answered(Err(err));
-        }
+        Err(err) => return Ended::Answered(Err(err)),
     };
     let token = handle.progress_token.clone();
     let (slot, mut updates) = watch::channel(None);
     lock(listening.calls).insert(token.clone(), slot);
+    let listener = Listener {
+        calls: listening.calls,
+        token: token.clone(),
+    };
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let ended = loop {
@@ -171,13 +184,17 @@ pub(super) async fn send<T>(
                 Ok(reply) => reply.and_then(answer),
             }),
             () = &mut deadline => break Ended::TimedOut,
-            Some(pending) = requests.recv() => {
-                // The server waits for the user: that time is not the server's.
+            Some(mut pending) = joined.requests.recv() => {
+                // The server waits for the user: that time is not the server's. A server
+                // that withdraws its request (the handler's reply is dropped) stops the wait.
                 let answer = tokio::select! {
-                    answer = (listening.elicit)(pending.params) => answer,
-                    () = cancel.cancelled() => ElicitResult::new(rmcp::model::ElicitationAction::Cancel),
+                    answer = (listening.elicit)(pending.params.clone()) => Some(answer),
+                    () = cancel.cancelled() => Some(ElicitResult::new(rmcp::model::ElicitationAction::Cancel)),
+                    () = pending.reply.closed() => None,
                 };
-                let _ = pending.reply.send(answer);
+                if let Some(answer) = answer {
+                    let _ = pending.reply.send(answer);
+                }
                 deadline.as_mut().reset(tokio::time::Instant::now() + timeout);
             }
             Ok(()) = updates.changed() => {
@@ -188,8 +205,7 @@ pub(super) async fn send<T>(
             }
         }
     };
-    lock(listening.calls).remove(&token);
-    listening.route.leave(serial);
+    drop((listener, joined));
     let reason = match ended {
         Ended::Answered(_) => return ended,
         Ended::TimedOut => "the request timed out",

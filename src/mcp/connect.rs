@@ -254,6 +254,9 @@ async fn connect_inner(
     })
 }
 
+/// At most this many prompts of a server are kept.
+const MAX_PROMPTS: usize = 500;
+
 /// At most this many `tools/list` pages; a server that pages forever is broken.
 const MAX_PAGES: usize = 1000;
 
@@ -319,7 +322,10 @@ pub(crate) async fn list_all_prompts(
         let page = peer.list_prompts(Some(params)).await?;
         Ok((page.prompts, page.next_cursor, None))
     };
-    Ok(all_pages(fetch, McpError::ListPrompts).await?.0)
+    let mut prompts = all_pages(fetch, McpError::ListPrompts).await?.0;
+    // Kept in the manifest: a server cannot make it grow without end.
+    prompts.truncate(MAX_PROMPTS);
+    Ok(prompts)
 }
 
 /// The capabilities a server announced, by name.

@@ -8,7 +8,7 @@ use crate::protocol::ImagePart;
 use crate::tools::builtin::view_image::{MAX_IMAGE_BYTES, media_type};
 
 /// At most this many images of one result are attached.
-const MAX_IMAGES: usize = 4;
+pub const MAX_IMAGES: usize = 4;
 
 /// Joins the result's content blocks into text. Text is kept as is; binary content is
 /// described rather than dumped (the model cannot read base64 and it wastes tokens).

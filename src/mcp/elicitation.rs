@@ -52,33 +52,51 @@ impl Route {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers a call; its requests arrive on the receiver until [`Route::leave`].
-    pub fn join(&self) -> (u64, mpsc::UnboundedReceiver<Pending>) {
+    /// Registers a call; its requests arrive on the guard's receiver until the guard is
+    /// dropped (however the call ends: answered, timed out, or dropped with its run).
+    pub fn join(&self) -> Joined {
         static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (sender, receiver) = mpsc::unbounded_channel();
         self.calls().push((serial, sender));
-        (serial, receiver)
-    }
-
-    /// Unregisters the call `serial`.
-    pub fn leave(&self, serial: u64) {
-        self.calls().retain(|(s, _)| *s != serial);
+        Joined {
+            route: self.clone(),
+            serial,
+            requests: receiver,
+        }
     }
 
     /// Hands `params` to the oldest call in flight and waits for its answer; declined when
     /// no call is in flight (or it ended first).
     pub async fn ask(&self, params: ElicitRequestParams) -> ElicitResult {
         let (reply, answer) = oneshot::channel();
-        let sent = self
-            .calls()
-            .first()
-            .is_some_and(|(_, call)| call.send(Pending { params, reply }).is_ok());
+        let sent = {
+            let mut calls = self.calls();
+            calls.retain(|(_, call)| !call.is_closed());
+            calls
+                .first()
+                .is_some_and(|(_, call)| call.send(Pending { params, reply }).is_ok())
+        };
         if !sent {
             tracing::info!("an MCP server asked for input outside any call; declined");
             return declined();
         }
         answer.await.unwrap_or_else(|_| declined())
+    }
+}
+
+/// A call's place in its connection's [`Route`], given up when dropped.
+pub struct Joined {
+    route: Route,
+    serial: u64,
+    /// The server's requests for input during the call.
+    pub requests: mpsc::UnboundedReceiver<Pending>,
+}
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        let serial = self.serial;
+        self.route.calls().retain(|(s, _)| *s != serial);
     }
 }
 
@@ -494,10 +512,24 @@ mod tests {
     #[tokio::test]
     async fn a_request_outside_any_call_is_declined() {
         let route = Route::default();
-        let params = form(json!({"type": "object", "properties": {}}));
+        let params = || form(json!({"type": "object", "properties": {}}));
         assert_eq!(
-            route.ask(params).await.action,
+            route.ask(params()).await.action,
             rmcp::model::ElicitationAction::Decline
         );
+        // A call that was dropped (its run ended) gives its place up.
+        drop(route.join());
+        let mut live = route.join();
+        let asked = tokio::spawn({
+            let route = route.clone();
+            async move { route.ask(params()).await }
+        });
+        let pending = live.requests.recv().await.expect("the live call is asked");
+        let _ = pending.reply.send(result_of(ElicitationAnswer::Cancel));
+        assert_eq!(
+            asked.await.unwrap().action,
+            rmcp::model::ElicitationAction::Cancel
+        );
+        assert_eq!(route.calls().len(), 1, "only the live call is registered");
     }
 }

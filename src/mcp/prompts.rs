@@ -17,6 +17,8 @@ use crate::protocol::{PromptArgumentInfo, PromptInfo};
 const MAX_NAME_CHARS: usize = 64;
 /// Descriptions are cut to this many characters.
 const DESCRIPTION_CHARS: usize = 200;
+/// A prompt with more arguments is not offered.
+const MAX_ARGUMENTS: usize = 32;
 
 /// Why a prompt could not become a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +90,13 @@ fn short(text: Option<&str>) -> String {
 
 /// A server's prompt as front-ends show it, if every name in it is command-safe.
 fn info(server: &str, prompt: &Prompt) -> Option<PromptInfo> {
-    if !command_safe(server) || !command_safe(&prompt.name) {
+    if !command_safe(server)
+        || !command_safe(&prompt.name)
+        || prompt
+            .arguments
+            .as_ref()
+            .is_some_and(|a| a.len() > MAX_ARGUMENTS)
+    {
         return None;
     }
     let arguments = prompt

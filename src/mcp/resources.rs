@@ -318,18 +318,19 @@ fn contents_output(server: &str, result: &ReadResourceResult) -> ToolOutput {
                 mime_type,
                 blob,
                 ..
-            } => match content::image_part(mime_type.as_deref(), blob, &format!("{server}: {uri}"))
-            {
-                Some(image) => {
-                    parts.push(format!(
-                        "[resource {uri}: {}, {} bytes of base64, attached as an image]",
-                        image.media_type,
-                        blob.len()
-                    ));
-                    images.push(image);
+            } if images.len() < content::MAX_IMAGES => {
+                match content::image_part(mime_type.as_deref(), blob, &format!("{server}: {uri}")) {
+                    Some(image) => {
+                        parts.push(format!(
+                            "[resource {uri}: {}, {} bytes of base64, attached as an image]",
+                            image.media_type,
+                            blob.len()
+                        ));
+                        images.push(image);
+                    }
+                    None => parts.push(content::resource_text(contents)),
                 }
-                None => parts.push(content::resource_text(contents)),
-            },
+            }
             other => parts.push(content::resource_text(other)),
         }
     }

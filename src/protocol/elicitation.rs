@@ -190,11 +190,11 @@ impl FormField {
                 "false" | "no" => Ok(Some(Value::Bool(false))),
                 _ => out_of(String::from("yes or no")),
             },
-            FieldKind::Choice { values, .. } => {
+            FieldKind::Choice { values, labels } => {
                 if values.iter().any(|v| v == text) {
                     Ok(Some(Value::String(text.to_string())))
                 } else {
-                    out_of(format!("one of {}", values.join(", ")))
+                    out_of(format!("one of {}", labels.join(", ")))
                 }
             }
             FieldKind::Choices {
@@ -376,7 +376,7 @@ mod tests {
             },
             true,
         );
-        assert_eq!(choice.value("c"), Err("F must be one of a, b".into()));
+        assert_eq!(choice.value("c"), Err("F must be one of A, B".into()));
         let fields = [age, name];
         assert_eq!(
             form_values(&fields, &["7".into(), String::new()]),

@@ -163,6 +163,13 @@ impl Assembly {
         self.inner.lock().await.mcp.clone()
     }
 
+    /// `text` with every secret value antler knows replaced (for turns made of what MCP
+    /// servers sent: prompts, attachments).
+    pub async fn redact(&self, text: &str) -> String {
+        let inner = self.inner.lock().await;
+        inner.setup.redact(&inner.mcp).apply(text).into_owned()
+    }
+
     /// Where OAuth tokens are kept.
     pub async fn tokens(&self) -> Option<crate::mcp::oauth::TokenStore> {
         self.inner.lock().await.setup.tokens().cloned()

@@ -16,6 +16,10 @@ const MAX_FILES: usize = 2_000;
 const MAX_FILE_BYTES: u64 = 256 * 1024;
 /// The most of one resource that is attached, in characters.
 const MAX_RESOURCE_CHARS: usize = 256 * 1024;
+/// Listing every server's resources for the picker takes at most this long.
+const LIST_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+/// A longer resource URI is not offered.
+const MAX_URI_CHARS: usize = 2048;
 
 /// Workspace files, then the MCP servers' resources.
 pub async fn attachable(mcp: &McpManager, workspace: Workspace) -> Vec<Attachment> {
@@ -26,13 +30,29 @@ pub async fn attachable(mcp: &McpManager, workspace: Workspace) -> Vec<Attachmen
         .into_iter()
         .map(|path| Attachment::File { path })
         .collect();
-    let resources = mcp.resources(&CancellationToken::new()).await;
+    let cancel = CancellationToken::new();
+    let resources = match tokio::time::timeout(LIST_DEADLINE, mcp.resources(&cancel)).await {
+        Ok(resources) => resources,
+        Err(_) => {
+            cancel.cancel();
+            tracing::warn!("listing MCP resources took over {LIST_DEADLINE:?}; none offered");
+            Vec::new()
+        }
+    };
+    // The URI is read back as it is: one that is not plain text is not offered.
+    let plain = |uri: &str| {
+        uri.chars().count() <= MAX_URI_CHARS
+            && !uri
+                .chars()
+                .any(|c| c.is_control() || crate::text::is_invisible(c))
+    };
     all.extend(
         resources
             .into_iter()
+            .filter(|(_, resource)| plain(&resource.uri))
             .map(|(server, resource)| Attachment::Resource {
                 server,
-                uri: crate::text::short_line(&resource.uri, 2048).0,
+                uri: resource.uri,
                 name: crate::text::short_line(&resource.name, 120).0,
             }),
     );

@@ -231,13 +231,17 @@ impl Controller {
         }));
     }
 
-    /// Sends what can be attached.
-    async fn list_attachments(&self) {
+    /// Sends what can be attached, from the background (listing may start servers), so
+    /// that commands are not held up.
+    async fn list_attachments(&mut self) {
         match self.session.workspace().await {
             Ok(workspace) => {
                 let mcp = self.session.mcp().await;
-                let all = super::attach::attachable(&mcp, workspace).await;
-                self.send(Update::Attachments(all));
+                let updates = self.updates.clone();
+                self.background.push(tokio::spawn(async move {
+                    let all = super::attach::attachable(&mcp, workspace).await;
+                    let _ = updates.send(Update::Attachments(all));
+                }));
             }
             Err(err) => self.error(err.to_string()),
         }
@@ -297,6 +301,7 @@ impl Controller {
                     };
                     match read {
                         Ok(message) => {
+                            let message = self.session.redact(&message).await;
                             self.send(Update::UserTurn(text));
                             if self.submit(message).await {
                                 return;
@@ -317,6 +322,7 @@ impl Controller {
                         .await
                     {
                         Ok(text) => {
+                            let text = self.session.redact(&text).await;
                             self.send(Update::UserTurn(text.clone()));
                             if self.submit(text).await {
                                 return;

@@ -294,6 +294,12 @@ impl Session {
         self.assembly.mcp().await
     }
 
+    /// `text` with every secret value replaced: what an MCP server sent that becomes a
+    /// user turn (a prompt, an attachment) is redacted as tool results are.
+    pub async fn redact(&self, text: &str) -> String {
+        self.assembly.redact(text).await
+    }
+
     /// Where OAuth tokens are kept.
     pub async fn tokens(&self) -> Option<crate::mcp::oauth::TokenStore> {
         self.assembly.tokens().await

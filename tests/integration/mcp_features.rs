@@ -234,8 +234,10 @@ fn a_deferred_resource_read_reaches_the_model_with_its_image() {
 #[test]
 fn mcp_prompt_runs_a_server_prompt_with_its_arguments_in_p() {
     let sandbox = Sandbox::new();
-    write_extensions(&sandbox, json!({"fx": fixture_stdio(&["--prompts"])}));
-    let mock = MockOpenAi::start(vec![Reply::text("Hello, Ada!")]);
+    let mut fx = fixture_stdio(&["--prompts"]);
+    fx["env"] = json!({"FIXTURE_API_TOKEN": "tok-9f8e7d6c5b4a"});
+    write_extensions(&sandbox, json!({"fx": fx}));
+    let mock = MockOpenAi::start(vec![Reply::text("Hello, Ada!"), Reply::text("ok")]);
     let out = agent(&sandbox, &mock)
         .args([
             "--mcp-prompt",
@@ -285,6 +287,20 @@ fn mcp_prompt_runs_a_server_prompt_with_its_arguments_in_p() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
     assert_eq!(mock.requests().len(), 1, "no bad prompt reached the model");
+    // What a server's prompt says is redacted as a tool result is.
+    let out = agent(&sandbox, &mock)
+        .args(["--mcp-prompt", "fx:greet", "--arg", "name=tok-9f8e7d6c5b4a"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let sent = mock.requests()[1].messages().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        !sent.contains("tok-9f8e7d6c5b4a") && sent.starts_with("Greet "),
+        "{sent}"
+    );
 }
 
 #[test]

@@ -39,15 +39,17 @@ impl Callback {
         format!("http://127.0.0.1:{}/callback", self.port)
     }
 
-    /// Waits (at most `timeout`) for the redirect and returns its full URL. Requests for
-    /// other paths get a 404 and the wait goes on; an `error` in the redirect ends it.
-    pub async fn wait(self, timeout: Duration) -> Result<String, OAuthError> {
-        tokio::time::timeout(timeout, self.accept_callback())
+    /// Waits (at most `timeout`) for the redirect carrying `state` and returns its full
+    /// URL. Requests for other paths or with another `state` (another local program, a
+    /// web page that found the port) get an error page and the wait goes on; an `error`
+    /// in the redirect ends it.
+    pub async fn wait(self, timeout: Duration, state: &str) -> Result<String, OAuthError> {
+        tokio::time::timeout(timeout, self.accept_callback(state))
             .await
             .map_err(|_| OAuthError::Timeout(timeout))?
     }
 
-    async fn accept_callback(&self) -> Result<String, OAuthError> {
+    async fn accept_callback(&self, state: &str) -> Result<String, OAuthError> {
         loop {
             let (mut stream, _) = self
                 .listener
@@ -69,6 +71,10 @@ impl Callback {
             };
             let query: std::collections::HashMap<String, String> =
                 parsed.query_pairs().into_owned().collect();
+            if query.get("state").map(String::as_str) != Some(state) {
+                let _ = respond(&mut stream, "400 Bad Request", "Not this sign-in.").await;
+                continue;
+            }
             if let Some(error) = query.get("error") {
                 let _ = respond(
                     &mut stream,
@@ -154,8 +160,19 @@ mod tests {
             callback.redirect_uri(),
             format!("http://127.0.0.1:{port}/callback")
         );
-        let waiting = tokio::spawn(callback.wait(Duration::from_secs(10)));
+        let waiting =
+            tokio::spawn(async move { callback.wait(Duration::from_secs(10), "xyz").await });
         assert!(get(port, "/favicon.ico").await.starts_with("HTTP/1.1 404"));
+        assert!(
+            get(port, "/callback?error=access_denied&state=forged")
+                .await
+                .starts_with("HTTP/1.1 400")
+        );
+        assert!(
+            get(port, "/callback?code=evil")
+                .await
+                .starts_with("HTTP/1.1 400")
+        );
         assert!(
             get(port, "/callback?code=abc&state=xyz")
                 .await
@@ -168,10 +185,11 @@ mod tests {
 
         let callback = Callback::bind().await.unwrap();
         let port = callback.port;
-        let waiting = tokio::spawn(callback.wait(Duration::from_secs(10)));
+        let waiting =
+            tokio::spawn(async move { callback.wait(Duration::from_secs(10), "s").await });
         get(
             port,
-            "/callback?error=access_denied&error_description=%1b%5b2Jno",
+            "/callback?error=access_denied&state=s&error_description=%1b%5b2Jno",
         )
         .await;
         let err = waiting.await.unwrap().unwrap_err().to_string();

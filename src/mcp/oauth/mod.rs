@@ -101,11 +101,20 @@ pub async fn login(
         .await
         .map_err(|(_, err)| flow(err))?;
     let authorize = session.get_authorization_url().to_string();
+    check_browser_url(&authorize)?;
     show(&authorize);
     if open_browser {
         open_in_browser(&authorize);
     }
-    let redirected = callback.wait(LOGIN_TIMEOUT).await?;
+    let state = url::Url::parse(&authorize)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .ok_or_else(|| OAuthError::Flow(String::from("the sign-in address carries no state")))?;
+    let redirected = callback.wait(LOGIN_TIMEOUT, &state).await?;
     session
         .handle_callback_url(&redirected)
         .await
@@ -145,6 +154,26 @@ pub async fn authorized_client(
     Ok(Some(AuthClient::new(client, manager)))
 }
 
+/// The authorization URL comes from the server's metadata: only `https`, or `http` to
+/// this machine, is shown or opened (a `file:` or custom-scheme URL would run a handler).
+fn check_browser_url(url: &str) -> Result<(), OAuthError> {
+    let parsed = url::Url::parse(url).map_err(flow)?;
+    let loopback = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name == "localhost",
+        None => false,
+    };
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err(OAuthError::Flow(format!(
+            "the authorization server's sign-in page is not an https address ({})",
+            crate::text::short_line(url, 80).0
+        ))),
+    }
+}
+
 /// Asks the desktop to open `url`; quietly does nothing where there is none (the URL is
 /// shown anyway).
 fn open_in_browser(url: &str) {
@@ -161,5 +190,29 @@ fn open_in_browser(url: &str) {
         .spawn();
     if let Err(err) = spawned {
         tracing::debug!("{opener}: {err}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_or_loopback_sign_in_pages_are_opened() {
+        for good in [
+            "https://auth.example/authorize?x=1",
+            "http://127.0.0.1:9/authorize",
+            "http://localhost/a",
+        ] {
+            assert!(check_browser_url(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "http://auth.example/authorize",
+            "file:///etc/passwd",
+            "smb://host/share",
+            "x-handler:run",
+        ] {
+            assert!(check_browser_url(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -137,6 +137,25 @@ impl TokenStore {
         Ok(self.read()?.servers.remove(url))
     }
 
+    /// Every access and refresh token kept, to keep them out of tool results and turns (a
+    /// server could echo the header it was sent).
+    pub fn secrets(&self) -> Vec<String> {
+        let Ok(saved) = self.read() else {
+            return Vec::new();
+        };
+        saved
+            .servers
+            .values()
+            .filter_map(|c| serde_json::to_value(&c.token_response).ok())
+            .flat_map(|response| {
+                ["access_token", "refresh_token"]
+                    .into_iter()
+                    .filter_map(move |key| response[key].as_str().map(str::to_string))
+            })
+            .filter(|token| token.len() >= 8)
+            .collect()
+    }
+
     /// Whether credentials are kept for `url`.
     pub fn has(&self, url: &str) -> bool {
         self.load(url)
@@ -148,6 +167,9 @@ impl TokenStore {
         url: &str,
         credentials: Option<StoredCredentials>,
     ) -> Result<bool, StoreError> {
+        // Read, change, write: one at a time in this process (servers refresh at once).
+        static UPDATING: Mutex<()> = Mutex::new(());
+        let _one = UPDATING.lock().unwrap_or_else(PoisonError::into_inner);
         let mut saved = self.read()?;
         let had = match credentials {
             Some(credentials) => saved.servers.insert(url.to_string(), credentials).is_some(),
@@ -160,6 +182,28 @@ impl TokenStore {
     /// Forgets the credentials of `url`; whether there were any.
     pub fn remove(&self, url: &str) -> Result<bool, StoreError> {
         self.update(url, None)
+    }
+
+    /// Takes the lock every antler process takes before refreshing a token (a lock file
+    /// beside the credentials), so that a refresh token is used by one of them only and
+    /// the others read the rotated one; blocks until it is free.
+    fn lock(&self) -> Result<nix::fcntl::Flock<std::fs::File>, StoreError> {
+        let dir = self
+            .path
+            .parent()
+            .ok_or_else(|| self.io("no parent folder"))?;
+        std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
+        let mut name = self.path.clone().into_os_string();
+        name.push(".lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&name)
+            .map_err(|e| self.io(e))?;
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, errno)| self.io(errno))
     }
 
     /// The store rmcp's authorization manager uses for the server at `url`.
@@ -214,6 +258,22 @@ impl CredentialStore for ServerCredentials {
         self.store.update(&self.url, None).map_err(store_error)?;
         *self.cache() = Some(None);
         Ok(())
+    }
+
+    /// Held by rmcp across load, refresh and save: another process's rotated token is
+    /// read from the file, not from this one's memory.
+    async fn acquire_refresh_guard(
+        &self,
+    ) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
+        let store = self.store.clone();
+        let locked = tokio::task::spawn_blocking(move || store.lock())
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+            .map_err(store_error)?;
+        *self.cache() = None;
+        Ok(Some(rmcp::transport::auth::CredentialRefreshGuard::new(
+            locked,
+        )))
     }
 }
 

@@ -35,6 +35,8 @@ impl Feature {
 
 /// At most this many pages of a resource listing are followed.
 const MAX_PAGES: usize = 100;
+/// At most this many resources of one server are kept from a listing.
+const MAX_RESOURCES: usize = 2_000;
 
 /// What a server lists of its resources.
 #[derive(Debug, Default)]
@@ -118,6 +120,11 @@ impl McpServer {
                 })
                 .await?;
             listing.resources.extend(result.resources);
+            if listing.resources.len() >= MAX_RESOURCES {
+                listing.resources.truncate(MAX_RESOURCES);
+                listing.truncated = true;
+                break;
+            }
             match result.next_cursor {
                 Some(next) if !next.is_empty() => cursor = Some(next),
                 _ => break,

@@ -210,10 +210,13 @@ impl App {
                     *selected = (*selected).min(self.mcp.len().saturating_sub(1));
                 }
             }
-            Update::Clarify(question) => match &self.dialog {
-                Some(Dialog::Clarify(_)) => self.questions.push_back(question),
-                _ => self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(question))),
-            },
+            Update::Clarify(question) => {
+                if self.answering() {
+                    self.questions.push_back(question);
+                } else {
+                    self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(question)));
+                }
+            }
             Update::Prompts(prompts) => self.prompts = prompts,
             Update::Attachments(all) => {
                 if let Some(Dialog::Attach(picker)) = &mut self.dialog {
@@ -286,6 +289,16 @@ impl App {
             }
             Event::Usage { usage, .. } => self.info.usage.add(usage),
             Event::ElicitationRequested { request, .. } => self.elicit(request.clone()),
+            Event::Subagent { event, .. } => {
+                // A subagent's MCP call asks the same user.
+                let mut inner = event.as_ref();
+                while let Event::Subagent { event, .. } = inner {
+                    inner = event.as_ref();
+                }
+                if let Event::ElicitationRequested { request, .. } = inner {
+                    self.elicit(request.clone());
+                }
+            }
             Event::ToolsPromoted { promoted, .. } => self.info.promoted = promoted.len(),
             Event::RunFinished(result) => {
                 self.info.usage = result.thread_usage;
@@ -364,30 +377,37 @@ impl App {
             self.transcript.push(Entry::Asked { question, answer });
             self.scroll = None;
         }
-        if let Some(next) = self.questions.pop_front() {
-            self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
-        }
+        self.dialog = None;
+        self.next_request();
         commands
+    }
+
+    /// Whether the open dialog waits for an answer someone else waits for (a question, a
+    /// form): another request then waits behind it.
+    fn answering(&self) -> bool {
+        matches!(
+            &self.dialog,
+            Some(Dialog::Clarify(_)) | Some(Dialog::Form(_))
+        )
     }
 
     /// Opens `request` as a form, or queues it behind another request for an answer.
     fn elicit(&mut self, request: crate::protocol::ElicitationRequest) {
-        let busy = matches!(
-            &self.dialog,
-            Some(Dialog::Clarify(_)) | Some(Dialog::Form(_))
-        );
-        if busy {
+        if self.answering() {
             self.elicitations.push_back(request);
         } else {
             self.dialog = Some(Dialog::Form(FormDialog::elicitation(request)));
         }
     }
 
-    /// After a form closed: the next waiting request, if any.
-    pub(super) fn next_elicitation(&mut self) {
-        if self.dialog.is_none()
-            && let Some(next) = self.elicitations.pop_front()
-        {
+    /// After a dialog closed: the next waiting question or form, if any.
+    pub(super) fn next_request(&mut self) {
+        if self.dialog.is_some() {
+            return;
+        }
+        if let Some(next) = self.questions.pop_front() {
+            self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
+        } else if let Some(next) = self.elicitations.pop_front() {
             self.dialog = Some(Dialog::Form(FormDialog::elicitation(next)));
         }
     }

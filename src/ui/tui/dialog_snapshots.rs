@@ -402,6 +402,28 @@ fn elicitation_url() {
         ],
     );
     assert_snapshot!(render(&mut app, 80, 20));
+    // A question that comes meanwhile waits behind the form, and opens once it closes.
+    app.update(Update::Clarify(ClarificationRequest {
+        call_id: "q".into(),
+        question: "Which one?".into(),
+        options: Vec::new(),
+    }));
+    assert!(matches!(app.dialog, Some(super::dialogs::Dialog::Form(_))));
+    let sent = app.key(key(KeyCode::Esc));
+    assert!(
+        matches!(
+            &sent[..],
+            [crate::protocol::Command::Elicit {
+                id: 9,
+                answer: crate::protocol::ElicitationAnswer::Cancel
+            }]
+        ),
+        "{sent:?}"
+    );
+    assert!(matches!(
+        app.dialog,
+        Some(super::dialogs::Dialog::Clarify(_))
+    ));
 }
 
 #[test]

@@ -375,7 +375,7 @@ impl App {
             Outcome::Stay => {}
             Outcome::Close => {
                 self.dialog = None;
-                self.next_elicitation();
+                self.next_request();
             }
             Outcome::Send(Command::SwitchModel(model)) => {
                 self.dialog = None;
@@ -387,7 +387,7 @@ impl App {
             }
             Outcome::Send(command @ Command::Elicit { .. }) => {
                 self.dialog = None;
-                self.next_elicitation();
+                self.next_request();
                 return vec![command];
             }
             Outcome::Send(command) => {
