@@ -210,6 +210,7 @@ impl Controller {
             return self.error(crate::mcp::oauth::OAuthError::NoDataFolder.to_string());
         };
         let updates = self.updates.clone();
+        self.background.retain(|task| !task.is_finished());
         self.background.push(tokio::spawn(async move {
             let show = |url: &str| {
                 let _ = updates.send(Update::Notice(format!(
@@ -238,6 +239,7 @@ impl Controller {
             Ok(workspace) => {
                 let mcp = self.session.mcp().await;
                 let updates = self.updates.clone();
+                self.background.retain(|task| !task.is_finished());
                 self.background.push(tokio::spawn(async move {
                     let all = super::attach::attachable(&mcp, workspace).await;
                     let _ = updates.send(Update::Attachments(all));

@@ -140,7 +140,10 @@ impl McpServer {
             })
             .await
         {
-            Ok(result) => listing.templates = result.resource_templates,
+            Ok(mut result) => {
+                result.resource_templates.truncate(MAX_RESOURCES);
+                listing.templates = result.resource_templates;
+            }
             Err(err) => tracing::debug!(server = %self.config.name, "no resource templates: {err}"),
         }
         Ok(listing)
