@@ -23,12 +23,14 @@ use crate::process::{BASE_ENV, PROXY_ENV, ProcessGroupGuard};
 
 /// The client side of one connection. `tools/list_changed` is seen by the transport
 /// ([`Incoming::announcing`]); progress notifications go to the call that waits for them
-/// ([`Progress`]); a changed prompt list marks the prompts held as stale.
+/// ([`Progress`]); a changed prompt list (seen by the transport too) marks the prompts
+/// held as stale.
 #[derive(Clone, Default)]
 pub struct Client {
     /// The calls in flight that listen for progress, by progress token.
     pub progress: Progress,
-    /// Set by `prompts/list_changed`: the prompts held are listed again when next asked for.
+    /// Set by `prompts/list_changed` ([`Incoming::prompts_changed`]): the prompts held are
+    /// listed again when next asked for.
     pub prompts_changed: Arc<std::sync::atomic::AtomicBool>,
     /// The calls in flight that take the server's requests for input.
     pub elicit: super::elicitation::Route,
@@ -74,14 +76,6 @@ impl ClientHandler for Client {
     ) {
         // A token that no call waits for (finished, or made up) is dropped.
         super::call::offer(&self.progress, params);
-    }
-
-    async fn on_prompt_list_changed(
-        &self,
-        _context: rmcp::service::NotificationContext<RoleClient>,
-    ) {
-        self.prompts_changed
-            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -170,9 +164,12 @@ async fn connect_inner(
     changes: watch::Sender<u64>,
     tokens: Option<&super::oauth::TokenStore>,
 ) -> Result<Started, McpError> {
-    let handler = Client::default();
     let mut process_group = None;
     let incoming = Incoming::announcing(changes.clone());
+    let handler = Client {
+        prompts_changed: incoming.prompts_changed(),
+        ..Client::default()
+    };
     let service = match config.transport {
         TransportKind::Stdio => {
             let transport = spawn_stdio(config, incoming.clone())?;

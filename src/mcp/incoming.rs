@@ -38,6 +38,8 @@ pub struct Incoming {
     ids: Arc<Mutex<Ids>>,
     fault: Arc<OnceLock<String>>,
     changes: Option<watch::Sender<u64>>,
+    /// Set by `prompts/list_changed`, as it is read (see [`Incoming::announcing`]).
+    prompts_changed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Request ids by what became of them.
@@ -193,6 +195,12 @@ impl Incoming {
         }
     }
 
+    /// Set whenever the server announces `prompts/list_changed`; whoever lists the
+    /// prompts again clears it.
+    pub fn prompts_changed(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.prompts_changed.clone()
+    }
+
     fn ids(&self) -> std::sync::MutexGuard<'_, Ids> {
         self.ids
             .lock()
@@ -246,6 +254,15 @@ impl Incoming {
             && let Some(changes) = &self.changes
         {
             changes.send_modify(|generation| *generation += 1);
+        }
+        if let JsonRpcMessage::Notification(notification) = &message
+            && matches!(
+                notification.notification,
+                ServerNotification::PromptListChangedNotification(_)
+            )
+        {
+            self.prompts_changed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
         let Some(Some(id)) = answered else {
             return Verdict::Deliver(Box::new(message));
@@ -396,6 +413,11 @@ mod tests {
         assert_eq!(*seen.borrow(), 1, "bumped before rmcp sees the message");
         incoming.judge(br#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}"#);
         assert_eq!(*seen.borrow(), 1, "other notifications do not count");
+        let prompts = incoming.prompts_changed();
+        assert!(!prompts.load(std::sync::atomic::Ordering::Relaxed));
+        incoming.judge(br#"{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}"#);
+        assert!(prompts.load(std::sync::atomic::Ordering::Relaxed));
+        assert_eq!(*seen.borrow(), 1);
     }
 
     #[test]

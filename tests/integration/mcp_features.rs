@@ -330,3 +330,19 @@ fn p_declines_an_elicitation_and_says_so() {
     let result = mock.requests()[1].tool_result("c1");
     assert_eq!(result, "declined");
 }
+
+#[tokio::test]
+async fn prompts_are_listed_again_after_prompts_list_changed() {
+    let manager = start(json!({"fx": fixture_stdio(&["--prompts"])})).await;
+    let names = |prompts: Vec<antler::protocol::PromptInfo>| {
+        prompts.into_iter().map(|p| p.command()).collect::<Vec<_>>()
+    };
+    assert_eq!(names(manager.prompts().await), ["fx:greet"]);
+    let out = call(&manager, "fx_change_prompts", json!({})).await;
+    assert_eq!(out.content, "changed");
+    assert_eq!(
+        names(manager.prompts().await),
+        ["fx:greet", "fx:farewell"],
+        "the notification marks the list stale; the next look lists again"
+    );
+}

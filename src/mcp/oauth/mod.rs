@@ -1,7 +1,7 @@
 //! OAuth 2.1 for streamable-HTTP MCP servers, on rmcp's `auth` feature: `antler mcp
 //! login NAME` discovers the server's authorization server (RFC 9728, RFC 8414 / OIDC),
-//! registers antler (a client ID metadata document where the server supports one, else
-//! dynamic registration), sends the user's browser to the PKCE authorization URL, takes
+//! registers antler dynamically (RFC 7591; antler hosts no client ID metadata document to
+//! offer instead), sends the user's browser to the PKCE authorization URL, takes
 //! the loopback redirect and keeps the tokens ([`TokenStore`]). A server with kept
 //! credentials is connected through rmcp's `AuthClient`, which refreshes the access token
 //! before it expires (and once on a 401) with the refresh token, keeping a rotated one.

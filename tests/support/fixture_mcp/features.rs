@@ -57,8 +57,9 @@ pub fn read_resource(uri: &str) -> Result<ReadResourceResult, McpError> {
     }
 }
 
-pub fn list_prompts() -> ListPromptsResult {
-    ListPromptsResult::with_all_items(vec![Prompt::new(
+/// `greet`, and `farewell` once `change_prompts` was called.
+pub fn list_prompts(changed: bool) -> ListPromptsResult {
+    let mut prompts = vec![Prompt::new(
         "greet",
         Some("Asks the model to greet someone."),
         Some(vec![
@@ -67,7 +68,11 @@ pub fn list_prompts() -> ListPromptsResult {
                 .with_required(true),
             PromptArgument::new("style").with_description("How (optional)."),
         ]),
-    )])
+    )];
+    if changed {
+        prompts.push(Prompt::new("farewell", Some("Says goodbye."), None));
+    }
+    ListPromptsResult::with_all_items(prompts)
 }
 
 pub fn get_prompt(name: &str, arguments: &JsonObject) -> Result<GetPromptResult, McpError> {

@@ -60,6 +60,8 @@ pub struct Fixture {
     tools: Arc<Mutex<Vec<Tool>>>,
     /// Whether the tools were listed to the end once (for `hang_relist`).
     listed: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether `change_prompts` added `farewell`.
+    prompts_changed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Name of the tool that `change_tools` adds and removes.
@@ -74,6 +76,13 @@ impl Fixture {
         }
         if behaviour.elicitation {
             tools.push(tool("ask_user", "Asks the user who they are.", no_params()));
+        }
+        if behaviour.prompts {
+            tools.push(tool(
+                "change_prompts",
+                "Adds the prompt `farewell`, then notifies prompts/list_changed.",
+                no_params(),
+            ));
         }
         tools.extend(extra.iter().map(|name| {
             tool(
@@ -126,6 +135,7 @@ impl Fixture {
             mode,
             tools: Arc::new(Mutex::new(tools)),
             listed: Arc::default(),
+            prompts_changed: Arc::default(),
         }
     }
 
@@ -202,6 +212,14 @@ impl Fixture {
                 ContentBlock::image(crate::features::DOT_PNG, "image/png"),
             ]),
             "ask_user" => text(crate::features::ask_user(&context).await?),
+            "change_prompts" => {
+                self.prompts_changed
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                if let Err(error) = context.peer.notify_prompt_list_changed().await {
+                    eprintln!("fixture_mcp: sending prompts/list_changed failed: {error}");
+                }
+                text("changed")
+            }
             WEIRD_TOOL => text("weird"),
             // The tools of --extra-tools-file echo.
             _ if self
@@ -248,7 +266,9 @@ impl ServerHandler for Fixture {
             capabilities.resources = Some(Default::default());
         }
         if self.behaviour.prompts {
-            capabilities.prompts = Some(Default::default());
+            let mut prompts = rmcp::model::PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
         }
         let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(self.behaviour.name.clone(), "0.1.0"));
@@ -341,7 +361,10 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
-        Ok(crate::features::list_prompts())
+        let changed = self
+            .prompts_changed
+            .load(std::sync::atomic::Ordering::SeqCst);
+        Ok(crate::features::list_prompts(changed))
     }
 
     async fn get_prompt(
