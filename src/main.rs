@@ -16,7 +16,12 @@ fn main() -> ExitCode {
     // Project trust is decided and a trusted `.env` loaded before any thread exists (it
     // mutates the environment); the command line is read again after it, so that values
     // taken from the environment see `.env`.
-    let startup = match antler::cli::prepare(&Cli::parse()) {
+    let first = Cli::parse();
+    if let Err(err) = first.enter_dir() {
+        eprintln!("error: {err}");
+        return Exit::Config.into();
+    }
+    let startup = match antler::cli::prepare(&first) {
         Ok(startup) => startup,
         Err(exit) => return exit.into(),
     };

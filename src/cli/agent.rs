@@ -41,7 +41,7 @@ async fn run(
         Some(text) => Some(parse_server_prompt(text, &args.prompt_args)?),
         None => None,
     };
-    let prompt = match (&server_prompt, args.prompt.as_deref()) {
+    let prompt = match (&server_prompt, args.prompt_text()) {
         (Some(_), None) => String::new(),
         (_, given) => read_prompt(given)?,
     };
@@ -80,12 +80,19 @@ async fn run(
     if let Ok(result) = &result {
         printer.finish(result);
     }
+    let written = match (&result, &args.output_last_message) {
+        (Ok(result), Some(path)) => std::fs::write(path, &result.result).map_err(|err| {
+            CliError::failure(format!("--output-last-message {}: {err}", path.display()))
+        }),
+        _ => Ok(()),
+    };
     // Everything for stdout is out: its reader is done now, not once the MCP servers have
     // stopped. Errors still reach stderr.
     super::output::close_stdout();
     session.close().await;
     watcher.abort();
     let result = result?;
+    written?;
     Ok(match result.status {
         RunStatus::Success => Exit::Success,
         RunStatus::Failed => Exit::Failure,
@@ -208,6 +215,7 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     };
     let prompt = match arg {
         Some("-") => from_stdin()?,
+        Some(text) if piped_stdin() => with_piped(text, &from_stdin()?),
         Some(text) => text.to_string(),
         None if !std::io::stdin().is_terminal() => {
             let text = from_stdin()?;
@@ -222,6 +230,40 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
         return Err(CliError::usage("the prompt is empty"));
     }
     Ok(prompt)
+}
+
+/// The most of piped input sent after a prompt.
+const MAX_PIPED_BYTES: usize = 512 * 1024;
+
+/// Whether stdin is data piped or redirected in (a pipe or a file), not a terminal or
+/// `/dev/null`: only then is it read after a `-p` prompt.
+fn piped_stdin() -> bool {
+    use nix::sys::stat::{SFlag, fstat};
+    fstat(std::io::stdin()).is_ok_and(|stat| {
+        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        kind == SFlag::S_IFIFO || kind == SFlag::S_IFREG
+    })
+}
+
+/// The prompt, then the piped input as context (`git diff | antler -p "review this"`),
+/// fenced and cut at [`MAX_PIPED_BYTES`]. Nothing piped is the prompt alone.
+fn with_piped(prompt: &str, piped: &str) -> String {
+    if piped.trim().is_empty() {
+        return prompt.to_string();
+    }
+    let mut end = piped.len().min(MAX_PIPED_BYTES);
+    while !piped.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut text = piped[..end].trim_end().to_string();
+    if end < piped.len() {
+        text.push_str(&format!(
+            "\n... [cut at {MAX_PIPED_BYTES} bytes of {}]",
+            piped.len()
+        ));
+    }
+    let fence = crate::text::fence_for(&text);
+    format!("{prompt}\n\n[piped input]\n{fence}\n{text}\n{fence}")
 }
 
 /// The first Ctrl-C (or SIGTERM, SIGHUP) cancels the run, which then saves and exits 130;
@@ -257,5 +299,26 @@ async fn interrupt_on_ctrl_c(cancel: CancellationToken) {
         // No destructor runs on this exit: stop MCP servers and shell commands first.
         crate::process::kill_all_groups();
         std::process::exit(130);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piped_input_follows_the_prompt_fenced_and_capped() {
+        assert_eq!(with_piped("review", "  \n"), "review");
+        assert_eq!(
+            with_piped("review this", "diff --git a b\n+x\n"),
+            "review this\n\n[piped input]\n```\ndiff --git a b\n+x\n```"
+        );
+        let big = "é".repeat(MAX_PIPED_BYTES);
+        let sent = with_piped("p", &big);
+        assert!(
+            sent.contains("[cut at 524288 bytes of 1048576]"),
+            "{}",
+            &sent[sent.len() - 80..]
+        );
     }
 }

@@ -43,6 +43,9 @@ Configuration files:
 Exit status: 0 success, 1 the run failed (model error after retries, --max-turns, a stopped
 loop) or an MCP server failed, 2 a configuration or usage error, 130 interrupted.")]
 pub struct Cli {
+    /// Work in DIR (as if started there): its project files, threads and workspace.
+    #[arg(short = 'C', long = "cd", global = true, value_name = "DIR")]
+    pub cd: Option<PathBuf>,
     /// The config.yaml to use.
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
@@ -74,12 +77,33 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl Cli {
+    /// Changes to `--cd DIR` (before anything reads the working directory).
+    pub fn enter_dir(&self) -> Result<(), String> {
+        match &self.cd {
+            Some(dir) => std::env::set_current_dir(dir).map_err(|err| {
+                format!(
+                    "-C {}: {err}",
+                    crate::text::printable(&dir.display().to_string())
+                )
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Running a prompt: `antler -p PROMPT`, or the prompt on stdin.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The prompt; `-` reads it from stdin. Without -p, a prompt piped on stdin is run.
+    /// The prompt; `-` reads it from stdin. Without -p, a prompt piped on stdin is run;
+    /// with -p, piped input follows the prompt as context (`git diff | antler -p
+    /// "review this"`).
     #[arg(short, long, value_name = "PROMPT")]
     pub prompt: Option<String>,
+    /// The prompt, as `-p` takes it (`antler "fix the tests"`); a word that names a
+    /// subcommand is that subcommand.
+    #[arg(value_name = "PROMPT", conflicts_with = "prompt")]
+    pub positional: Option<String>,
     /// What to print: the final answer, one JSON result, or every event as JSON lines.
     #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
     pub output_format: OutputFormat,
@@ -99,6 +123,10 @@ pub struct RunArgs {
     /// Save the model's turns of this run to FILE, in the format --replay plays.
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     pub record: Option<PathBuf>,
+    /// Also write the final answer to FILE (for scripts; empty when the run ended without
+    /// one).
+    #[arg(long, value_name = "FILE")]
+    pub output_last_message: Option<PathBuf>,
     /// Run an MCP server's prompt: its messages are the message, followed by the -p
     /// text if one is given.
     #[arg(long, value_name = "SERVER:PROMPT")]
@@ -167,7 +195,7 @@ impl Cli {
     pub fn invocation(&self) -> Invocation {
         use std::io::IsTerminal;
         match &self.command {
-            None if self.run.prompt.is_none()
+            None if self.run.prompt_text().is_none()
                 && self.run.mcp_prompt.is_none()
                 && self.run.replay.is_none()
                 && self.run.record.is_none()
@@ -194,14 +222,20 @@ impl Cli {
 }
 
 impl RunArgs {
+    /// The prompt given with `-p` or as the positional argument.
+    pub fn prompt_text(&self) -> Option<&str> {
+        self.prompt.as_deref().or(self.positional.as_deref())
+    }
+
     /// Whether an option that only makes sense for a prompt run was given.
     pub fn any_given(&self) -> bool {
-        self.prompt.is_some()
+        self.prompt_text().is_some()
             || self.mcp_prompt.is_some()
             || self.continue_thread
             || self.resume.is_some()
             || self.replay.is_some()
             || self.record.is_some()
+            || self.output_last_message.is_some()
     }
 }
 

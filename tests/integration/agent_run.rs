@@ -902,3 +902,77 @@ fn sleeping_run(sandbox: &Sandbox, mock: &MockOpenAi) -> std::process::Child {
     assert!(started);
     child
 }
+
+#[test]
+fn piped_input_follows_a_prompt_and_a_bare_prompt_runs_like_p() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::text("a"), Reply::text("b"), Reply::text("c")]);
+    agent(&sandbox, &mock)
+        .args(["-p", "review this"])
+        .write_stdin("diff --git a/x b/x\n+hello\n")
+        .assert()
+        .success();
+    agent(&sandbox, &mock)
+        .arg("fix the tests")
+        .assert()
+        .success()
+        .stdout("b\n");
+    // A word that names a subcommand is the subcommand.
+    sandbox
+        .antler()
+        .args(["tools", "list", "--json"])
+        .assert()
+        .success();
+    let requests = mock.requests();
+    assert_eq!(
+        requests[0].messages()[1]["content"],
+        "review this\n\n[piped input]\n```\ndiff --git a/x b/x\n+hello\n```"
+    );
+    assert_eq!(requests[1].messages()[1]["content"], "fix the tests");
+}
+
+#[test]
+fn cd_runs_as_if_started_in_the_folder() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir(sandbox.path().join("sub")).unwrap();
+    sandbox.write(
+        "sub/extensions_config.json",
+        &json!({"mcpServers": {"fx": fixture_stdio(&[])}}).to_string(),
+    );
+    let (here, _, _) = sandbox.json(&["tools", "list", "--json"]);
+    assert!(!here.to_string().contains("fx_echo"));
+    let (there, _, _) = sandbox.json(&["-C", "sub", "tools", "list", "--json"]);
+    assert!(there.to_string().contains("fx_echo"), "{there}");
+    sandbox
+        .antler()
+        .args(["-C", "no/such/dir", "tools", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("error: -C no/such/dir:"));
+}
+
+#[test]
+fn output_last_message_writes_the_final_answer() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::text("The answer.")]);
+    let file = sandbox.path().join("answer.txt");
+    agent(&sandbox, &mock)
+        .args([
+            "-p",
+            "q",
+            "--output-format",
+            "json",
+            "--output-last-message",
+        ])
+        .arg(&file)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "The answer.");
+    agent(&sandbox, &mock)
+        .args(["-p", "q", "--output-last-message", "no/such/dir/a.txt"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "--output-last-message no/such/dir/a.txt",
+        ));
+}

@@ -181,9 +181,10 @@ impl App {
                                 }
                             ),
                             detail: format!(
-                                "{} · {} messages",
+                                "{} · {} message{}",
                                 utc_datetime(t.updated_at),
-                                t.message_count
+                                t.message_count,
+                                if t.message_count == 1 { "" } else { "s" }
                             ),
                             current: t.id == self.info.thread_id,
                         })

@@ -131,7 +131,7 @@ fn thread_picker() {
         created_at: updated_at - 600,
         updated_at,
         usage: Default::default(),
-        message_count: 12,
+        message_count: if title.is_empty() { 1 } else { 12 },
     };
     assert!(render(&mut app, 80, 14).contains("Loading…"));
     app.update(Update::Threads(vec![

@@ -113,6 +113,14 @@ fn ctrl_c_cancels_then_quits_when_pressed_again_soon() {
     );
     assert_eq!(app.key(ctrl_c), [Command::Quit]);
     assert_eq!(super::test_support::app().key(ctrl_c), [Command::Quit]);
+
+    // Typing after a Ctrl-C starts afresh: the next one clears again, it does not quit.
+    let mut app = super::test_support::app();
+    type_text(&mut app, "one");
+    assert!(app.key(ctrl_c).is_empty());
+    type_text(&mut app, "two");
+    assert!(app.key(ctrl_c).is_empty(), "cleared again, not quit");
+    assert_eq!(app.key(ctrl_c), [Command::Quit]);
 }
 
 #[test]

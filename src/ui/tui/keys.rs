@@ -25,6 +25,8 @@ impl App {
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
         }
+        // Anything else typed after a Ctrl-C starts its two-second window afresh.
+        self.ctrl_c = None;
         if self.dialog.is_some() {
             return self.dialog_key(key);
         }
