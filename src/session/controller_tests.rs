@@ -142,3 +142,36 @@ async fn an_unusable_extensions_file_fails_the_start() {
         "{served:?}"
     );
 }
+
+#[tokio::test]
+async fn model_accepts_a_raw_model_id_as_m_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = chat(
+        dir.path(),
+        r#"{"mcpServers": {}}"#,
+        |commands, mut updates| async move {
+            while let Some(update) = updates.recv().await {
+                if matches!(update, Update::Ready(_)) {
+                    break;
+                }
+            }
+            commands
+                .send(Command::SwitchModel(String::from("some-raw-model-id")))
+                .unwrap();
+            loop {
+                match updates.recv().await {
+                    Some(Update::Info(info)) => {
+                        assert_eq!(info.model, "some-raw-model-id");
+                        break;
+                    }
+                    Some(Update::Error(err)) => panic!("refused: {err}"),
+                    Some(_) => {}
+                    None => panic!("the session ended"),
+                }
+            }
+            commands.send(Command::Quit).unwrap();
+        },
+    )
+    .await;
+    assert!(matches!(served, Served::Closed), "{served:?}");
+}

@@ -323,9 +323,8 @@ impl Session {
 
     /// Uses the configured model `name` from the next message on.
     pub async fn switch_model(&mut self, name: &str) -> Result<(), String> {
-        if !self.models.iter().any(|m| m.name == name) {
-            return Err(format!("no model named `{name}` in config.yaml"));
-        }
+        // A name that is not configured is a model id for the environment's endpoint, as
+        // with `-m`; resolving it says what is missing.
         let env = |key: &str| {
             self.env
                 .iter()

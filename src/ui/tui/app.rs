@@ -44,6 +44,8 @@ pub struct App {
     pub(super) elicitations: VecDeque<crate::protocol::ElicitationRequest>,
     /// The MCP servers' prompts, offered as slash commands.
     pub(super) prompts: Vec<crate::protocol::PromptInfo>,
+    /// The model asked for with `/model`, until the session answers.
+    pub(super) switching: Option<String>,
     /// What the `@` picker last offered.
     pub(super) attachable: Vec<Attachment>,
     /// What was chosen for the message being typed (sent if its mention is still there).
@@ -121,6 +123,7 @@ impl App {
             prompts: Vec::new(),
             attachable: Vec::new(),
             attached: Vec::new(),
+            switching: None,
             tools: None,
             context: None,
             mcp: Vec::new(),
@@ -158,7 +161,15 @@ impl App {
     pub fn update(&mut self, update: Update) -> Vec<Command> {
         match update {
             Update::Event(event) => return self.event(event),
-            Update::Info(info) => self.info = info,
+            Update::Info(info) => {
+                if let Some(model) = self.switching.take() {
+                    self.transcript.push(Entry::Info(format!(
+                        "Model: {model} (from the next message on)"
+                    )));
+                    self.scroll = None;
+                }
+                self.info = info;
+            }
             Update::History(messages) => {
                 self.transcript = Transcript::from_messages(&messages);
                 self.scroll = None;
@@ -256,6 +267,7 @@ impl App {
             Update::Notice(message) => self.transcript.push(Entry::Notice(message)),
             Update::Error(message) => {
                 self.run.awaiting = false;
+                self.switching = None;
                 match &mut self.dialog {
                     Some(Dialog::Threads(p))
                     | Some(Dialog::Models(p))

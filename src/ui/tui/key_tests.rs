@@ -396,3 +396,21 @@ fn the_questions_of_a_finished_run_are_closed() {
             .all(|c| !matches!(c, Command::Answer { .. }))
     );
 }
+
+#[test]
+fn a_model_switch_is_said_once_it_took_and_a_failure_is_only_the_error() {
+    let mut app = app();
+    type_text(&mut app, "/model nosuch");
+    assert_eq!(app.key(enter()), [Command::SwitchModel("nosuch".into())]);
+    app.update(Update::Error("no such model: set OPENAI_BASE_URL".into()));
+    let screen = render(&mut app, 80, 12);
+    assert!(screen.contains("no such model"), "{screen}");
+    assert!(!screen.contains("Model: nosuch"), "{screen}");
+    type_text(&mut app, "/model o4-mini");
+    app.key(enter());
+    app.update(Update::Info(crate::protocol::SessionInfo {
+        model: "o4-mini".into(),
+        ..Default::default()
+    }));
+    assert!(render(&mut app, 80, 12).contains("Model: o4-mini (from the next message on)"));
+}

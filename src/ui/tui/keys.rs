@@ -9,7 +9,6 @@ use super::app::{App, CTRL_C_WINDOW};
 use super::dialogs::{Dialog, Outcome, PickItem, Picker};
 use super::form::FormDialog;
 use super::slash::{self, Parsed, SlashCommand, Target};
-use super::transcript::Entry;
 use crate::protocol::Command;
 
 /// Lines one wheel step scrolls.
@@ -361,11 +360,10 @@ impl App {
         vec![command]
     }
 
+    /// Asks for another model; the transcript says so once the session took it (a
+    /// failure is only the error).
     fn switch_model(&mut self, model: String) -> Vec<Command> {
-        self.transcript.push(Entry::Info(format!(
-            "Model: {model} (from the next message on)"
-        )));
-        self.scroll = None;
+        self.switching = Some(model.clone());
         vec![Command::SwitchModel(model)]
     }
 
