@@ -139,7 +139,7 @@ impl Transcript {
                 let promotion = Promotion {
                     added,
                     removed,
-                    working_set: promoted.len(),
+                    working_set: Some(promoted.len()),
                     catalog_hash,
                 };
                 let search = (self.turn_start..self.items.len()).rev().find(|&i| {
@@ -322,6 +322,9 @@ impl Transcript {
                             ToolStatus::Ok
                         };
                         card.result = content.clone();
+                        if card.role == ToolRole::Search && !*is_error {
+                            card.promotion = stored_promotion(content);
+                        }
                     }
                 }
                 Message::Summary { .. } => {
@@ -360,6 +363,27 @@ fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> St
         Some(message) if !message.is_empty() => format!("{amount} · {message}"),
         _ => amount,
     }
+}
+
+/// What a stored `tool_search` result loaded, read back from its text (a JSON array of
+/// the loaded schemas, then notes), so that a resumed thread's card shows the summary the
+/// live one showed rather than the raw JSON.
+fn stored_promotion(content: &str) -> Option<Promotion> {
+    let first = serde_json::Deserializer::from_str(content)
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
+    let added: Vec<String> = first
+        .as_array()?
+        .iter()
+        .filter_map(|schema| schema["name"].as_str().map(str::to_string))
+        .collect();
+    (!added.is_empty()).then_some(Promotion {
+        added,
+        removed: Vec::new(),
+        working_set: None,
+        catalog_hash: None,
+    })
 }
 
 #[cfg(test)]

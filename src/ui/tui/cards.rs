@@ -235,11 +235,23 @@ pub fn promotion_lines(p: &Promotion, width: usize, theme: &Theme) -> Vec<Line<'
             &[gutter[0].clone(), Span::raw("         ")],
         ));
     }
-    let mut facts = format!("working set {}", p.working_set);
+    let mut facts: Vec<String> = p
+        .working_set
+        .map(|n| format!("working set {n}"))
+        .into_iter()
+        .collect();
     if let Some(hash) = &p.catalog_hash {
-        facts.push_str(&format!(" · catalog {}", short_hash(hash)));
+        facts.push(format!("catalog {}", short_hash(hash)));
     }
-    lines.extend(wrap_text(&facts, theme.dim, width, &gutter, &gutter));
+    if !facts.is_empty() {
+        lines.extend(wrap_text(
+            &facts.join(" · "),
+            theme.dim,
+            width,
+            &gutter,
+            &gutter,
+        ));
+    }
     lines
 }
 

@@ -106,8 +106,8 @@ pub struct Promotion {
     pub added: Vec<String>,
     /// Names that lapsed.
     pub removed: Vec<String>,
-    /// The size of the working set now.
-    pub working_set: usize,
+    /// The size of the working set now (unknown for a stored thread's search).
+    pub working_set: Option<usize>,
     /// The catalog they belong to.
     pub catalog_hash: Option<String>,
 }

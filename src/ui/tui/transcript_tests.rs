@@ -151,3 +151,34 @@ fn stored_messages_pair_results_with_their_calls() {
     assert!(matches!(entries[3], Entry::Tool(c)
         if c.status == ToolStatus::Failed && c.result == "a.rs" && c.arguments == json!("not json")));
 }
+
+#[test]
+fn a_stored_tool_search_card_shows_what_it_loaded_not_its_json() {
+    let t = Transcript::from_messages(&[
+        Message::Assistant {
+            content: String::new(),
+            reasoning: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "s".into(),
+                name: "tool_search".into(),
+                arguments: r#"{"query":"echo"}"#.into(),
+            }],
+        },
+        Message::Tool {
+            call_id: "s".into(),
+            name: "tool_search".into(),
+            content: r#"[{"name":"fx_echo","parameters":{}},{"name":"fx_add"}]
+
+Also matched, not loaded (load one with select:NAME): fx_sleep"#
+                .into(),
+            is_error: false,
+        },
+    ]);
+    let entries: Vec<&Entry> = t.entries().collect();
+    let Entry::Tool(card) = entries[0] else {
+        panic!("a card: {entries:?}");
+    };
+    let promotion = card.promotion.as_ref().expect("a summary");
+    assert_eq!(promotion.added, ["fx_echo", "fx_add"]);
+    assert_eq!(promotion.working_set, None);
+}
