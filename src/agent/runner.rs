@@ -538,9 +538,14 @@ impl Run<'_> {
         };
         let layers = self.agent.get().chain.len();
         let mut interrupted = false;
+        // When each call began, so that one the interruption ends says how long it ran.
+        let mut began: Vec<Option<Instant>> = vec![None; calls.len()];
         if parallel && cancel.is_cancelled() {
             interrupted = true;
         } else if parallel {
+            for (i, _, _) in &to_run {
+                began[*i] = Some(Instant::now());
+            }
             let mut pending: FuturesUnordered<_> = to_run
                 .into_iter()
                 .map(|(i, call, tool)| timed(i, context(call), call, tool))
@@ -578,6 +583,7 @@ impl Run<'_> {
                     interrupted = true;
                     break;
                 }
+                began[i] = Some(Instant::now());
                 let running = timed(i, context(call), call, tool);
                 tokio::pin!(running);
                 tokio::select! {
@@ -595,9 +601,13 @@ impl Run<'_> {
         let spent = self.scope.take_usage();
         self.usage.add(&spent);
         self.thread.usage.add(&spent);
-        for (call, slot) in calls.iter().zip(outputs) {
-            let (output, ran, ms) =
-                slot.unwrap_or_else(|| (ToolOutput::error(INTERRUPTED), layers, 0));
+        for ((call, slot), began) in calls.iter().zip(outputs).zip(began) {
+            let (output, ran, ms) = slot.unwrap_or_else(|| {
+                let ran_for = began.map_or(0, |at| {
+                    u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX)
+                });
+                (ToolOutput::error(INTERRUPTED), layers, ran_for)
+            });
             if let Some(update) = &output.state_update {
                 presented.extend(update.presented_files.iter().cloned());
             }

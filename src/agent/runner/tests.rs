@@ -931,3 +931,66 @@ async fn an_interrupted_subagent_has_still_been_paid_for() {
     );
     assert_eq!(thread.usage.input_tokens, 20);
 }
+
+/// Cancels the run as it starts (the user's Ctrl-C), then never ends, whatever the
+/// cancellation says.
+struct Stubborn(ToolInfo, CancellationToken);
+
+impl Tool for Stubborn {
+    fn info(&self) -> &ToolInfo {
+        &self.0
+    }
+    fn call<'a>(&'a self, _: ToolContext<'a>, _: Value) -> ToolFuture<'a> {
+        self.1.cancel();
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn a_call_the_interruption_ends_says_how_long_it_ran() {
+    let cancel = CancellationToken::new();
+    let stubborn: Arc<dyn Tool> = Arc::new(Stubborn(
+        ToolInfo {
+            name: "stubborn".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+            source: ToolSource::BuiltIn,
+            metadata: Map::new(),
+            parallel: false,
+        },
+        cancel.clone(),
+    ));
+    let (toolset, _) = assemble_toolset(Vec::new(), vec![stubborn], Vec::new());
+    let config = ToolSearchConfig::default();
+    let deferred = setup_deferred(&toolset, &config, None).unwrap();
+    let agent = Agent {
+        provider: Scripted::new(vec![calls(&[("s", "stubborn", json!({}))])]),
+        chain: agent_chain(&deferred, &config, &[], Default::default()),
+        deferred: Arc::new(deferred),
+        system_prompt: "system".into(),
+        max_turns: 5,
+        summarization: None,
+        ledger: Default::default(),
+    };
+    let events = Mutex::new(Vec::new());
+    // The tool ignores the cancellation and is given up after the grace period.
+    let emit = |e: Event| events.lock().unwrap().push(e);
+    let mut thread = Thread::default();
+    let result = agent
+        .run(&mut thread, "go".into(), &NoSink, &emit, &cancel)
+        .await;
+    assert_eq!(result.status, RunStatus::Interrupted);
+    let ran = events
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::ToolCallFinished { duration_ms, .. } => Some(duration_ms),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        u128::from(ran) >= CANCEL_GRACE.as_millis(),
+        "it ran the grace period at least: {ran} ms"
+    );
+}

@@ -318,6 +318,14 @@ impl App {
                 self.info.promoted = result.promoted_tools.len();
                 let cancelled = self.run.cancelled || result.status == RunStatus::Interrupted;
                 self.run = RunState::default();
+                // The run is over: "Cancelling" no longer says what is happening.
+                if self
+                    .flash
+                    .as_ref()
+                    .is_some_and(|(text, _)| text.starts_with("Cancelling"))
+                {
+                    self.flash = None;
+                }
                 self.info.running = false;
                 self.drop_questions();
                 self.drop_elicitations();

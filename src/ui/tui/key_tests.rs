@@ -414,3 +414,19 @@ fn a_model_switch_is_said_once_it_took_and_a_failure_is_only_the_error() {
     }));
     assert!(render(&mut app, 80, 12).contains("Model: o4-mini (from the next message on)"));
 }
+
+#[test]
+fn the_status_line_stops_saying_cancelling_once_the_run_ended() {
+    let ctrl_c = chord(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = app();
+    type_text(&mut app, "go");
+    app.key(enter());
+    events(&mut app, vec![run_started()]);
+    assert_eq!(app.key(ctrl_c), [Command::Cancel]);
+    assert!(render(&mut app, 80, 10).contains("Cancelling"));
+    events(
+        &mut app,
+        vec![run_finished(RunStatus::Interrupted, Vec::new())],
+    );
+    assert!(!render(&mut app, 80, 10).contains("Cancelling"));
+}
