@@ -317,3 +317,18 @@ async fn a_network_server_that_died_is_reconnected_at_the_next_call() {
         );
     }
 }
+
+#[tokio::test]
+async fn reconnecting_never_starts_a_disabled_server() {
+    let starts = tempfile::tempdir().unwrap();
+    let log = starts.path().join("starts.log");
+    let mut server = fixture_stdio(&["--starts-log", &log.display().to_string()]);
+    server["enabled"] = json!(false);
+    let manager = manager(json!({"off": server})).await;
+    for server in manager.servers() {
+        server.reconnect().await;
+    }
+    let statuses = manager.statuses().await;
+    assert_eq!(statuses[0].status, ServerState::Disabled);
+    assert!(!log.exists(), "the process was never started");
+}
