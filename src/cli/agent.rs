@@ -215,7 +215,7 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     };
     let prompt = match arg {
         Some("-") => from_stdin()?,
-        Some(text) if piped_stdin() => with_piped(text, &from_stdin()?),
+        Some(text) if piped_stdin() => with_piped(text, &read_piped()?),
         Some(text) => text.to_string(),
         None if !std::io::stdin().is_terminal() => {
             let text = from_stdin()?;
@@ -245,6 +245,17 @@ fn piped_stdin() -> bool {
     })
 }
 
+/// At most [`MAX_PIPED_BYTES`] (and one more, to tell that there was more) of stdin,
+/// invalid UTF-8 replaced: piped input may be anything, of any size.
+fn read_piped() -> Result<String, CliError> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_PIPED_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::usage(format!("cannot read the piped input: {e}")))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// The prompt, then the piped input as context (`git diff | antler -p "review this"`),
 /// fenced and cut at [`MAX_PIPED_BYTES`]. Nothing piped is the prompt alone.
 fn with_piped(prompt: &str, piped: &str) -> String {
@@ -257,10 +268,7 @@ fn with_piped(prompt: &str, piped: &str) -> String {
     }
     let mut text = piped[..end].trim_end().to_string();
     if end < piped.len() {
-        text.push_str(&format!(
-            "\n... [cut at {MAX_PIPED_BYTES} bytes of {}]",
-            piped.len()
-        ));
+        text.push_str(&format!("\n... [cut at {MAX_PIPED_BYTES} bytes]"));
     }
     let fence = crate::text::fence_for(&text);
     format!("{prompt}\n\n[piped input]\n{fence}\n{text}\n{fence}")
@@ -316,7 +324,7 @@ mod tests {
         let big = "é".repeat(MAX_PIPED_BYTES);
         let sent = with_piped("p", &big);
         assert!(
-            sent.contains("[cut at 524288 bytes of 1048576]"),
+            sent.contains("[cut at 524288 bytes]"),
             "{}",
             &sent[sent.len() - 80..]
         );
