@@ -72,13 +72,13 @@ pub async fn attach(
     for attachment in attachments {
         let (source, content) = match attachment {
             Attachment::File { path } => {
-                let (workspace, path) = (workspace.clone(), path.clone());
+                let (workspace, read_path) = (workspace.clone(), path.clone());
                 let read = tokio::task::spawn_blocking(move || {
-                    attachable_text(&workspace, &path, MAX_FILE_BYTES)
+                    attachable_text(&workspace, &read_path, MAX_FILE_BYTES)
                 })
                 .await
                 .map_err(|e| e.to_string())?;
-                (format!("file {:?}", attachment_path(attachment)), read?)
+                (format!("file {path:?}"), read?)
             }
             Attachment::Resource { server, uri, .. } => {
                 let mut content = mcp.resource_text(server, uri, cancel).await?;
@@ -98,11 +98,4 @@ pub async fn attach(
         ));
     }
     Ok(message)
-}
-
-fn attachment_path(attachment: &Attachment) -> &str {
-    match attachment {
-        Attachment::File { path } => path,
-        Attachment::Resource { uri, .. } => uri,
-    }
 }

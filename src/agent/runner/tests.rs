@@ -312,22 +312,11 @@ async fn order_of(first_parallel: bool, second_parallel: bool) -> Vec<String> {
         recorder("first", first_parallel),
         recorder("second", second_parallel),
     ];
-    let (toolset, _) = assemble_toolset(Vec::new(), tools, Vec::new());
-    let config = ToolSearchConfig::default();
-    let deferred = setup_deferred(&toolset, &config, None).unwrap();
     let provider = Scripted::new(vec![
         calls(&[("a", "first", json!({})), ("b", "second", json!({}))]),
         text("done"),
     ]);
-    let agent = Agent {
-        provider,
-        chain: agent_chain(&deferred, &config, &[], Default::default()),
-        deferred: Arc::new(deferred),
-        system_prompt: "system".into(),
-        max_turns: 5,
-        summarization: None,
-        ledger: Default::default(),
-    };
+    let agent = builtin_agent(tools, provider);
     let (result, _) = run(&agent, &mut Thread::default(), "go").await;
     assert_eq!(result.status, RunStatus::Success);
     log.lock().unwrap().clone()
@@ -824,12 +813,22 @@ async fn presented_files_are_listed_in_the_result() {
 }
 
 /// An agent over `mcp` alone, tool search off.
-fn agent_over(mcp: Vec<Arc<dyn Tool>>) -> Agent {
-    let (toolset, _) = assemble_toolset(Vec::new(), Vec::new(), mcp);
+/// An agent over built-in `tools` (nothing deferred) answered by `provider`.
+fn builtin_agent(tools: Vec<Arc<dyn Tool>>, provider: Arc<dyn Provider>) -> Agent {
+    agent_of(tools, Vec::new(), provider)
+}
+
+/// An agent over built-in and MCP tools, nothing deferred, answered by `provider`.
+fn agent_of(
+    builtin: Vec<Arc<dyn Tool>>,
+    mcp: Vec<Arc<dyn Tool>>,
+    provider: Arc<dyn Provider>,
+) -> Agent {
+    let (toolset, _) = assemble_toolset(Vec::new(), builtin, mcp);
     let config = ToolSearchConfig::default();
     let deferred = setup_deferred(&toolset, &config, None).unwrap();
     Agent {
-        provider: Scripted::new(Vec::new()),
+        provider,
         chain: agent_chain(&deferred, &config, &[], Default::default()),
         deferred: Arc::new(deferred),
         system_prompt: "system".into(),
@@ -837,6 +836,10 @@ fn agent_over(mcp: Vec<Arc<dyn Tool>>) -> Agent {
         summarization: None,
         ledger: Default::default(),
     }
+}
+
+fn agent_over(mcp: Vec<Arc<dyn Tool>>) -> Agent {
+    agent_of(Vec::new(), mcp, Scripted::new(Vec::new()))
 }
 
 /// `time_now` from `server`'s tool `original`, with `parameters`.
@@ -960,18 +963,10 @@ async fn a_call_the_interruption_ends_says_how_long_it_ran() {
         },
         cancel.clone(),
     ));
-    let (toolset, _) = assemble_toolset(Vec::new(), vec![stubborn], Vec::new());
-    let config = ToolSearchConfig::default();
-    let deferred = setup_deferred(&toolset, &config, None).unwrap();
-    let agent = Agent {
-        provider: Scripted::new(vec![calls(&[("s", "stubborn", json!({}))])]),
-        chain: agent_chain(&deferred, &config, &[], Default::default()),
-        deferred: Arc::new(deferred),
-        system_prompt: "system".into(),
-        max_turns: 5,
-        summarization: None,
-        ledger: Default::default(),
-    };
+    let agent = builtin_agent(
+        vec![stubborn],
+        Scripted::new(vec![calls(&[("s", "stubborn", json!({}))])]),
+    );
     let events = Mutex::new(Vec::new());
     // The tool ignores the cancellation and is given up after the grace period.
     let emit = |e: Event| events.lock().unwrap().push(e);

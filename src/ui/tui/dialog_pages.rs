@@ -219,11 +219,7 @@ pub(super) fn mcp(
                 facts.push_str(&format!(" · listed {}", crate::clock::age_words(age)));
             }
         }
-        let (marker, name_style) = if is_selected {
-            ("› ", theme.selected)
-        } else {
-            ("  ", Style::new())
-        };
+        let (marker, name_style) = theme.row(is_selected);
         let spans = vec![
             Span::styled(marker, theme.accent),
             Span::styled(format!("{icon} "), style),

@@ -195,11 +195,7 @@ fn clarify(d: &ClarifyDialog, width: usize, theme: &Theme) -> View {
 
 /// One selectable row (wrapped), marked and highlighted when selected.
 fn choice(text: &str, selected: bool, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let (marker, style) = if selected {
-        ("› ", theme.selected)
-    } else {
-        ("  ", Style::new())
-    };
+    let (marker, style) = theme.row(selected);
     wrap_text(
         text,
         style,
@@ -236,11 +232,7 @@ fn picker(p: &Picker, title: &str, empty: &'static str, width: usize, theme: &Th
         if selected {
             focus = Some(body.len());
         }
-        let (marker, style) = if selected {
-            ("› ", theme.selected)
-        } else {
-            ("  ", Style::new())
-        };
+        let (marker, style) = theme.row(selected);
         let mut spans = vec![
             Span::styled(marker, theme.accent),
             Span::styled(item.label.clone(), style),

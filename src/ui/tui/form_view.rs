@@ -54,11 +54,7 @@ pub(super) fn form(d: &FormDialog, width: usize, theme: &Theme) -> View {
         if selected {
             focus = Some(body.len());
         }
-        let (marker, style) = if selected {
-            ("› ", theme.selected)
-        } else {
-            ("  ", Style::new())
-        };
+        let (marker, style) = theme.row(selected);
         let required = if field.required { " *" } else { "" };
         let label = format!("{}{required}: ", field.title);
         let value = d

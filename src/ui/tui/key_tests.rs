@@ -84,13 +84,19 @@ fn up_and_down_browse_the_history_and_keep_the_draft() {
     assert_eq!(app.key(enter()), [Command::Submit("draft".into())]);
 }
 
-#[test]
-fn ctrl_c_cancels_then_quits_when_pressed_again_soon() {
-    let ctrl_c = chord(KeyCode::Char('c'), KeyModifiers::CONTROL);
+/// The chat with a message sent and its run started.
+fn running() -> super::App {
     let mut app = app();
     type_text(&mut app, "go");
     app.key(enter());
     events(&mut app, vec![run_started()]);
+    app
+}
+
+#[test]
+fn ctrl_c_cancels_then_quits_when_pressed_again_soon() {
+    let ctrl_c = chord(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = running();
     assert_eq!(app.key(ctrl_c), [Command::Cancel]);
     assert_eq!(app.key(ctrl_c), [Command::Quit]);
 
@@ -418,10 +424,7 @@ fn a_model_switch_is_said_once_it_took_and_a_failure_is_only_the_error() {
 #[test]
 fn the_status_line_stops_saying_cancelling_once_the_run_ended() {
     let ctrl_c = chord(KeyCode::Char('c'), KeyModifiers::CONTROL);
-    let mut app = app();
-    type_text(&mut app, "go");
-    app.key(enter());
-    events(&mut app, vec![run_started()]);
+    let mut app = running();
     assert_eq!(app.key(ctrl_c), [Command::Cancel]);
     assert!(render(&mut app, 80, 10).contains("Cancelling"));
     events(

@@ -44,6 +44,16 @@ pub struct Theme {
 }
 
 impl Theme {
+    /// A list row's marker and style: `› ` and the selection's style when it is the
+    /// selected row, else blanks and no style.
+    pub fn row(&self, selected: bool) -> (&'static str, Style) {
+        if selected {
+            ("› ", self.selected)
+        } else {
+            ("  ", Style::new())
+        }
+    }
+
     /// The theme for this environment: `NO_COLOR` wins, then `ANTLER_THEME`
     /// (`dark`/`light`/`plain`), then the background from `COLORFGBG`; dark by default.
     pub fn from_env() -> Self {

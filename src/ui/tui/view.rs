@@ -112,11 +112,7 @@ impl App {
             for (row, command) in popup.iter().enumerate().skip(skip).take(shown) {
                 let is_selected = row == selected;
                 let name = format!("/{} {}", command.name(), command.argument());
-                let (marker, style) = if is_selected {
-                    ("› ", self.theme.selected)
-                } else {
-                    ("  ", Style::new())
-                };
+                let (marker, style) = self.theme.row(is_selected);
                 let text = format!("{name:<name_width$}");
                 let spans = vec![
                     Span::styled(marker, self.theme.accent),
