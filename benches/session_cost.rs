@@ -94,6 +94,7 @@ async fn measure(dir: &Path, tools: &[ToolInfo], runs: usize) -> Figures {
             max_turns: 50,
             clarifications: None,
             ledger: Default::default(),
+            permissions: Arc::new(antler::permissions::Permissions::allow_all()),
         },
         &|_| None,
     )
@@ -227,6 +228,7 @@ async fn rebuild_as_before(
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
+        permissions: Arc::new(antler::permissions::Permissions::allow_all()),
     }
 }
 

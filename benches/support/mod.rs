@@ -249,5 +249,7 @@ pub fn catalog_agent(
             keep_messages: 10,
         }),
         ledger: Default::default(),
+        // The benchmarks measure finding and calling tools, not asking for them.
+        permissions: Arc::new(antler::permissions::Permissions::allow_all()),
     }
 }

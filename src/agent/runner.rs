@@ -18,6 +18,7 @@ use super::state::ThreadState;
 use super::subagent::TASK;
 use crate::deferred::DeferredSetup;
 use crate::deferred::TOOL_SEARCH;
+use crate::permissions::Permissions;
 use crate::protocol::Usage;
 use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, STREAM_JSON_VERSION, ToolRole};
 use crate::protocol::{Message, ToolCall};
@@ -96,6 +97,8 @@ pub struct Agent {
     pub summarization: Option<Summarization>,
     /// When a run's context ledger is taken.
     pub ledger: LedgerMode,
+    /// Which calls run, ask the user first, or are refused.
+    pub permissions: Arc<Permissions>,
 }
 
 /// Where a run gets its agent from before each step: a session's assembly, which rebuilds
@@ -537,6 +540,7 @@ impl Run<'_> {
             scope: self.scope.clone(),
         };
         let layers = self.agent.get().chain.len();
+        let permissions = self.agent.get().permissions.clone();
         let mut interrupted = false;
         // When each call began, so that one the interruption ends says how long it ran.
         let mut began: Vec<Option<Instant>> = vec![None; calls.len()];
@@ -548,7 +552,7 @@ impl Run<'_> {
             }
             let mut pending: FuturesUnordered<_> = to_run
                 .into_iter()
-                .map(|(i, call, tool)| timed(i, context(call), call, tool))
+                .map(|(i, call, tool)| timed(i, context(call), call, tool, &permissions))
                 .collect();
             while !pending.is_empty() {
                 tokio::select! {
@@ -584,7 +588,7 @@ impl Run<'_> {
                     break;
                 }
                 began[i] = Some(Instant::now());
-                let running = timed(i, context(call), call, tool);
+                let running = timed(i, context(call), call, tool, &permissions);
                 tokio::pin!(running);
                 tokio::select! {
                     biased;
@@ -596,6 +600,9 @@ impl Run<'_> {
                     (i, output, ms) = &mut running => outputs[i] = Some((output, layers, ms)),
                 }
             }
+        }
+        for notice in self.scope.take_notices() {
+            self.notice(notice);
         }
         // A subagent's model calls count for this run.
         let spent = self.scope.take_usage();
@@ -771,13 +778,19 @@ fn stale_call(old: &Agent, new: &Agent, call: &ToolCall) -> Option<ToolOutput> {
     )))
 }
 
-/// Runs call `i` and measures it: `(i, output, milliseconds)`.
+/// Runs call `i` if the permissions let it, and measures it: `(i, output, milliseconds)`.
 async fn timed(
     i: usize,
     ctx: ToolContext<'_>,
     call: &ToolCall,
     tool: Option<Arc<dyn Tool>>,
+    permissions: &Permissions,
 ) -> (usize, ToolOutput, u64) {
+    if let Some(tool) = &tool
+        && let Err(refused) = permissions.check(&ctx, call, tool.as_ref()).await
+    {
+        return (i, refused, 0);
+    }
     let started = Instant::now();
     let output = execute(ctx, call, tool).await;
     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -25,6 +25,7 @@ use crate::config::{McpServerConfig, SubagentsConfig, ToolSearchConfig};
 use crate::deferred::{DeferredSetup, TOOL_SEARCH};
 use crate::protocol::{Event, RunStatus, Usage};
 use crate::provider::Provider;
+use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
@@ -62,6 +63,8 @@ pub struct SubagentEnv {
     pub instructions: std::collections::BTreeMap<String, String>,
     /// Whether the model can see images.
     pub vision: bool,
+    /// The parent's permission gate: a subagent's calls ask or are refused alike.
+    pub permissions: Arc<crate::permissions::Permissions>,
 }
 
 /// Where the `task` tool finds its [`SubagentEnv`]: set by whoever assembles the parent
@@ -180,6 +183,7 @@ impl Task {
             max_turns: env.max_turns,
             summarization: None,
             ledger: LedgerMode::Never,
+            permissions: env.permissions.clone(),
         };
         let mut thread = Thread {
             id: format!("subagent-{id}"),
@@ -235,6 +239,10 @@ impl Task {
 impl Tool for Task {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
     }
 
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
@@ -310,6 +318,7 @@ mod tests {
             redact: Redact::default(),
             instructions: Default::default(),
             vision: false,
+            permissions: Arc::new(crate::permissions::Permissions::allow_all()),
         }
     }
 

@@ -8,9 +8,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::CliError;
 use super::{Exit, RunArgs};
-use crate::config::{ConfigPaths, EnvLookup};
+use crate::config::{ConfigPaths, EnvLookup, parse_rule_list};
 use crate::protocol::{Event, RunStatus};
-use crate::session::{Session, SessionOptions, StartThread};
+use crate::session::{PermissionOptions, Session, SessionOptions, StartThread};
 use crate::setup::Setup;
 use crate::trust::ProjectTrust;
 use crate::ui::run_output::RunPrinter;
@@ -49,8 +49,9 @@ async fn run(
     // down (a Ctrl-C during start-up ends the run as interrupted before its first call).
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
+    let options = session_options(args, model)?;
     let setup = Setup::load(paths, cwd, env, trust)?;
-    let (mut session, _) = Session::start(setup, env, cwd, session_options(args, model)).await?;
+    let (mut session, _) = Session::start(setup, env, cwd, options).await?;
     for status in session.mcp().await.statuses().await {
         if let Some(error) = status.error {
             tracing::warn!(
@@ -175,8 +176,8 @@ async fn prompt_turn(
 }
 
 /// The session `-p` runs on: no one to answer `ask_clarification`.
-fn session_options(args: &RunArgs, model: Option<&str>) -> SessionOptions {
-    SessionOptions {
+fn session_options(args: &RunArgs, model: Option<&str>) -> Result<SessionOptions, CliError> {
+    Ok(SessionOptions {
         model: model.map(str::to_string),
         max_turns: args.max_turns,
         thread: start_thread(args),
@@ -185,7 +186,20 @@ fn session_options(args: &RunArgs, model: Option<&str>) -> SessionOptions {
         clarify: false,
         // JSON output carries the ledger; text output takes it only when it is cheap.
         ledger: args.output_format != crate::ui::run_output::OutputFormat::Text,
-    }
+        permissions: permission_options(args)?,
+    })
+}
+
+/// `--allowed-tools`, `--disallowed-tools` and `--permission-mode`, checked.
+pub(super) fn permission_options(args: &RunArgs) -> Result<PermissionOptions, CliError> {
+    let rules = |flag: &str, values: &[String]| {
+        parse_rule_list(values).map_err(|err| CliError::usage(format!("--{flag}: {err}")))
+    };
+    Ok(PermissionOptions {
+        allowed: rules("allowed-tools", &args.allowed_tools)?,
+        denied: rules("disallowed-tools", &args.disallowed_tools)?,
+        allow_all: args.permission_mode == super::PermissionMode::AllowAll,
+    })
 }
 
 /// The thread `--continue` or `--resume` asks for, else a new one.

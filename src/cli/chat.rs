@@ -38,6 +38,10 @@ pub async fn run_chat(
     setup.accept_stale_manifests();
     let (progress, progress_receiver) = unbounded_channel();
     setup.report_server_progress(progress);
+    let permissions = match super::agent::permission_options(args) {
+        Ok(permissions) => permissions,
+        Err(err) => return err.report(),
+    };
     let options = SessionOptions {
         model: model.map(str::to_string),
         max_turns: args.max_turns,
@@ -46,6 +50,7 @@ pub async fn run_chat(
         record: args.record.clone(),
         clarify: true,
         ledger: true,
+        permissions,
     };
     let starting = match Session::prepare(setup, env, cwd, options) {
         Ok(starting) => starting,

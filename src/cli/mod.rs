@@ -131,9 +131,29 @@ pub struct RunArgs {
     /// text if one is given.
     #[arg(long, value_name = "SERVER:PROMPT")]
     pub mcp_prompt: Option<String>,
+    /// Tool calls that run without asking: tool names or globs, `bash(PREFIX*)` for
+    /// commands (comma- or space-separated, repeatable; config.yaml's deny rules still
+    /// hold).
+    #[arg(long = "allowed-tools", value_name = "RULES")]
+    pub allowed_tools: Vec<String>,
+    /// Tool calls that are refused, in the same syntax.
+    #[arg(long = "disallowed-tools", value_name = "RULES")]
+    pub disallowed_tools: Vec<String>,
+    /// `allow-all` runs every tool call without asking (deny rules still hold).
+    #[arg(long, value_enum, default_value = "default", value_name = "MODE")]
+    pub permission_mode: PermissionMode,
     /// An argument of --mcp-prompt, as NAME=VALUE (repeat for more).
     #[arg(long = "arg", value_name = "NAME=VALUE", requires = "mcp_prompt")]
     pub prompt_args: Vec<String>,
+}
+
+/// `--permission-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PermissionMode {
+    /// The policy of config.yaml and the flags: `-p` refuses what would ask.
+    Default,
+    /// Every call runs unless a deny rule names it.
+    AllowAll,
 }
 
 /// The subcommands; each maps to one front-end action over the same setup.

@@ -86,6 +86,8 @@ pub struct AppConfig {
     pub tool_output: ToolOutputConfig,
     /// Settings for all MCP servers (each server's own are in extensions_config.json).
     pub mcp: McpConfig,
+    /// Which tool calls run, ask first, or are refused.
+    pub permissions: super::PermissionsConfig,
 }
 
 /// `mcp:` in config.yaml.

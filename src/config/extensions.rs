@@ -81,6 +81,10 @@ pub struct McpServerConfig {
     pub routing: Option<RoutingHint>,
     /// When it starts, whether its tools are deferred, which tools exist.
     pub policy: ServerPolicy,
+    /// The user vouches for the server (`trusted: true`): its tools' `readOnlyHint` and
+    /// `destructiveHint` annotations count for the permission policy. Without it they are
+    /// the server's word only, never a grant.
+    pub trusted: bool,
 }
 
 /// A server's routing hint: promote its tools when the user mentions these keywords
@@ -153,6 +157,8 @@ struct RawServer {
     disabled_tools: Option<Vec<String>>,
     #[serde(default)]
     manifest_max_age_secs: Option<f64>,
+    #[serde(default)]
+    trusted: bool,
 }
 
 #[derive(Deserialize)]
@@ -477,6 +483,7 @@ fn server_from_raw(
             .map_err(|reason| Skip::at("tool_timeout_secs", reason))?,
         routing,
         policy,
+        trusted: raw.trusted,
     })
 }
 

@@ -13,6 +13,7 @@ mod error;
 mod extensions;
 mod lenient;
 mod locate;
+mod permissions;
 mod server_policy;
 mod signature;
 
@@ -37,6 +38,7 @@ pub use extensions::{
     parse_extensions_config,
 };
 pub(crate) use locate::{Segment, locate};
+pub use permissions::{Decision, PermissionsConfig, Rule, RuleError, parse_rule_list};
 pub use server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};
 pub use signature::FileSignature;
 pub(crate) use signature::hex;

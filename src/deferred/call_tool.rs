@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::json_kind;
 use crate::protocol::ToolCall;
+use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 
 /// The tool's name.
@@ -113,6 +114,10 @@ pub fn inner_call(call: &ToolCall) -> Result<ToolCall, String> {
 impl Tool for CallTool {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
     }
 
     fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::catalog::Found;
 use super::promotion::{CLOSE_TO_BEST, closest_names, exact_name, more_by_name, promoted_prefix};
 use super::{DeferredCatalog, function_schema};
+use crate::tools::Effect;
 use crate::tools::ToolContext;
 use crate::tools::{
     PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
@@ -167,6 +168,10 @@ impl ToolSearch {
 impl Tool for ToolSearch {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
     }
 
     fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

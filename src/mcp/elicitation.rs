@@ -10,7 +10,6 @@
 //! list that changed with the command would make manifests disagree with the live list.
 //! Where nobody can answer, declining is the honest answer the protocol provides.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{ElicitRequestParams, ElicitResult};
@@ -106,75 +105,9 @@ fn declined() -> ElicitResult {
 
 /// The session's requests waiting for a front-end's answer, by id. Only an interactive
 /// session has one.
-#[derive(Clone, Default)]
-pub struct Elicitations {
-    pending: Arc<Mutex<HashMap<u64, oneshot::Sender<ElicitationAnswer>>>>,
-}
+pub type Elicitations = crate::pending::Pending<ElicitationAnswer>;
 
-impl std::fmt::Debug for Elicitations {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Elicitations").finish_non_exhaustive()
-    }
-}
-
-/// A registered request's answer to come.
-pub struct Waiter<'a> {
-    answer: oneshot::Receiver<ElicitationAnswer>,
-    _withdraw: Withdraw<'a>,
-}
-
-impl Waiter<'_> {
-    /// The answer; dismissed when the front-end dropped the request.
-    pub async fn answer(self) -> ElicitationAnswer {
-        let Waiter { answer, _withdraw } = self;
-        answer.await.unwrap_or(ElicitationAnswer::Cancel)
-    }
-}
-
-/// Withdraws a request when its asker goes away (the call ended).
-struct Withdraw<'a> {
-    broker: &'a Elicitations,
-    id: u64,
-}
-
-impl Drop for Withdraw<'_> {
-    fn drop(&mut self) {
-        self.broker.pending().remove(&self.id);
-    }
-}
-
-impl Elicitations {
-    fn pending(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<ElicitationAnswer>>> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Registers the request `id` before it is announced, so that no answer can come
-    /// first; the request is withdrawn when the waiter is dropped.
-    pub fn register(&self, id: u64) -> Waiter<'_> {
-        let (sender, answer) = oneshot::channel();
-        self.pending().insert(id, sender);
-        Waiter {
-            answer,
-            _withdraw: Withdraw { broker: self, id },
-        }
-    }
-
-    /// Answers the request `id`; `false` when nobody waits for it any more.
-    pub fn answer(&self, id: u64, answer: ElicitationAnswer) -> bool {
-        match self.pending().remove(&id) {
-            Some(waiting) => waiting.send(answer).is_ok(),
-            None => false,
-        }
-    }
-}
-
-/// A new request id, unique in the process.
-pub fn next_id() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
+pub use crate::pending::next_id;
 
 /// The answer as the server is sent it.
 pub fn result_of(answer: ElicitationAnswer) -> ElicitResult {
@@ -497,7 +430,7 @@ mod tests {
             broker.answer(5, ElicitationAnswer::Decline),
             "registered at once"
         );
-        assert_eq!(waiting.answer().await, ElicitationAnswer::Decline);
+        assert_eq!(waiting.answer().await, Some(ElicitationAnswer::Decline));
         assert!(
             !broker.answer(5, ElicitationAnswer::Decline),
             "answered already"

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::content;
 use super::server::{Feature, McpServer, ResourceListing};
+use crate::tools::Effect;
 use crate::tools::parse_args;
 use crate::tools::{StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 
@@ -172,6 +173,10 @@ impl Tool for ListResources {
         &self.info
     }
 
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
+    }
+
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: ListArgs = match parse_args(arguments) {
@@ -274,6 +279,10 @@ struct ReadArgs {
 impl Tool for ReadResource {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
     }
 
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use super::elicitation;
 use super::server::{CallProgress, McpServer};
 use crate::protocol::{ElicitationAnswer, Event, ServerState};
+use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolSource};
 
 /// One tool of one MCP server, under its model-facing name.
@@ -107,7 +108,7 @@ impl McpTool {
                 call_id: ctx.call_id.clone(),
                 request: request.clone(),
             });
-            let answer = waiter.answer().await;
+            let answer = waiter.answer().await.unwrap_or(ElicitationAnswer::Cancel);
             answered(&answer, false);
             elicitation::result_of(answer)
         })
@@ -117,6 +118,15 @@ impl McpTool {
 impl Tool for McpTool {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        let hints = self.listed.annotations.as_ref();
+        Effect::Server {
+            read_only_hint: hints.and_then(|a| a.read_only_hint).unwrap_or(false),
+            destructive_hint: hints.and_then(|a| a.destructive_hint).unwrap_or(false),
+            trusted: self.server.config().trusted,
+        }
     }
 
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

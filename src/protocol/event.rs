@@ -10,7 +10,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ElicitationAction, ElicitationRequest, FinishReason, Ledger, Usage};
+use super::{
+    ApprovalRequest, Denial, ElicitationAction, ElicitationRequest, FinishReason, Ledger, Usage,
+};
 
 /// The version of the `stream-json` schema, sent in `run_started`. It changes when an
 /// event or field is removed or changes meaning (new events and fields do not change it).
@@ -221,6 +223,30 @@ pub enum Event {
         /// Whether antler answered without asking anyone.
         automatic: bool,
     },
+    /// A tool call waits for the user's approval; a front-end that can answer shows it and
+    /// answers with `Command::Approve`.
+    ApprovalRequested {
+        /// The turn whose reply asked for the call.
+        turn: u32,
+        /// The call.
+        call_id: String,
+        /// What is asked.
+        request: ApprovalRequest,
+    },
+    /// A tool call was refused by the permission policy or the user; the model gets a tool
+    /// error saying so.
+    PermissionDenied {
+        /// The turn whose reply asked for the call.
+        turn: u32,
+        /// The call.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// By a rule, for want of someone to ask (`-p`), or by the user.
+        cause: Denial,
+        /// Why, in words (the rule, or how to allow it).
+        reason: String,
+    },
     /// A tool call returned.
     ToolCallFinished {
         /// The turn whose reply asked for it.
@@ -365,6 +391,11 @@ mod tests {
                 "automatic",
             ],
         ),
+        ("approval_requested", &["turn", "call_id", "request"]),
+        (
+            "permission_denied",
+            &["turn", "call_id", "name", "cause", "reason"],
+        ),
         (
             "tool_call_finished",
             &[
@@ -485,6 +516,27 @@ mod tests {
                 message: text.clone(),
                 action: ElicitationAction::Decline,
                 automatic: true,
+            },
+            Event::ApprovalRequested {
+                turn,
+                call_id: text.clone(),
+                request: crate::protocol::ApprovalRequest {
+                    id: 1,
+                    tool: text.clone(),
+                    server: None,
+                    reason: text.clone(),
+                    preview: crate::protocol::Preview::Command {
+                        command: text.clone(),
+                    },
+                    always: None,
+                },
+            },
+            Event::PermissionDenied {
+                turn,
+                call_id: text.clone(),
+                name: text.clone(),
+                cause: Denial::NoApprover,
+                reason: text.clone(),
             },
             Event::ToolCallFinished {
                 turn,

@@ -4,6 +4,7 @@
 //! provider, the agent, the tools and every front-end can use it without depending on each
 //! other.
 
+mod approval;
 mod elicitation;
 mod event;
 mod ledger;
@@ -13,6 +14,7 @@ mod model;
 mod session;
 mod thread;
 
+pub use approval::{ApprovalAnswer, ApprovalRequest, Denial, Preview};
 pub use elicitation::{
     ElicitationAction, ElicitationAnswer, ElicitationForm, ElicitationRequest, FieldKind,
     FormField, form_values,

@@ -6,7 +6,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use super::{
-    ElicitationAnswer, Event, Ledger, Message, PromptInfo, ServerStatus, ThreadMeta, Usage,
+    ApprovalAnswer, ElicitationAnswer, Event, Ledger, Message, PromptInfo, ServerStatus,
+    ThreadMeta, Usage,
 };
 
 /// What the front-end asks for.
@@ -60,6 +61,14 @@ pub enum Command {
         id: u64,
         /// The answer.
         answer: ElicitationAnswer,
+    },
+    /// The user's answer to the approval request `id` (from
+    /// [`Event::ApprovalRequested`]).
+    Approve {
+        /// The request.
+        id: u64,
+        /// The answer.
+        answer: ApprovalAnswer,
     },
     /// Run an MCP server's prompt as the next user message (the chat's
     /// `/<server>:<name>`); its text comes back as [`Update::UserTurn`] before the run.

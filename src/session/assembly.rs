@@ -23,6 +23,7 @@ use crate::agent::subagent::{SubagentEnv, SubagentSlot};
 use crate::config::{EnvLookup, SandboxMode, SummarizationConfig};
 use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredSetup};
 use crate::mcp::McpManager;
+use crate::permissions::Permissions;
 use crate::provider::Provider;
 use crate::setup::{Setup, SetupError, assemble_tiers};
 use crate::tools::Tool;
@@ -44,6 +45,8 @@ pub struct AssemblySpec {
     pub clarifications: Option<Clarifications>,
     /// When a run's context ledger is taken.
     pub ledger: LedgerMode,
+    /// Which calls run, ask first, or are refused.
+    pub permissions: Arc<Permissions>,
 }
 
 /// The thread the agent works on: its creation date (for a system prompt that stays the
@@ -307,6 +310,7 @@ impl Inner {
                 redact: redact.clone(),
                 instructions: instructions.clone(),
                 vision,
+                permissions: self.spec.permissions.clone(),
             });
         }
         let options = ChainOptions {
@@ -326,6 +330,7 @@ impl Inner {
             max_turns: self.spec.max_turns,
             summarization: summarization(&config.summarization, window),
             ledger: self.spec.ledger,
+            permissions: self.spec.permissions.clone(),
         })
     }
 }

@@ -373,6 +373,11 @@ impl Controller {
                     elicitations.answer(id, answer);
                 }
             }
+            Command::Approve { id, answer } => {
+                if let Some(approvals) = self.session.approvals() {
+                    approvals.answer(id, answer);
+                }
+            }
             Command::NewThread => {
                 self.session.new_thread();
                 self.send(Update::History(Vec::new()));
@@ -422,7 +427,8 @@ impl Controller {
     }
 
     /// Runs `text` to completion. Commands arriving meanwhile: `Cancel` cancels, `Quit`
-    /// cancels and ends the session (returns true), `Answer` and `ShowMcp` are answered,
+    /// cancels and ends the session (returns true), `Answer`, `Elicit`, `Approve` and
+    /// `ShowMcp` are answered,
     /// the rest wait.
     async fn submit(&mut self, text: String) -> bool {
         if let Err(err) = self.session.open_for(&text) {
@@ -437,6 +443,7 @@ impl Controller {
         let cancel = CancellationToken::new();
         let clarifications = self.session.clarifications();
         let elicitations = self.session.elicitations();
+        let approvals = self.session.approvals();
         let mcp = self.session.mcp().await;
         let workspace = self.session.workspace().await.ok();
         let mut quit = false;
@@ -460,6 +467,11 @@ impl Controller {
                         Some(Command::Elicit { id, answer }) => {
                             if let Some(elicitations) = &elicitations {
                                 elicitations.answer(id, answer);
+                            }
+                        }
+                        Some(Command::Approve { id, answer }) => {
+                            if let Some(approvals) = &approvals {
+                                approvals.answer(id, answer);
                             }
                         }
                         Some(Command::ListAttachments) => {

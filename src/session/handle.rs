@@ -12,10 +12,11 @@ use super::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
 use crate::agent::ledger::{LedgerMode, first_call, next_call};
 use crate::agent::prompt::system_prompt;
 use crate::agent::runner::{EventSink, Thread, run_live};
-use crate::config::{EnvLookup, ModelConfig};
+use crate::config::{EnvLookup, ModelConfig, Rule};
 use crate::deferred::{TOOL_SEARCH, TokenizerError};
 use crate::mcp::McpManager;
 use crate::mcp::elicitation::Elicitations;
+use crate::permissions::{ApprovalStore, Approvals, Permissions, Policy};
 use crate::protocol::{
     ClarificationRequest, ContextView, Message, RunResult, RunStatus, ServerState, SessionInfo,
     ThreadMeta, ToolsView,
@@ -89,6 +90,19 @@ pub struct SessionOptions {
     /// Take every run's context ledger, even when that loads the tokenizer (the chat's
     /// `/context`, `-p` with JSON output).
     pub ledger: bool,
+    /// The command line's permission rules.
+    pub permissions: PermissionOptions,
+}
+
+/// `--allowed-tools`, `--disallowed-tools` and `--permission-mode allow-all`.
+#[derive(Debug, Clone, Default)]
+pub struct PermissionOptions {
+    /// Calls that run without asking.
+    pub allowed: Vec<Rule>,
+    /// Calls that are refused.
+    pub denied: Vec<Rule>,
+    /// Every call runs unless a deny rule names it.
+    pub allow_all: bool,
 }
 
 /// The thread in use, with its creation time (the system prompt's date).
@@ -117,6 +131,8 @@ pub struct Session {
     clarifications: Option<Clarifications>,
     /// Where the MCP servers' requests for input are answered (with `clarify`).
     elicitations: Option<Elicitations>,
+    /// Where approval requests are answered (with `clarify`).
+    approvals: Option<Approvals>,
 }
 
 /// A session whose quick part is done — the model resolved, the store and the thread to
@@ -134,6 +150,7 @@ pub struct Starting {
     thread: Option<OpenThread>,
     questions: Option<UnboundedReceiver<ClarificationRequest>>,
     elicitations: Option<Elicitations>,
+    approvals: Option<Approvals>,
 }
 
 impl Starting {
@@ -162,6 +179,7 @@ impl Starting {
         let provider = self.spec.provider.clone();
         let clarifications = self.spec.clarifications.clone();
         let elicitations = self.elicitations;
+        let approvals = self.approvals;
         let assembly = Assembly::new(self.setup, &self.cwd, self.spec, env).await?;
         let session = Session {
             assembly,
@@ -174,6 +192,7 @@ impl Starting {
             thread: self.thread,
             clarifications,
             elicitations,
+            approvals,
         };
         Ok((session, self.questions))
     }
@@ -214,6 +233,8 @@ impl Session {
             },
         };
         let elicitations = options.clarify.then(|| setup.answer_elicitations());
+        let approvals = options.clarify.then(Approvals::default);
+        let permissions = permissions(&setup, env, cwd, options.permissions, approvals.clone());
         let (clarifications, questions) = match options.clarify {
             true => {
                 let (broker, questions) = Clarifications::new();
@@ -233,6 +254,7 @@ impl Session {
                 } else {
                     LedgerMode::IfCheap
                 },
+                permissions,
             },
             models,
             env: MODEL_ENV
@@ -245,6 +267,7 @@ impl Session {
             thread,
             questions,
             elicitations,
+            approvals,
         })
     }
 
@@ -319,6 +342,12 @@ impl Session {
     /// they are declined).
     pub fn elicitations(&self) -> Option<Elicitations> {
         self.elicitations.clone()
+    }
+
+    /// Where approval requests are answered (none without `clarify`: calls that must ask
+    /// are refused).
+    pub fn approvals(&self) -> Option<Approvals> {
+        self.approvals.clone()
     }
 
     /// Uses the configured model `name` from the next message on.
@@ -525,6 +554,27 @@ fn thread_info(
 }
 
 /// Opens a stored thread by id or prefix, to continue it.
+/// The session's permission gate: config.yaml's rules with the command line's, the
+/// approvals kept for this project (the working directory), and who answers questions.
+fn permissions(
+    setup: &Setup,
+    env: EnvLookup<'_>,
+    cwd: &Path,
+    options: PermissionOptions,
+    approvals: Option<Approvals>,
+) -> Arc<Permissions> {
+    let policy = Policy::new(
+        setup.app.value.permissions.clone(),
+        options.allowed,
+        options.denied,
+        options.allow_all,
+    );
+    let project = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let store =
+        crate::config::dirs::data_dir(env).map(|dir| (ApprovalStore::in_dir(&dir), project));
+    Arc::new(Permissions::new(policy, store, approvals))
+}
+
 fn open_stored(store: &ThreadStore, id: &str) -> Result<OpenThread, StoreError> {
     let stored = store.load(id)?;
     Ok(OpenThread {

@@ -9,4 +9,4 @@ mod attach;
 pub mod controller;
 pub mod handle;
 
-pub use handle::{Session, SessionError, SessionOptions, StartThread};
+pub use handle::{PermissionOptions, Session, SessionError, SessionOptions, StartThread};

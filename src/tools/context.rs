@@ -64,6 +64,7 @@ pub struct RunScope {
 struct ScopeState {
     counters: BTreeMap<&'static str, usize>,
     usage: Usage,
+    notices: Vec<String>,
 }
 
 impl RunScope {
@@ -90,6 +91,16 @@ impl RunScope {
     /// The tokens added since the last call, and resets them.
     pub fn take_usage(&self) -> Usage {
         std::mem::take(&mut self.state().usage)
+    }
+
+    /// Adds a notice for the user (not the model), e.g. that a call was refused.
+    pub fn add_notice(&self, message: String) {
+        self.state().notices.push(message);
+    }
+
+    /// The notices added since the last call, and resets them.
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut self.state().notices)
     }
 }
 

@@ -21,5 +21,6 @@ pub use registry::{
 pub const RESERVED_NAMES: &[&str] = &["tool_search", "call_tool"];
 
 pub use tool::{
-    PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
+    Effect, PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
+    parse_args,
 };

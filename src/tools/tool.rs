@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::ToolContext;
-use crate::protocol::ImagePart;
+use crate::protocol::{ImagePart, Preview};
 
 /// Where a tool comes from. Assembly order and deferral depend on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -149,6 +149,48 @@ pub trait Tool: Send + Sync {
     fn info(&self) -> &ToolInfo;
     /// Runs the tool with JSON arguments, in the context of one call.
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a>;
+
+    /// What a call can do, for the permission policy. Undeclared effects need approval.
+    fn effect(&self) -> Effect {
+        Effect::Undeclared
+    }
+
+    /// What a subject rule (`bash(git status*)`) is matched against for this call: `bash`'s
+    /// command. `None`: the tool's calls have no subject.
+    fn subject(&self, _arguments: &Value) -> Option<String> {
+        None
+    }
+
+    /// What the call would do, for the person asked to approve it (a diff of the file it
+    /// writes). `None`: its arguments say it.
+    fn preview<'a>(&'a self, _arguments: &'a Value) -> BoxFuture<'a, Option<Preview>> {
+        Box::pin(async { None })
+    }
+}
+
+/// What a tool's calls can do beyond answering, as the permission policy sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads, searches, shows or asks; changes nothing (`read_file`, `tool_search`).
+    ReadOnly,
+    /// Creates or changes files in the workspace.
+    WritesFiles,
+    /// Runs commands on the host.
+    RunsCommands,
+    /// Fetches from the network.
+    Network,
+    /// An MCP server's tool: its annotations are the server's word, counted only when the
+    /// user marks the server `trusted`.
+    Server {
+        /// `readOnlyHint`.
+        read_only_hint: bool,
+        /// `destructiveHint`.
+        destructive_hint: bool,
+        /// The server's entry says `trusted: true`.
+        trusted: bool,
+    },
+    /// Not declared: treated as needing approval.
+    Undeclared,
 }
 
 impl std::fmt::Debug for dyn Tool {

@@ -3,7 +3,6 @@
 //! holding the SHA-256 of the trusted content.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -132,34 +131,18 @@ impl TrustStore {
         Ok(removed)
     }
 
-    /// Writes the whole store to a temporary file beside it (owner-only), then renames it
-    /// over the old one, so that a crash never leaves half a store.
+    /// Writes the whole store (owner-only, never half of it).
     fn write(&self, contents: &Contents) -> Result<(), TrustStoreError> {
-        let io = |source| TrustStoreError::Io {
+        let text = serde_json::to_string_pretty(contents).map_err(|e| TrustStoreError::Io {
             path: self.path.clone(),
-            source,
-        };
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let text = serde_json::to_string_pretty(contents)
-            .map_err(|e| io(std::io::Error::other(e.to_string())))?;
-        let temp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
-        let written = (|| {
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&temp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&temp, &self.path)
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        written.map_err(io)
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        crate::private_file::write_atomically(&self.path, text.as_bytes()).map_err(|source| {
+            TrustStoreError::Io {
+                path: self.path.clone(),
+                source,
+            }
+        })
     }
 }
 

@@ -28,6 +28,7 @@ async fn assembly(sandbox: &Sandbox) -> Assembly {
         max_turns: 5,
         clarifications: None,
         ledger: Default::default(),
+        permissions: Arc::new(antler::permissions::Permissions::allow_all()),
     };
     Assembly::new(setup, sandbox.path(), spec, &env)
         .await

@@ -367,7 +367,11 @@ fn an_elicitation_is_answered_in_a_form_and_its_values_reach_the_server() {
         Reply::tool_calls(&[("c1", "fx_ask_user", serde_json::json!({}))]),
         Reply::text("Nice to meet you."),
     ]);
-    let mut term = Terminal::start_with(&sandbox, &mock, "--trust-project");
+    let mut term = Terminal::start_with(
+        &sandbox,
+        &mock,
+        "--trust-project --permission-mode allow-all",
+    );
     term.wait_for("mock-model");
     term.type_keys("who am I?\r");
     term.wait_for("MCP server `fx` asks");

@@ -24,6 +24,7 @@ mod mcp_features;
 mod mock_openai;
 mod mock_server;
 mod oauth;
+mod permissions;
 mod security;
 mod semantic;
 mod session;

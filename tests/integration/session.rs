@@ -8,7 +8,7 @@ use antler::protocol::Message;
 use antler::protocol::{Command, Update};
 use antler::protocol::{Event, RunStatus};
 use antler::session::controller::serve;
-use antler::session::{Session, SessionOptions};
+use antler::session::{PermissionOptions, Session, SessionOptions};
 use antler::setup::Setup;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -288,7 +288,15 @@ async fn under_landlock_a_new_thread_gets_a_sandbox_of_its_own() {
         Reply::tool_calls(&[("e", "fx_echo", json!({"text": long}))]),
         Reply::text("saved"),
     ]);
-    let mut driver = Driver::start(&sandbox, &mock, SessionOptions::default()).await;
+    // The sandbox is under test: its calls run without asking.
+    let allow_all = SessionOptions {
+        permissions: PermissionOptions {
+            allow_all: true,
+            ..PermissionOptions::default()
+        },
+        ..SessionOptions::default()
+    };
+    let mut driver = Driver::start(&sandbox, &mock, allow_all).await;
     driver.send(Command::Submit("one".into()));
     let first = driver.finished().await.thread_id;
     assert!(saved(&first).is_file());

@@ -35,7 +35,9 @@ impl Sandbox {
     }
 
     /// `antler` with the working directory and environment pointing into the sandbox. The
-    /// test wrote the project files itself, so they are trusted (`--trust-project`).
+    /// test wrote the project files itself, so they are trusted (`--trust-project`), and
+    /// it tests what the tools do, so every call runs (`--permission-mode allow-all`; the
+    /// permission tests use [`Sandbox::antler_asking`]).
     pub fn antler(&self) -> assert_cmd::Command {
         assert_cmd::Command::from_std(self.command())
     }
@@ -43,8 +45,15 @@ impl Sandbox {
     /// The same as [`Sandbox::antler`] as a plain `Command`, for tests that need the child.
     pub fn command(&self) -> Command {
         let mut cmd = self.command_for(env!("CARGO_BIN_EXE_antler"));
-        cmd.arg("--trust-project");
+        cmd.args(["--trust-project", "--permission-mode", "allow-all"]);
         cmd
+    }
+
+    /// `antler` with trusted project files and the permission policy as configured.
+    pub fn antler_asking(&self) -> assert_cmd::Command {
+        let mut cmd = self.command_for(env!("CARGO_BIN_EXE_antler"));
+        cmd.arg("--trust-project");
+        assert_cmd::Command::from_std(cmd)
     }
 
     /// `antler` as a user starts it: project files count only once trusted.

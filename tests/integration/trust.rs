@@ -25,7 +25,7 @@ fn user_agent(sandbox: &Sandbox, mock: &MockOpenAi) -> assert_cmd::Command {
     let mut cmd = sandbox.antler_untrusted();
     cmd.env("OPENAI_BASE_URL", mock.base_url())
         .env("OPENAI_API_KEY", TEST_API_KEY)
-        .args(["-m", "mock-model"])
+        .args(["-m", "mock-model", "--permission-mode", "allow-all"])
         .timeout(GUARD);
     cmd
 }

@@ -154,6 +154,7 @@ fn agent(provider: Arc<dyn Provider>, tool_search: bool) -> Agent {
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
+        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
     }
 }
 
@@ -361,6 +362,7 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         redact: Default::default(),
         instructions: Default::default(),
         vision: false,
+        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
     });
     Agent {
         provider,
@@ -370,6 +372,7 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         max_turns: 5,
         summarization: None,
         ledger: Default::default(),
+        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
     }
 }
 
@@ -624,6 +627,7 @@ async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
+        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
     };
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = events.clone();
@@ -708,6 +712,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         redact: Default::default(),
         instructions: Default::default(),
         vision: false,
+        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
     });
     let agent = Agent {
         provider: provider.clone(),
@@ -717,6 +722,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
+        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
     };
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "what time is it").await;
@@ -795,6 +801,7 @@ async fn presented_files_are_listed_in_the_result() {
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
+        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
     };
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "write it").await;
@@ -835,6 +842,7 @@ fn agent_of(
         max_turns: 5,
         summarization: None,
         ledger: Default::default(),
+        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
     }
 }
 

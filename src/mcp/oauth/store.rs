@@ -5,7 +5,6 @@
 //! Nothing here is ever logged.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -110,26 +109,8 @@ impl TokenStore {
         std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .map_err(|e| self.io(e))?;
-        let temporary = dir.join(format!(
-            ".{FILE}.{}.{}.tmp",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temporary)
-            .and_then(|mut file| {
-                let text = serde_json::to_vec_pretty(saved).map_err(std::io::Error::other)?;
-                file.write_all(&text)?;
-                file.sync_all()
-            })
-            .and_then(|()| std::fs::rename(&temporary, &self.path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temporary);
-        }
-        written.map_err(|e| self.io(e))
+        let text = serde_json::to_vec_pretty(saved).map_err(|e| self.io(e))?;
+        crate::private_file::write_atomically(&self.path, &text).map_err(|e| self.io(e))
     }
 
     /// The credentials kept for `url`.

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::ClarificationRequest;
+use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
@@ -163,6 +164,10 @@ impl AskClarification {
 impl Tool for AskClarification {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
     }
 
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::tools::Effect;
 use crate::tools::sandbox::Workspace;
 use crate::tools::{
     StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
@@ -84,6 +85,10 @@ impl PresentFiles {
 impl Tool for PresentFiles {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
     }
 
     fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::protocol::ImagePart;
+use crate::tools::Effect;
 use crate::tools::sandbox::Workspace;
 use crate::tools::sandbox::files::open_read;
 use crate::tools::{
@@ -109,6 +110,10 @@ impl ViewImage {
 impl Tool for ViewImage {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
     }
 
     fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

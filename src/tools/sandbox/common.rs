@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use super::runtime::{JobError, SandboxRuntime};
 use super::workspace::Workspace;
+use crate::protocol::Preview;
 use crate::tools::registry::ToolBuildContext;
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, parse_args};
+use crate::tools::{Effect, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, parse_args};
+use futures::future::BoxFuture;
 
 /// A positive integer setting of the tool's config entry (`max_results: 50`), or `default`.
 pub(super) fn positive_setting(
@@ -53,6 +55,9 @@ pub(super) fn finish(result: Result<Result<String, String>, JobError>) -> ToolOu
     }
 }
 
+/// Works out what a call would change, on the runtime's thread.
+pub(super) type PreviewJob<A> = fn(&Workspace, &A) -> Result<Preview, String>;
+
 /// A sandbox tool whose call is one job on the runtime: parse the arguments into `A`, run
 /// `job` with the workspace and the tool's limit (confined with `mode: landlock`), and turn
 /// its result into the output. Most sandbox tools are exactly this.
@@ -65,6 +70,11 @@ pub(super) struct JobTool<A> {
     pub(super) limit: usize,
     /// The work, on the runtime's thread.
     pub(super) job: fn(&Workspace, &A, usize) -> Result<String, String>,
+    /// What its calls do, for the permission policy.
+    pub(super) effect: Effect,
+    /// What a call would change, for the approval dialog (on the runtime's thread too, so
+    /// it reads only what the tool could).
+    pub(super) preview: Option<PreviewJob<A>>,
 }
 
 impl<A: DeserializeOwned + Send + 'static> Tool for JobTool<A> {
@@ -85,6 +95,29 @@ impl<A: DeserializeOwned + Send + 'static> Tool for JobTool<A> {
                     .run(move || job(&workspace, &args, limit))
                     .await,
             )
+        })
+    }
+
+    fn effect(&self) -> Effect {
+        self.effect
+    }
+
+    fn preview<'a>(&'a self, arguments: &'a Value) -> BoxFuture<'a, Option<Preview>> {
+        Box::pin(async move {
+            let preview = self.preview?;
+            let args: A = serde_json::from_value(arguments.clone()).ok()?;
+            let workspace = self.runtime.workspace().clone();
+            match self.runtime.run(move || preview(&workspace, &args)).await {
+                Ok(Ok(preview)) => Some(preview),
+                Ok(Err(why)) => {
+                    tracing::debug!("no preview of the call: {why}");
+                    None
+                }
+                Err(err) => {
+                    tracing::debug!("no preview of the call: {err}");
+                    None
+                }
+            }
         })
     }
 }

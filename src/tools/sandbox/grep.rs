@@ -90,6 +90,8 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         runtime,
         limit: max_results,
         job: search,
+        effect: crate::tools::Effect::ReadOnly,
+        preview: None,
     }))
 }
 

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::common::{finish, io_error, positive_setting};
 use super::{SandboxRuntime, Workspace};
+use crate::tools::Effect;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, parse_args};
 
@@ -86,6 +87,10 @@ fn list(workspace: &Workspace, path: &str) -> Result<Vec<String>, String> {
 impl Tool for Ls {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
     }
 
     fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

@@ -12,6 +12,7 @@ pub mod files;
 mod glob;
 mod grep;
 mod ls;
+mod preview;
 mod read_file;
 mod runtime;
 mod secrets;

@@ -74,6 +74,8 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         runtime,
         limit: max_bytes,
         job: read,
+        effect: crate::tools::Effect::ReadOnly,
+        preview: None,
     }))
 }
 

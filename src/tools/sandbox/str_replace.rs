@@ -6,9 +6,13 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, json};
 
+use std::path::PathBuf;
+
 use super::Workspace;
 use super::common::{JobTool, io_error};
 use super::files::{open_read, open_write};
+use super::preview;
+use crate::protocol::Preview;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolInfo};
 
@@ -68,10 +72,50 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         runtime,
         limit: 0,
         job: |workspace, args, _| replace(workspace, args),
+        effect: crate::tools::Effect::WritesFiles,
+        preview: Some(preview),
     }))
 }
 
 fn replace(workspace: &Workspace, args: &Args) -> Result<String, String> {
+    let path = args.path.as_str();
+    let edit = edit(workspace, args)?;
+    open_write(&edit.target, path)
+        .map_err(|e| e.message("write", path))?
+        .write_all(edit.updated.as_bytes())
+        .map_err(|e| io_error("write", path, &e))?;
+    let noun = if edit.count == 1 {
+        "occurrence"
+    } else {
+        "occurrences"
+    };
+    Ok(format!(
+        "Replaced {} {noun} in `{}`",
+        edit.count,
+        workspace.display(&edit.target)
+    ))
+}
+
+fn preview(workspace: &Workspace, args: &Args) -> Result<Preview, String> {
+    let edit = edit(workspace, args)?;
+    Ok(preview::diff(
+        workspace,
+        &edit.target,
+        &edit.original,
+        &edit.updated,
+    ))
+}
+
+/// A checked edit, not written yet.
+struct Edit {
+    target: PathBuf,
+    original: String,
+    updated: String,
+    count: usize,
+}
+
+/// Reads the file and makes the edit in memory, or says why it cannot be made.
+fn edit(workspace: &Workspace, args: &Args) -> Result<Edit, String> {
     let path = args.path.as_str();
     if args.old_str.is_empty() {
         return Err(String::from(
@@ -117,19 +161,12 @@ fn replace(workspace: &Workspace, args: &Args) -> Result<String, String> {
         ));
     }
     let updated = text.replace(&args.old_str, &args.new_str);
-    open_write(&target, path)
-        .map_err(|e| e.message("write", path))?
-        .write_all(updated.as_bytes())
-        .map_err(|e| io_error("write", path, &e))?;
-    let noun = if count == 1 {
-        "occurrence"
-    } else {
-        "occurrences"
-    };
-    Ok(format!(
-        "Replaced {count} {noun} in `{}`",
-        workspace.display(&target)
-    ))
+    Ok(Edit {
+        target,
+        original: text,
+        updated,
+        count,
+    })
 }
 
 /// The 1-based line numbers of the byte `offsets` (ascending) in `text`, listed.

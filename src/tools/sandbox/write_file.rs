@@ -10,6 +10,8 @@ use serde_json::{Map, json};
 use super::Workspace;
 use super::common::{JobTool, io_error};
 use super::files::open_write;
+use super::preview;
+use crate::protocol::Preview;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolInfo};
 
@@ -58,7 +60,17 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         runtime,
         limit: 0,
         job: |workspace, args, _| write(workspace, args),
+        effect: crate::tools::Effect::WritesFiles,
+        preview: Some(preview),
     }))
+}
+
+fn preview(workspace: &Workspace, args: &Args) -> Result<Preview, String> {
+    let target = workspace
+        .resolve_for_write(&args.path)
+        .map_err(|e| e.to_string())?;
+    let old = preview::current_text(&target, &args.path)?;
+    Ok(preview::diff(workspace, &target, &old, &args.content))
 }
 
 fn write(workspace: &Workspace, args: &Args) -> Result<String, String> {

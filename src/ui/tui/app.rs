@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 use ratatui::layout::Rect;
 
+use super::approval::ApprovalDialog;
 use super::dialogs::{ClarifyDialog, Dialog, PickItem};
 use super::form::{FormDialog, Purpose};
 use super::input::{History, Input};
@@ -42,6 +43,8 @@ pub struct App {
     pub(super) questions: VecDeque<ClarificationRequest>,
     /// MCP servers' requests for input waiting behind the open dialog.
     pub(super) elicitations: VecDeque<crate::protocol::ElicitationRequest>,
+    /// Approval requests waiting behind the open dialog.
+    pub(super) approvals: VecDeque<crate::protocol::ApprovalRequest>,
     /// The MCP servers' prompts, offered as slash commands.
     pub(super) prompts: Vec<crate::protocol::PromptInfo>,
     /// The model asked for with `/model`, until the session answers.
@@ -120,6 +123,7 @@ impl App {
             dialog: None,
             questions: VecDeque::new(),
             elicitations: VecDeque::new(),
+            approvals: VecDeque::new(),
             prompts: Vec::new(),
             attachable: Vec::new(),
             attached: Vec::new(),
@@ -302,14 +306,19 @@ impl App {
             }
             Event::Usage { usage, .. } => self.info.usage.add(usage),
             Event::ElicitationRequested { request, .. } => self.elicit(request.clone()),
+            Event::ApprovalRequested { request, .. } => self.ask_approval(request.clone()),
             Event::Subagent { event, .. } => {
-                // A subagent's MCP call asks the same user.
+                // A subagent's calls ask the same user.
                 let mut inner = event.as_ref();
                 while let Event::Subagent { event, .. } = inner {
                     inner = event.as_ref();
                 }
-                if let Event::ElicitationRequested { request, .. } = inner {
-                    self.elicit(request.clone());
+                match inner {
+                    Event::ElicitationRequested { request, .. } => self.elicit(request.clone()),
+                    Event::ApprovalRequested { request, .. } => {
+                        self.ask_approval(request.clone());
+                    }
+                    _ => {}
                 }
             }
             Event::ToolsPromoted { promoted, .. } => self.info.promoted = promoted.len(),
@@ -329,6 +338,7 @@ impl App {
                 self.info.running = false;
                 self.drop_questions();
                 self.drop_elicitations();
+                self.drop_approvals();
                 if cancelled {
                     self.unqueue();
                 } else if let Some(next) = self.queued.pop_front() {
@@ -408,8 +418,25 @@ impl App {
     fn answering(&self) -> bool {
         matches!(
             &self.dialog,
-            Some(Dialog::Clarify(_)) | Some(Dialog::Form(_))
+            Some(Dialog::Clarify(_)) | Some(Dialog::Form(_)) | Some(Dialog::Approval(_))
         )
+    }
+
+    /// Opens `request` as an approval dialog, or queues it behind another request.
+    fn ask_approval(&mut self, request: crate::protocol::ApprovalRequest) {
+        if self.answering() {
+            self.approvals.push_back(request);
+        } else {
+            self.dialog = Some(Dialog::Approval(ApprovalDialog::new(request)));
+        }
+    }
+
+    /// Closes the approval requests of a run that ended: their calls are over.
+    fn drop_approvals(&mut self) {
+        self.approvals.clear();
+        if matches!(self.dialog, Some(Dialog::Approval(_))) {
+            self.dialog = None;
+        }
     }
 
     /// Opens `request` as a form, or queues it behind another request for an answer.
@@ -428,6 +455,8 @@ impl App {
         }
         if let Some(next) = self.questions.pop_front() {
             self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
+        } else if let Some(next) = self.approvals.pop_front() {
+            self.dialog = Some(Dialog::Approval(ApprovalDialog::new(next)));
         } else if let Some(next) = self.elicitations.pop_front() {
             self.dialog = Some(Dialog::Form(FormDialog::elicitation(next)));
         }

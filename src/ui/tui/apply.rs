@@ -35,7 +35,10 @@ impl Transcript {
                 )));
             }
             Event::Notice { message, .. } => self.push(Entry::Notice(message)),
-            Event::ElicitationRequested { .. } => {}
+            // The refusal is a notice of the run and the call's card shows the error.
+            Event::ElicitationRequested { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::PermissionDenied { .. } => {}
             Event::ElicitationAnswered {
                 server,
                 message,

@@ -58,6 +58,7 @@ pub fn render_dialog(
         Dialog::Help { .. } => help(inner, theme),
         Dialog::Clarify(d) => clarify(d, inner, theme),
         Dialog::Form(form) => super::form_view::form(form, inner, theme),
+        Dialog::Approval(approval) => approval.view(inner, theme),
         Dialog::Threads(p) => picker(p, "Resume a thread", "No stored threads.", inner, theme),
         Dialog::Models(p) => picker(p, "Switch model", "No models are configured.", inner, theme),
         Dialog::Attach(p) => picker(

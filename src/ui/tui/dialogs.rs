@@ -20,6 +20,8 @@ pub enum Dialog {
     Clarify(ClarifyDialog),
     /// A form: a server prompt's arguments, a server's elicitation.
     Form(super::form::FormDialog),
+    /// A tool call waiting for the user's approval.
+    Approval(super::approval::ApprovalDialog),
     /// `/resume`: stored threads.
     Threads(Picker),
     /// `/model`: configured models.
@@ -149,6 +151,9 @@ impl Dialog {
                 super::form::FormOutcome::Close(Some(command)) => Outcome::Send(command),
             };
         }
+        if let Dialog::Approval(approval) = self {
+            return approval.key(key).map_or(Outcome::Stay, Outcome::Send);
+        }
         if key.code == KeyCode::Esc {
             return match self {
                 Dialog::Clarify(_) => Outcome::Answer(None),
@@ -202,7 +207,7 @@ impl Dialog {
                 Outcome::Stay
             }
             Dialog::Clarify(d) => d.key(key),
-            Dialog::Form(_) => Outcome::Stay,
+            Dialog::Form(_) | Dialog::Approval(_) => Outcome::Stay,
         }
     }
 }

@@ -159,9 +159,9 @@ impl App {
             if matches!(dialog, Dialog::Clarify(_)) {
                 return self.answer(None);
             }
-            // A form closes as Esc closes it (an elicitation is cancelled).
+            // A form closes as Esc closes it (an elicitation is cancelled, a call denied).
             let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
-            if matches!(dialog, Dialog::Form(_)) {
+            if matches!(dialog, Dialog::Form(_) | Dialog::Approval(_)) {
                 return self.dialog_key(esc);
             }
             self.dialog = None;
@@ -385,7 +385,7 @@ impl App {
                 self.dialog = None;
                 return self.send_awaiting(command);
             }
-            Outcome::Send(command @ Command::Elicit { .. }) => {
+            Outcome::Send(command @ (Command::Elicit { .. } | Command::Approve { .. })) => {
                 self.dialog = None;
                 self.next_request();
                 return vec![command];
@@ -422,6 +422,7 @@ impl App {
     pub fn paste(&mut self, text: &str) {
         match &mut self.dialog {
             Some(Dialog::Clarify(d)) => d.paste(text),
+            Some(Dialog::Approval(d)) => d.paste(text),
             Some(Dialog::Form(form)) => form.paste(text),
             Some(_) => {}
             None => {

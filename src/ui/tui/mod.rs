@@ -7,6 +7,7 @@
 
 mod app;
 mod apply;
+mod approval;
 mod cards;
 mod dialog_pages;
 mod dialog_view;

@@ -19,6 +19,7 @@ use self::exec::{Ending, Outcome, Request};
 use super::SandboxRuntime;
 use super::common::positive_setting;
 use crate::config::SandboxMode;
+use crate::tools::Effect;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
 use crate::tools::{ToolContext, parse_args};
@@ -150,6 +151,17 @@ impl Bash {
 impl Tool for Bash {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::RunsCommands
+    }
+
+    fn subject(&self, arguments: &Value) -> Option<String> {
+        arguments
+            .get("command")
+            .and_then(Value::as_str)
+            .map(str::to_string)
     }
 
     fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use self::network::{FilteringResolver, HopError, NetworkPolicy};
 use super::common::positive_setting;
 use crate::process::PROXY_ENV;
+use crate::tools::Effect;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput};
 
@@ -241,6 +242,10 @@ fn proxy_urls() -> Vec<String> {
 impl Tool for WebFetch {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Network
     }
 
     fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

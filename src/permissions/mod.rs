@@ -1,0 +1,279 @@
+//! Whether a tool call may run: the policy of config.yaml and the command line
+//! (`policy`), the user's "always" answers per project pinned to the tool's schema
+//! (`store`), what a shell command is made of (`command`), and [`Permissions::check`], which
+//! the runner awaits before every call: it runs, it is refused with a tool error the model
+//! reads, or it waits for the user's answer (the chat), announced as
+//! [`Event::ApprovalRequested`] and answered through [`Approvals`].
+
+pub mod command;
+pub mod policy;
+pub mod store;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::pending::{Pending, next_id};
+use crate::protocol::{ApprovalAnswer, ApprovalRequest, Denial, Event, Preview, ToolCall};
+use crate::tools::{Effect, Tool, ToolContext, ToolOutput, ToolSource};
+pub use policy::{CallFacts, Policy, Verdict};
+pub use store::{Approval, ApprovalStore, schema_hash};
+
+/// Where the chat's answers to approval requests arrive, by request id.
+pub type Approvals = Pending<ApprovalAnswer>;
+
+/// The longest command or argument text an approval request shows.
+const MAX_SHOWN_CHARS: usize = 8_000;
+
+/// A session's permission gate.
+#[derive(Debug, Clone, Default)]
+pub struct Permissions {
+    policy: Policy,
+    /// The "always" answers, with the project they are kept for (none: no data folder).
+    store: Option<(ApprovalStore, PathBuf)>,
+    /// Who answers a call that must ask (none in `-p`: it is refused).
+    approver: Option<Approvals>,
+}
+
+impl Permissions {
+    /// A gate with `policy`, the approvals of `project` in `store`, and the chat's broker.
+    pub fn new(
+        policy: Policy,
+        store: Option<(ApprovalStore, PathBuf)>,
+        approver: Option<Approvals>,
+    ) -> Self {
+        Self {
+            policy,
+            store,
+            approver,
+        }
+    }
+
+    /// A gate that lets every call run (tests, and agents built without a session).
+    pub fn allow_all() -> Self {
+        Self {
+            policy: Policy::new(Default::default(), Vec::new(), Vec::new(), true),
+            store: None,
+            approver: None,
+        }
+    }
+
+    /// Lets `call` of `tool` run, or says why not as the tool error the model gets. A call
+    /// that must ask waits for the user's answer; a dropped call withdraws its question.
+    pub async fn check(
+        &self,
+        ctx: &ToolContext<'_>,
+        call: &ToolCall,
+        tool: &dyn Tool,
+    ) -> Result<(), ToolOutput> {
+        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let subject = tool.subject(&arguments);
+        let effect = tool.effect();
+        let server = match &tool.info().source {
+            ToolSource::Mcp { server, .. } => Some(server.as_str()),
+            _ => None,
+        };
+        let facts = CallFacts {
+            name: &call.name,
+            subject: subject.as_deref(),
+            effect,
+            server,
+        };
+        let (reason, by_rule) = match self.policy.decide(&facts) {
+            Verdict::Allow => return Ok(()),
+            Verdict::Deny { reason } => {
+                return Err(refuse(ctx, call, Denial::Rule, &reason, None));
+            }
+            Verdict::Ask { reason, by_rule } => (reason, by_rule),
+        };
+        if !by_rule && self.approved(tool, &facts) {
+            return Ok(());
+        }
+        let Some(approver) = &self.approver else {
+            return Err(refuse(ctx, call, Denial::NoApprover, &reason, None));
+        };
+        let always = (!by_rule).then(|| always_label(&facts)).flatten();
+        let request = ApprovalRequest {
+            id: next_id(),
+            tool: crate::text::printable(&call.name),
+            server: server.map(crate::text::printable),
+            reason: reason.clone(),
+            preview: shown(preview(tool, &arguments, &facts).await),
+            always,
+        };
+        let waiter = approver.register(request.id);
+        (ctx.events)(Event::ApprovalRequested {
+            turn: ctx.turn,
+            call_id: call.id.clone(),
+            request: request.clone(),
+        });
+        match waiter.answer().await {
+            Some(ApprovalAnswer::Once) => Ok(()),
+            Some(ApprovalAnswer::Always) => {
+                self.remember(ctx, tool, &facts);
+                Ok(())
+            }
+            Some(ApprovalAnswer::Deny { message }) => {
+                Err(refuse(ctx, call, Denial::User, &reason, message.as_deref()))
+            }
+            None => Err(refuse(ctx, call, Denial::User, &reason, None)),
+        }
+    }
+
+    /// Whether an "always" answer kept for this project covers the call (same tool, same
+    /// schema, and for a command the same leading words).
+    fn approved(&self, tool: &dyn Tool, facts: &CallFacts<'_>) -> bool {
+        let Some((store, project)) = &self.store else {
+            return false;
+        };
+        let approvals = match store.approvals(project) {
+            Ok(approvals) => approvals,
+            Err(err) => {
+                tracing::warn!("approvals are not used: {err}");
+                return false;
+            }
+        };
+        let hash = schema_hash(tool.info());
+        approvals.iter().any(|a| {
+            a.tool == facts.name
+                && a.schema == hash
+                && match (&a.prefix, facts.effect, facts.subject) {
+                    (Some(prefix), Effect::RunsCommands, Some(command)) => {
+                        command::starts_with(command, prefix)
+                    }
+                    (None, effect, _) => effect != Effect::RunsCommands,
+                    _ => false,
+                }
+        })
+    }
+
+    /// Keeps an "always" answer; a failure is a notice, the call still runs.
+    fn remember(&self, ctx: &ToolContext<'_>, tool: &dyn Tool, facts: &CallFacts<'_>) {
+        let Some((store, project)) = &self.store else {
+            return;
+        };
+        let prefix = match facts.effect {
+            Effect::RunsCommands => match facts.subject.and_then(command::prefix) {
+                Some(prefix) => Some(prefix),
+                None => return,
+            },
+            _ => None,
+        };
+        let approval = Approval {
+            tool: facts.name.to_string(),
+            schema: schema_hash(tool.info()),
+            prefix,
+            approved_at: crate::clock::now_unix(),
+        };
+        if let Err(err) = store.add(project, approval) {
+            ctx.scope
+                .add_notice(format!("the approval was not kept for next time: {err}"));
+        }
+    }
+}
+
+/// What "allow always" covers, in words; `None` when it cannot be offered (a command that
+/// is not simple).
+fn always_label(facts: &CallFacts<'_>) -> Option<String> {
+    let name = crate::text::printable(facts.name);
+    match facts.effect {
+        Effect::RunsCommands => {
+            let prefix = facts.subject.and_then(command::prefix)?;
+            Some(format!(
+                "`{name}` commands starting `{}` in this project",
+                crate::text::printable(&prefix.join(" "))
+            ))
+        }
+        _ => Some(format!(
+            "every call of `{name}` in this project, until its schema changes"
+        )),
+    }
+}
+
+/// What the call would do: the tool's own preview, the command, or the arguments.
+async fn preview(tool: &dyn Tool, arguments: &Value, facts: &CallFacts<'_>) -> Preview {
+    if let Some(preview) = tool.preview(arguments).await {
+        return preview;
+    }
+    match (facts.effect, facts.subject) {
+        (Effect::RunsCommands, Some(command)) => Preview::Command {
+            command: command.to_string(),
+        },
+        _ => Preview::Arguments {
+            text: serde_json::to_string_pretty(arguments).unwrap_or_default(),
+        },
+    }
+}
+
+/// `preview` escaped and bounded for a terminal.
+fn shown(preview: Preview) -> Preview {
+    let bound = |text: &str| {
+        let mut shown: String = text.chars().take(MAX_SHOWN_CHARS).collect();
+        if shown.len() < text.len() {
+            shown.push_str("\n…");
+        }
+        crate::text::printable_lines(&shown)
+    };
+    match preview {
+        Preview::Command { command } => Preview::Command {
+            command: bound(&command),
+        },
+        Preview::Diff { path, diff } => Preview::Diff {
+            path: crate::text::printable(&path),
+            diff: bound(&diff),
+        },
+        Preview::Arguments { text } => Preview::Arguments { text: bound(&text) },
+    }
+}
+
+/// The tool error for a refused call, with its event and notice.
+fn refuse(
+    ctx: &ToolContext<'_>,
+    call: &ToolCall,
+    cause: Denial,
+    reason: &str,
+    message: Option<&str>,
+) -> ToolOutput {
+    let name = crate::text::printable(&call.name);
+    let (for_model, for_user) = match cause {
+        Denial::Rule => (
+            format!(
+                "Error: `{name}` may not run here ({reason}); the call was not made. Do not \
+                 retry it: do without it, or tell the user what you wanted to do."
+            ),
+            format!("refused `{name}`: {reason}"),
+        ),
+        Denial::NoApprover => (
+            format!(
+                "Error: `{name}` needs the user's approval ({reason}), and nobody can \
+                 approve calls in this run; the call was not made. Do not retry it: do \
+                 without it, or tell the user what you wanted to do."
+            ),
+            format!(
+                "refused `{name}` ({reason}): it needs approval, which a run with -p cannot \
+                 ask for; allow it with --allowed-tools {name}, permissions.allow in \
+                 config.yaml, or --permission-mode allow-all"
+            ),
+        ),
+        Denial::User => {
+            let said = message
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map(|m| format!(" The user says: {m}"))
+                .unwrap_or_default();
+            (
+                format!("Error: the user declined this call of `{name}`; it was not made.{said}"),
+                format!("declined `{name}`"),
+            )
+        }
+    };
+    (ctx.events)(Event::PermissionDenied {
+        turn: ctx.turn,
+        call_id: call.id.clone(),
+        name: name.clone(),
+        cause,
+        reason: for_user.clone(),
+    });
+    ctx.scope.add_notice(for_user);
+    ToolOutput::error(for_model)
+}

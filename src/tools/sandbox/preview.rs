@@ -1,0 +1,62 @@
+//! What a file tool's call would change, as a unified diff for the approval dialog. Read
+//! through the workspace like the tool itself, so a preview shows nothing the tool could
+//! not read.
+
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use super::Workspace;
+use super::common::io_error;
+use super::files::open_read;
+use crate::protocol::Preview;
+
+/// A file larger than this is not read for a preview.
+const MAX_PREVIEW_BYTES: u64 = 1024 * 1024;
+/// The diff is cut after this many lines.
+const MAX_DIFF_LINES: usize = 400;
+/// Diffing gives up on finding the smallest diff after this long (hostile inputs).
+const DIFF_DEADLINE: Duration = Duration::from_millis(200);
+
+/// The text of `target` now (`path` as the model wrote it, for messages): empty when it
+/// does not exist; an error when it is too large or not text.
+pub(super) fn current_text(target: &Path, path: &str) -> Result<String, String> {
+    if !target.exists() {
+        return Ok(String::new());
+    }
+    let mut bytes = Vec::new();
+    open_read(target, path)
+        .map_err(|e| e.message("read", path))?
+        .take(MAX_PREVIEW_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error("read", path, &e))?;
+    if bytes.len() as u64 > MAX_PREVIEW_BYTES {
+        return Err(format!("`{path}` is too large to preview"));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("`{path}` is not text"))
+}
+
+/// The change from `old` to `new` of the workspace file `target`, as a bounded diff.
+pub(super) fn diff(workspace: &Workspace, target: &Path, old: &str, new: &str) -> Preview {
+    let shown = workspace.display(target);
+    let text = similar::TextDiff::configure()
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{shown}"), &format!("b/{shown}"))
+        .to_string();
+    let total = text.lines().count();
+    let mut diff: String = text
+        .lines()
+        .take(MAX_DIFF_LINES)
+        .flat_map(|line| [line, "\n"])
+        .collect();
+    if total > MAX_DIFF_LINES {
+        diff.push_str(&format!("… {} more lines\n", total - MAX_DIFF_LINES));
+    }
+    if diff.is_empty() {
+        diff = String::from("(no change)\n");
+    }
+    Preview::Diff { path: shown, diff }
+}

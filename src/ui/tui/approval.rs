@@ -1,0 +1,332 @@
+//! The approval dialog: a tool call waits for the user. It shows the tool, why it asks and
+//! what the call would do (a diff, a command, the arguments), and answers allow once,
+//! allow always (when offered), deny, or deny with a message to the model.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::dialog_view::View;
+use super::input::Input;
+use super::theme::Theme;
+use super::wrap::{truncate, wrap_text};
+use crate::protocol::{ApprovalAnswer, ApprovalRequest, Command, Preview};
+
+/// Preview lines shown at once; PgUp/PgDn scroll them.
+const PREVIEW_ROWS: usize = 16;
+
+/// The answers, in the order shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// Allow once.
+    Once,
+    /// Allow always.
+    Always,
+    /// Deny.
+    Deny,
+    /// Deny, with a message typed for the model.
+    DenyWithMessage,
+}
+
+/// A call waiting for the user's answer.
+#[derive(Debug)]
+pub struct ApprovalDialog {
+    /// What is asked.
+    pub request: ApprovalRequest,
+    /// The selected answer.
+    pub selected: Choice,
+    /// The message for the model, once "deny with a message" is chosen.
+    pub message: Option<Input>,
+    /// The first preview line shown.
+    pub scroll: usize,
+}
+
+impl ApprovalDialog {
+    /// A dialog for `request`, "allow once" selected.
+    pub fn new(request: ApprovalRequest) -> Self {
+        Self {
+            request,
+            selected: Choice::Once,
+            message: None,
+            scroll: 0,
+        }
+    }
+
+    /// The answers offered ("always" only when the core offers it).
+    pub fn choices(&self) -> Vec<Choice> {
+        let mut choices = vec![Choice::Once];
+        if self.request.always.is_some() {
+            choices.push(Choice::Always);
+        }
+        choices.extend([Choice::Deny, Choice::DenyWithMessage]);
+        choices
+    }
+
+    /// The answer as the command that sends it.
+    fn send(&self, answer: ApprovalAnswer) -> Option<Command> {
+        Some(Command::Approve {
+            id: self.request.id,
+            answer,
+        })
+    }
+
+    /// Handles a key: `Some` is the answer to send (the dialog then closes).
+    pub fn key(&mut self, key: KeyEvent) -> Option<Command> {
+        if let Some(message) = &mut self.message {
+            match key.code {
+                KeyCode::Enter => {
+                    let message = Some(message.text().trim().to_string()).filter(|m| !m.is_empty());
+                    return self.send(ApprovalAnswer::Deny { message });
+                }
+                KeyCode::Esc => self.message = None,
+                KeyCode::Backspace => message.backspace(),
+                KeyCode::Left => message.left(),
+                KeyCode::Right => message.right(),
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    message.insert(c);
+                }
+                _ => {}
+            }
+            return None;
+        }
+        let choices = self.choices();
+        let at = choices
+            .iter()
+            .position(|c| *c == self.selected)
+            .unwrap_or(0);
+        match key.code {
+            KeyCode::Up | KeyCode::BackTab => self.selected = choices[at.saturating_sub(1)],
+            KeyCode::Down | KeyCode::Tab => {
+                self.selected = choices[(at + 1).min(choices.len() - 1)];
+            }
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(PREVIEW_ROWS),
+            KeyCode::PageDown => {
+                let last = self.preview_lines().saturating_sub(PREVIEW_ROWS);
+                self.scroll = (self.scroll + PREVIEW_ROWS).min(last);
+            }
+            KeyCode::Enter => return self.choose(self.selected),
+            KeyCode::Char('y') => return self.choose(Choice::Once),
+            KeyCode::Char('a') if self.request.always.is_some() => {
+                return self.choose(Choice::Always);
+            }
+            KeyCode::Char('n') | KeyCode::Esc => return self.choose(Choice::Deny),
+            KeyCode::Char('m') => return self.choose(Choice::DenyWithMessage),
+            _ => {}
+        }
+        None
+    }
+
+    /// Pasted text goes into the message, once one is being typed.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(message) = &mut self.message {
+            message.paste(text);
+        }
+    }
+
+    fn choose(&mut self, choice: Choice) -> Option<Command> {
+        self.selected = choice;
+        match choice {
+            Choice::Once => self.send(ApprovalAnswer::Once),
+            Choice::Always => self.send(ApprovalAnswer::Always),
+            Choice::Deny => self.send(ApprovalAnswer::Deny { message: None }),
+            Choice::DenyWithMessage => {
+                self.message = Some(Input::default());
+                None
+            }
+        }
+    }
+
+    fn preview_text(&self) -> &str {
+        match &self.request.preview {
+            Preview::Command { command } => command,
+            Preview::Diff { diff, .. } => diff,
+            Preview::Arguments { text } => text,
+        }
+    }
+
+    fn preview_lines(&self) -> usize {
+        self.preview_text().lines().count()
+    }
+
+    /// The dialog's content.
+    pub(super) fn view(&self, width: usize, theme: &Theme) -> View {
+        let r = &self.request;
+        let bold = Style::new().add_modifier(Modifier::BOLD);
+        let mut body = Vec::new();
+        let what = match &r.server {
+            Some(server) => format!("{} (MCP server {server})", r.tool),
+            None => r.tool.clone(),
+        };
+        body.extend(wrap_text(&what, bold, width, &[], &[]));
+        body.extend(wrap_text(
+            &format!("asks because {}", r.reason),
+            theme.dim,
+            width,
+            &[],
+            &[],
+        ));
+        body.push(Line::default());
+        let heading = match &r.preview {
+            Preview::Command { .. } => String::from("command:"),
+            Preview::Diff { path, .. } => format!("changes {path}:"),
+            Preview::Arguments { .. } => String::from("arguments:"),
+        };
+        body.push(Line::from(Span::styled(heading, theme.dim)));
+        let diff = matches!(r.preview, Preview::Diff { .. });
+        let total = self.preview_lines();
+        for line in self
+            .preview_text()
+            .lines()
+            .skip(self.scroll)
+            .take(PREVIEW_ROWS)
+        {
+            let style = match line.chars().next() {
+                Some('+') if diff => theme.ok,
+                Some('-') if diff => theme.error,
+                Some('@') if diff => theme.accent,
+                _ => Style::new(),
+            };
+            body.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(truncate(line, width.saturating_sub(2)), style),
+            ]));
+        }
+        if total > PREVIEW_ROWS {
+            let last = (self.scroll + PREVIEW_ROWS).min(total);
+            body.push(Line::from(Span::styled(
+                format!("  lines {}–{last} of {total} · PgUp/PgDn", self.scroll + 1),
+                theme.dim,
+            )));
+        }
+        body.push(Line::default());
+        let mut focus = None;
+        let mut cursor = None;
+        for choice in self.choices() {
+            let selected = choice == self.selected;
+            if selected {
+                focus = Some(body.len());
+            }
+            let label = match choice {
+                Choice::Once => String::from("y  allow once"),
+                Choice::Always => format!(
+                    "a  allow always: {}",
+                    r.always.as_deref().unwrap_or_default()
+                ),
+                Choice::Deny => String::from("n  deny"),
+                Choice::DenyWithMessage => String::from("m  deny, and tell the model why"),
+            };
+            let (marker, style) = theme.row(selected);
+            body.extend(wrap_text(
+                &label,
+                style,
+                width,
+                &[Span::styled(marker, theme.accent)],
+                &[Span::raw("     ")],
+            ));
+        }
+        if let Some(message) = &self.message {
+            let row = body.len();
+            let (lines, (cx, cy)) = message.layout(width.saturating_sub(4), Style::new());
+            if lines.is_empty() || message.is_empty() {
+                body.push(Line::from(vec![
+                    Span::styled("  ✎ ", theme.accent),
+                    Span::styled("why (Enter sends, Esc goes back)", theme.dim),
+                ]));
+                cursor = Some((4, row));
+            } else {
+                for (i, line) in lines.into_iter().enumerate() {
+                    let mut spans = vec![Span::styled(
+                        if i == 0 { "  ✎ " } else { "    " },
+                        theme.accent,
+                    )];
+                    spans.extend(line.spans);
+                    body.push(Line::from(spans));
+                }
+                cursor = Some((cx + 4, row + cy));
+            }
+            focus = Some(body.len() - 1);
+        }
+        View {
+            title: String::from("Allow this call?"),
+            body,
+            footer: "y once · a always · n deny · m deny with a message · ↑↓ Enter",
+            focus,
+            cursor,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(always: bool) -> ApprovalRequest {
+        ApprovalRequest {
+            id: 9,
+            tool: "bash".into(),
+            server: None,
+            reason: "it runs a command on this machine".into(),
+            preview: Preview::Command {
+                command: "git status".into(),
+            },
+            always: always.then(|| String::from("`bash` commands starting `git status`")),
+        }
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn approve(answer: ApprovalAnswer) -> Option<Command> {
+        Some(Command::Approve { id: 9, answer })
+    }
+
+    #[test]
+    fn shortcuts_and_the_selection_answer() {
+        let mut d = ApprovalDialog::new(request(true));
+        assert_eq!(
+            d.key(key(KeyCode::Char('a'))),
+            approve(ApprovalAnswer::Always)
+        );
+        let mut d = ApprovalDialog::new(request(true));
+        assert_eq!(d.key(key(KeyCode::Enter)), approve(ApprovalAnswer::Once));
+        let mut d = ApprovalDialog::new(request(false));
+        assert_eq!(
+            d.key(key(KeyCode::Char('a'))),
+            None,
+            "always is not offered"
+        );
+        d.key(key(KeyCode::Down));
+        assert_eq!(d.selected, Choice::Deny, "always is skipped");
+        assert_eq!(
+            d.key(key(KeyCode::Esc)),
+            approve(ApprovalAnswer::Deny { message: None })
+        );
+    }
+
+    #[test]
+    fn a_denial_can_carry_a_message() {
+        let mut d = ApprovalDialog::new(request(true));
+        assert_eq!(d.key(key(KeyCode::Char('m'))), None);
+        for c in "use cargo".chars() {
+            d.key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(
+            d.key(key(KeyCode::Enter)),
+            approve(ApprovalAnswer::Deny {
+                message: Some("use cargo".into())
+            })
+        );
+        let mut d = ApprovalDialog::new(request(true));
+        d.key(key(KeyCode::Char('m')));
+        d.key(key(KeyCode::Esc));
+        assert!(
+            d.message.is_none(),
+            "Esc leaves the message, not the dialog"
+        );
+        assert_eq!(
+            d.key(key(KeyCode::Char('y'))),
+            approve(ApprovalAnswer::Once)
+        );
+    }
+}
