@@ -30,9 +30,40 @@ pub fn parts(command: &str) -> Vec<&str> {
     parts
 }
 
-/// The words an "always" approval of `command` covers: the program, and its subcommand
-/// when the second word looks like one (`git status`, `cargo test`). `None` for a command
-/// that is not simple.
+/// Programs whose second word is a subcommand that says what they do (`git status` and
+/// `git push` are different approvals).
+const SUBCOMMAND_PROGRAMS: &[&str] = &[
+    "apt",
+    "brew",
+    "bundle",
+    "cargo",
+    "dnf",
+    "docker",
+    "dotnet",
+    "gh",
+    "git",
+    "go",
+    "gradle",
+    "helm",
+    "kubectl",
+    "make",
+    "mvn",
+    "npm",
+    "pip",
+    "pip3",
+    "pnpm",
+    "podman",
+    "poetry",
+    "rustup",
+    "systemctl",
+    "terraform",
+    "uv",
+    "yarn",
+];
+
+/// The words an "always" approval of `command` covers: the program, and for programs with
+/// subcommands also the subcommand (`git status`, `cargo test`). `None` for a command that
+/// is not simple.
 pub fn prefix(command: &str) -> Option<Vec<String>> {
     if !is_simple(command) {
         return None;
@@ -41,6 +72,7 @@ pub fn prefix(command: &str) -> Option<Vec<String>> {
     let program = words.next()?;
     let mut prefix = vec![program.to_string()];
     if let Some(second) = words.next()
+        && SUBCOMMAND_PROGRAMS.contains(&program)
         && second.starts_with(|c: char| c.is_ascii_lowercase())
         && second
             .chars()
@@ -90,6 +122,13 @@ mod tests {
         assert_eq!(words("git status --short"), "git status");
         assert_eq!(words("ls -la"), "ls");
         assert_eq!(words("python3 script.py"), "python3");
+        assert_eq!(words("touch notes.txt"), "touch");
+        assert_eq!(words("cargo test -q"), "cargo test");
+        assert_eq!(
+            words("git -C x status"),
+            "git",
+            "a flag is not a subcommand"
+        );
         assert_eq!(prefix("git status; rm -rf ~"), None);
         let git_status = prefix("git status").unwrap();
         assert!(starts_with("git status --short", &git_status));

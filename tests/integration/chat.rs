@@ -392,6 +392,49 @@ fn an_elicitation_is_answered_in_a_form_and_its_values_reach_the_server() {
 }
 
 #[test]
+fn a_call_that_needs_approval_waits_for_the_dialog_and_always_is_kept() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "config.yaml",
+        "sandbox:\n  allow_host_bash: true\ntools:\n  - {name: bash, use: antler.sandbox:bash}\n",
+    );
+    let touch = |id: &str, file: &str| {
+        Reply::tool_calls(&[(
+            id,
+            "bash",
+            serde_json::json!({"command": format!("touch {file}")}),
+        )])
+    };
+    let mock = MockOpenAi::start(vec![
+        touch("c1", "first"),
+        Reply::text("Touched once."),
+        touch("c2", "second"),
+        Reply::text("Touched twice."),
+    ]);
+    let mut term = Terminal::start_with(&sandbox, &mock, "--trust-project");
+    term.wait_for("mock-model");
+    term.type_keys("touch it\r");
+    term.wait_for("Allow this call?");
+    term.wait_for("touch first");
+    assert!(
+        !sandbox.path().join("first").exists(),
+        "ran before the answer"
+    );
+    term.type_keys("a");
+    term.wait_for("Touched once.");
+    assert!(sandbox.path().join("first").exists());
+    // `touch` commands are allowed from now on in this project: no dialog.
+    term.type_keys("again\r");
+    term.wait_for("Touched twice.");
+    assert!(sandbox.path().join("second").exists());
+    let approvals =
+        std::fs::read_to_string(sandbox.path().join("xdg-data/antler/approvals.json")).unwrap();
+    assert!(approvals.contains("\"touch\""), "{approvals}");
+    let status = term.quit();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
 fn at_attaches_a_workspace_file_and_an_mcp_resource_to_the_message() {
     let sandbox = Sandbox::new();
     write_extensions(

@@ -364,3 +364,86 @@ async fn context_shows_the_first_call_then_the_threads_ledger() {
     assert!(next.calls[0].results > 0 && next.calls[0].history > first.calls[0].history);
     driver.quit().await;
 }
+
+/// The next approval request of a run, or its end (`None`) when it asks nothing.
+async fn approval_or_end(driver: &mut Driver) -> Option<antler::protocol::ApprovalRequest> {
+    driver
+        .next(|u| match u {
+            Update::Event(Event::ApprovalRequested { request, .. }) => Some(Some(request)),
+            Update::Event(Event::RunFinished(_)) => Some(None),
+            _ => None,
+        })
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_always_approval_holds_until_the_tools_schema_changes() {
+    use antler::protocol::ApprovalAnswer;
+    let sandbox = Sandbox::new();
+    sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
+    let schema = |property: &str| {
+        format!(
+            r#"{{"s": [{{"name": "act", "description": "Acts.",
+                "inputSchema": {{"type": "object", "properties": {{"{property}": {{"type": "string"}}}}}}}}]}}"#
+        )
+    };
+    let catalog = sandbox.write("catalog.json", &schema("x"));
+    let mut entry = fixture_stdio(&["--catalog", catalog.to_str().unwrap()]);
+    // Listed at every start, so that a changed schema is seen at once.
+    entry["start"] = json!("eager");
+    write_extensions(&sandbox, json!({"fx": entry}));
+    let call = |id: &str| Reply::tool_calls(&[(id, "fx_act", json!({"x": "1"}))]);
+    let mock = MockOpenAi::start(vec![
+        call("a"),
+        Reply::text("one"),
+        call("b"),
+        Reply::text("two"),
+    ]);
+
+    let mut driver = Driver::start(&sandbox, &mock, SessionOptions::default()).await;
+    driver.send(Command::Submit(String::from("first")));
+    let request = approval_or_end(&mut driver)
+        .await
+        .expect("the MCP call asks");
+    assert_eq!(
+        (request.tool.as_str(), request.server.as_deref()),
+        ("fx_act", Some("fx"))
+    );
+    let always = request.always.clone().expect("always is offered");
+    assert!(always.contains("until its schema changes"), "{always}");
+    driver.send(Command::Approve {
+        id: request.id,
+        answer: ApprovalAnswer::Always,
+    });
+    assert_eq!(approval_or_end(&mut driver).await, None);
+    assert!(mock.requests()[1].tool_result("a").contains("called act"));
+
+    // Kept for the project: the next call does not ask.
+    driver.send(Command::Submit(String::from("second")));
+    assert_eq!(approval_or_end(&mut driver).await, None, "asked again");
+    assert!(mock.requests()[3].tool_result("b").contains("called act"));
+    driver.quit().await;
+
+    // The server changes the tool's schema: the approval lapses and the user is asked.
+    sandbox.write("catalog.json", &schema("y"));
+    mock.push(call("c"));
+    mock.push(Reply::text("three"));
+    let mut driver = Driver::start(&sandbox, &mock, SessionOptions::default()).await;
+    driver.send(Command::Submit(String::from("third")));
+    let request = approval_or_end(&mut driver)
+        .await
+        .expect("a changed schema asks again");
+    driver.send(Command::Approve {
+        id: request.id,
+        answer: ApprovalAnswer::Deny {
+            message: Some(String::from("not with the new schema")),
+        },
+    });
+    assert_eq!(approval_or_end(&mut driver).await, None);
+    let result = mock.requests()[5].tool_result("c");
+    assert!(
+        result.contains("the user declined") && result.contains("not with the new schema"),
+        "{result}"
+    );
+    driver.quit().await;
+}

@@ -60,3 +60,70 @@ pub(super) fn diff(workspace: &Workspace, target: &Path, old: &str, new: &str) -
     }
     Preview::Diff { path: shown, diff }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::protocol::Preview;
+    use crate::tools::sandbox::testing::tool;
+
+    fn diff_of(preview: Option<Preview>) -> String {
+        match preview {
+            Some(Preview::Diff { diff, .. }) => diff,
+            other => panic!("not a diff: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn write_and_edit_previews_are_diffs_of_the_workspace_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let write = tool(dir.path(), "write_file", "", &[]);
+        let diff = diff_of(
+            write
+                .preview(&json!({"path": "a.txt", "content": "one\nthree\n"}))
+                .await,
+        );
+        assert!(
+            diff.contains("--- a/a.txt") && diff.contains("-two") && diff.contains("+three"),
+            "{diff}"
+        );
+        let created = diff_of(
+            write
+                .preview(&json!({"path": "new.txt", "content": "x\n"}))
+                .await,
+        );
+        assert!(created.contains("+x"), "{created}");
+        let edit = tool(dir.path(), "str_replace", "", &[]);
+        let diff = diff_of(
+            edit.preview(&json!({"path": "a.txt", "old_str": "two", "new_str": "2"}))
+                .await,
+        );
+        assert!(diff.contains("-two") && diff.contains("+2"), "{diff}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "one\ntwo\n",
+            "a preview changes nothing"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_preview_reads_nothing_the_tool_may_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir(&workspace).unwrap();
+        std::fs::write(dir.path().join("outside.txt"), "private\n").unwrap();
+        std::fs::write(workspace.join(".env"), "KEY=secret\n").unwrap();
+        let write = tool(&workspace, "write_file", "", &[]);
+        for path in ["../outside.txt", ".env", "/etc/passwd"] {
+            let preview = write.preview(&json!({"path": path, "content": "x"})).await;
+            assert_eq!(preview, None, "{path}");
+        }
+        let edit = tool(&workspace, "str_replace", "", &[]);
+        let preview = edit
+            .preview(&json!({"path": ".env", "old_str": "KEY", "new_str": "K"}))
+            .await;
+        assert_eq!(preview, None);
+    }
+}

@@ -258,6 +258,7 @@ impl ApprovalDialog {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::key;
     use super::*;
 
     fn request(always: bool) -> ApprovalRequest {
@@ -271,10 +272,6 @@ mod tests {
             },
             always: always.then(|| String::from("`bash` commands starting `git status`")),
         }
-    }
-
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
     }
 
     fn approve(answer: ApprovalAnswer) -> Option<Command> {
@@ -328,5 +325,91 @@ mod tests {
             d.key(key(KeyCode::Char('y'))),
             approve(ApprovalAnswer::Once)
         );
+    }
+
+    mod screens {
+        use insta::assert_snapshot;
+
+        use super::super::super::test_support::{app, events, render, run_started, type_text};
+        use super::*;
+        use crate::protocol::{Event, RunStatus};
+        use crate::ui::tui::test_support::run_finished;
+
+        fn asking(request: ApprovalRequest) -> Event {
+            Event::ApprovalRequested {
+                turn: 1,
+                call_id: "c1".into(),
+                request,
+            }
+        }
+
+        fn write_request() -> ApprovalRequest {
+            ApprovalRequest {
+                id: 4,
+                tool: "write_file".into(),
+                server: None,
+                reason: "it changes files".into(),
+                preview: Preview::Diff {
+                    path: "src/lib.rs".into(),
+                    diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n pub fn answer() -> u32 {\n-    41\n+    42\n }\n".into(),
+                },
+                always: Some("every call of `write_file` in this project, until its schema changes".into()),
+            }
+        }
+
+        #[test]
+        fn the_dialog_shows_the_diff_and_the_answers() {
+            let mut app = app();
+            type_text(&mut app, "fix the answer");
+            app.key(key(KeyCode::Enter));
+            events(
+                &mut app,
+                vec![
+                    run_started(),
+                    Event::TurnStarted { turn: 1 },
+                    asking(write_request()),
+                ],
+            );
+            app.key(key(KeyCode::Down));
+            assert_snapshot!(render(&mut app, 80, 26));
+        }
+
+        #[test]
+        fn a_command_asks_with_its_prefix_and_a_second_request_waits_its_turn() {
+            let mut app = app();
+            type_text(&mut app, "status please");
+            app.key(key(KeyCode::Enter));
+            events(
+                &mut app,
+                vec![
+                    run_started(),
+                    Event::TurnStarted { turn: 1 },
+                    asking(super::request(true)),
+                    asking(write_request()),
+                ],
+            );
+            app.key(key(KeyCode::Char('m')));
+            type_text(&mut app, "use git diff");
+            assert_snapshot!(render(&mut app, 80, 20));
+            let sent = app.key(key(KeyCode::Enter));
+            assert_eq!(
+                sent,
+                vec![Command::Approve {
+                    id: 9,
+                    answer: ApprovalAnswer::Deny {
+                        message: Some("use git diff".into())
+                    }
+                }]
+            );
+            assert!(
+                render(&mut app, 80, 26).contains("changes src/lib.rs"),
+                "the queued request opens next"
+            );
+            events(&mut app, vec![run_finished(RunStatus::Interrupted, vec![])]);
+            assert!(
+                !render(&mut app, 80, 26).contains("Allow this call?"),
+                "the run's requests close with it"
+            );
+        }
     }
 }
