@@ -2,6 +2,7 @@
 //! events out. It owns no I/O of its own: the provider talks to the model, the sink stores
 //! the thread, front-ends render the events.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -212,6 +213,8 @@ async fn run_with(
         cancel,
         turn: 0,
         usage: Usage::default(),
+        model_usage: BTreeMap::new(),
+        started: Instant::now(),
         notices: Vec::new(),
         answer: String::new(),
         last_input: None,
@@ -252,6 +255,10 @@ struct Run<'a> {
     presented: Vec<String>,
     turn: u32,
     usage: Usage,
+    /// `usage` by model id (subagents may use another).
+    model_usage: BTreeMap<String, Usage>,
+    /// When the run began.
+    started: Instant,
     notices: Vec<String>,
     answer: String,
     /// The provider's exact input count and how many messages it covered.
@@ -325,6 +332,14 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Counts a model call of the run's own model.
+    fn spend(&mut self, usage: &Usage) {
+        self.usage.add(usage);
+        self.thread.usage.add(usage);
+        let model = self.agent.get().provider.model().to_string();
+        self.model_usage.entry(model).or_default().add(usage);
+    }
+
     fn notice(&mut self, message: String) {
         (self.emit)(Event::Notice {
             turn: self.turn,
@@ -352,8 +367,7 @@ impl Run<'_> {
         };
         if let Ok((_, Some(usage))) = &summary {
             // The summary call is paid for like any other.
-            self.usage.add(usage);
-            self.thread.usage.add(usage);
+            self.spend(usage);
         }
         match summary.map(|(text, _)| text) {
             Ok(summary) if !summary.is_empty() => {
@@ -452,8 +466,7 @@ impl Run<'_> {
     /// model answered).
     fn take_reply(&mut self, mut reply: ModelReply) -> Result<Option<Vec<ToolCall>>, Outcome> {
         if let Some(usage) = &reply.usage {
-            self.usage.add(usage);
-            self.thread.usage.add(usage);
+            self.spend(usage);
             self.last_input = Some((usage.input_tokens, self.thread.messages.len()));
             (self.emit)(Event::Usage {
                 turn: self.turn,
@@ -605,9 +618,11 @@ impl Run<'_> {
             self.notice(notice);
         }
         // A subagent's model calls count for this run.
-        let spent = self.scope.take_usage();
-        self.usage.add(&spent);
-        self.thread.usage.add(&spent);
+        for (model, spent) in self.scope.take_usage() {
+            self.usage.add(&spent);
+            self.thread.usage.add(&spent);
+            self.model_usage.entry(model).or_default().add(&spent);
+        }
         for ((call, slot), began) in calls.iter().zip(outputs).zip(began) {
             let (output, ran, ms) = slot.unwrap_or_else(|| {
                 let ran_for = began.map_or(0, |at| {
@@ -736,6 +751,9 @@ impl Run<'_> {
             ),
         };
         RunResult {
+            is_error: status != RunStatus::Success,
+            duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            model_usage: self.model_usage,
             status,
             result: self.answer,
             thread_id: self.thread.id.clone(),

@@ -195,9 +195,10 @@ impl Task {
         // interrupted subagent (its call dropped) has still been paid for.
         let counted_total = Mutex::new(Usage::default());
         let (scope, counted) = (ctx.scope.clone(), &counted_total);
+        let model = env.provider.model().to_string();
         let emit = move |event: Event| {
             if let Event::Usage { usage, .. } = &event {
-                scope.add_usage(usage);
+                scope.add_usage(&model, usage);
                 counted
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -214,7 +215,8 @@ impl Task {
         let outcome = tokio::time::timeout(self.timeout, run).await;
         // The rest of what it spent (its own tools' model calls) once it is done.
         let counted = *counted_total.lock().unwrap_or_else(PoisonError::into_inner);
-        ctx.scope.add_usage(&thread.usage.minus(&counted));
+        ctx.scope
+            .add_usage(env.provider.model(), &thread.usage.minus(&counted));
         match outcome {
             Err(_) => ToolOutput::error(format!(
                 "Error: the subagent `{}` timed out after {} s (subagents.timeout_seconds).",

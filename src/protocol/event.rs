@@ -316,6 +316,10 @@ pub enum RunStatus {
 pub struct RunResult {
     /// How it ended.
     pub status: RunStatus,
+    /// Whether it ended otherwise than `success`.
+    pub is_error: bool,
+    /// How long it took, in milliseconds.
+    pub duration_ms: u64,
     /// The final answer (the last assistant text, possibly partial when it failed).
     pub result: String,
     /// The thread.
@@ -326,6 +330,8 @@ pub struct RunResult {
     pub turns: u32,
     /// Tokens used in this run.
     pub usage: Usage,
+    /// `usage` by model id.
+    pub model_usage: std::collections::BTreeMap<String, Usage>,
     /// Tokens used by the thread so far.
     pub thread_usage: Usage,
     /// The promoted working set at the end.
@@ -421,11 +427,14 @@ mod tests {
             "run_finished",
             &[
                 "status",
+                "is_error",
+                "duration_ms",
                 "result",
                 "thread_id",
                 "model",
                 "turns",
                 "usage",
+                "model_usage",
                 "thread_usage",
                 "promoted_tools",
                 "files",
@@ -566,6 +575,9 @@ mod tests {
             },
             Event::RunFinished(RunResult {
                 status: RunStatus::Failed,
+                is_error: true,
+                duration_ms: 5,
+                model_usage: Default::default(),
                 result: text.clone(),
                 thread_id: text.clone(),
                 model: text,

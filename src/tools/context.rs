@@ -63,7 +63,8 @@ pub struct RunScope {
 #[derive(Debug, Default)]
 struct ScopeState {
     counters: BTreeMap<&'static str, usize>,
-    usage: Usage,
+    /// By model id.
+    usage: BTreeMap<String, Usage>,
     notices: Vec<String>,
 }
 
@@ -83,13 +84,17 @@ impl RunScope {
         true
     }
 
-    /// Adds tokens a tool spent on a model.
-    pub fn add_usage(&self, usage: &Usage) {
-        self.state().usage.add(usage);
+    /// Adds tokens a tool spent on the model `model`.
+    pub fn add_usage(&self, model: &str, usage: &Usage) {
+        self.state()
+            .usage
+            .entry(model.to_string())
+            .or_default()
+            .add(usage);
     }
 
-    /// The tokens added since the last call, and resets them.
-    pub fn take_usage(&self) -> Usage {
+    /// The tokens added since the last call, by model, and resets them.
+    pub fn take_usage(&self) -> BTreeMap<String, Usage> {
         std::mem::take(&mut self.state().usage)
     }
 
@@ -130,12 +135,20 @@ mod tests {
         assert!(other.take("subagents", 2));
         assert!(!scope.take("subagents", 2));
         assert!(scope.take("else", 1));
-        other.add_usage(&Usage {
+        let usage = Usage {
             input_tokens: 3,
             cached_input_tokens: 1,
             output_tokens: 2,
-        });
-        assert_eq!(scope.take_usage().input_tokens, 3);
-        assert_eq!(scope.take_usage(), Usage::default());
+        };
+        other.add_usage("m", &usage);
+        other.add_usage("m", &usage);
+        other.add_usage("small", &usage);
+        let taken = scope.take_usage();
+        assert_eq!(taken["m"].input_tokens, 6);
+        assert_eq!(taken["small"].output_tokens, 2);
+        assert!(scope.take_usage().is_empty());
+        scope.add_notice(String::from("n"));
+        assert_eq!(other.take_notices(), ["n"]);
+        assert!(scope.take_notices().is_empty());
     }
 }

@@ -226,6 +226,9 @@ mod tests {
         );
         let result = RunResult {
             status: RunStatus::Success,
+            is_error: false,
+            duration_ms: 3,
+            model_usage: Default::default(),
             result: "hi".into(),
             thread_id: "t".into(),
             model: "m".into(),

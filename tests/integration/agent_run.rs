@@ -148,9 +148,15 @@ fn text_output_prints_only_the_answer_and_json_prints_one_result() {
     assert_eq!(out.status.code(), Some(0));
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["status"], "success");
+    assert_eq!(result["is_error"], false);
+    assert!(result["duration_ms"].is_u64(), "{result}");
     assert_eq!(result["result"], "Five.");
     assert_eq!(result["turns"], 1);
     assert!(result["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(
+        result["model_usage"]["mock-model"], result["usage"],
+        "one model, all of the usage"
+    );
     assert!(result["thread_id"].as_str().unwrap().len() >= 12);
     assert_eq!(result["errors"], json!([]));
     // The API key is sent as a bearer token, never stored or printed.
@@ -277,6 +283,7 @@ fn max_turns_and_loops_end_the_run_with_status_1() {
         .unwrap();
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["error_kind"], "turn_limit", "{result}");
+    assert_eq!(result["is_error"], true);
 
     let mock = MockOpenAi::start((0..5).map(|_| search()).collect());
     let out = agent(&sandbox, &mock)

@@ -111,6 +111,9 @@ pub fn run_started() -> Event {
 /// `run_finished` with `status`.
 pub fn run_finished(status: RunStatus, errors: Vec<String>) -> Event {
     Event::RunFinished(RunResult {
+        is_error: status != RunStatus::Success,
+        duration_ms: 1_200,
+        model_usage: Default::default(),
         status,
         result: String::new(),
         thread_id: "3f9a12c0ab12".into(),
