@@ -10,7 +10,7 @@ use clap::Parser;
 use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
 use tracing_subscriber::prelude::*;
 
-use antler::cli::{Cli, Exit, run};
+use antler::cli::{Cli, CliError, Exit, run};
 
 fn main() -> ExitCode {
     // Project trust is decided and a trusted `.env` loaded before any thread exists (it
@@ -18,8 +18,7 @@ fn main() -> ExitCode {
     // taken from the environment see `.env`.
     let first = Cli::parse();
     if let Err(err) = first.enter_dir() {
-        eprintln!("error: {err}");
-        return Exit::Config.into();
+        return CliError::usage(err).report_as(first.error_format()).into();
     }
     let startup = match antler::cli::prepare(&first) {
         Ok(startup) => startup,

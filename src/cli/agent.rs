@@ -26,7 +26,7 @@ pub async fn run_prompt(
 ) -> Exit {
     run(args, model, paths, cwd, env, trust)
         .await
-        .unwrap_or_else(CliError::report)
+        .unwrap_or_else(|err| err.report_as(args.output_format))
 }
 
 async fn run(

@@ -1,14 +1,18 @@
 //! The one error the command line stops with: what to print and the exit status.
 
 use super::Exit;
+use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, Usage};
 use crate::session::SessionError;
 use crate::setup::SetupError;
 use crate::store::StoreError;
+use crate::ui::run_output::{OutputFormat, json_line};
 
 /// Why a command stopped: a message for stderr and its exit status.
 #[derive(Debug)]
 pub struct CliError {
+    /// The exit status.
     pub exit: Exit,
+    /// What went wrong, for stderr.
     pub message: String,
 }
 
@@ -34,6 +38,42 @@ impl CliError {
     pub fn report(self) -> Exit {
         eprintln!("error: {}", crate::text::printable_lines(&self.message));
         self.exit
+    }
+
+    /// [`CliError::report`] for a prompt run printing `format`: a script reading JSON gets
+    /// one failed result object (`json`) or `run_finished` line (`stream-json`) on stdout
+    /// too, so that it never parses an empty stdout.
+    pub fn report_as(self, format: OutputFormat) -> Exit {
+        let kind = match self.exit {
+            Exit::Config => ErrorKind::Config,
+            _ => ErrorKind::Startup,
+        };
+        let result = RunResult {
+            status: RunStatus::Failed,
+            is_error: true,
+            duration_ms: 0,
+            result: String::new(),
+            thread_id: String::new(),
+            model: String::new(),
+            turns: 0,
+            usage: Usage::default(),
+            model_usage: Default::default(),
+            thread_usage: Usage::default(),
+            promoted_tools: Vec::new(),
+            files: Vec::new(),
+            notices: Vec::new(),
+            errors: vec![self.message.clone()],
+            error_kind: Some(kind),
+            ledger: None,
+        };
+        match format {
+            OutputFormat::Text => {}
+            OutputFormat::Json => println!("{}", json_line(&result).trim_end()),
+            OutputFormat::StreamJson => {
+                println!("{}", json_line(&Event::RunFinished(result)).trim_end());
+            }
+        }
+        self.report()
     }
 }
 

@@ -19,6 +19,7 @@ mod startup;
 mod threads;
 mod trust;
 
+pub use error::CliError;
 pub use run::run;
 pub use startup::{Startup, prepare};
 
@@ -78,6 +79,14 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// How errors are printed: as a result object when a prompt run prints JSON.
+    pub fn error_format(&self) -> OutputFormat {
+        match self.invocation() {
+            Invocation::Prompt => self.run.output_format,
+            _ => OutputFormat::Text,
+        }
+    }
+
     /// Changes to `--cd DIR` (before anything reads the working directory).
     pub fn enter_dir(&self) -> Result<(), String> {
         match &self.cd {

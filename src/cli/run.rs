@@ -30,7 +30,8 @@ pub async fn run(cli: Cli, startup: super::Startup) -> Exit {
     let cwd = match std::env::current_dir() {
         Ok(dir) => dir,
         Err(err) => {
-            return CliError::usage(format!("cannot read the working directory: {err}")).report();
+            return CliError::usage(format!("cannot read the working directory: {err}"))
+                .report_as(cli.error_format());
         }
     };
     let env = |name: &str| std::env::var(name).ok();

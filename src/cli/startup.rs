@@ -27,8 +27,9 @@ pub struct Startup {
 /// Decides project trust for `cli` and loads a trusted `.env`. Must run before any thread
 /// exists. `Err` is the exit status of a run that must not go on (the reason is printed).
 pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
+    let format = cli.error_format();
     let cwd = std::env::current_dir().map_err(|err| {
-        CliError::usage(format!("cannot read the working directory: {err}")).report()
+        CliError::usage(format!("cannot read the working directory: {err}")).report_as(format)
     })?;
     let env = |name: &str| std::env::var(name).ok();
     let invocation = cli.invocation();
@@ -50,7 +51,7 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
     let files = match project_files(&cli.config_paths(), &cwd, &env) {
         Ok(files) => files,
         Err(_) if on_untrusted == OnUntrusted::Skip => Vec::new(),
-        Err(err) => return Err(CliError::usage(err.to_string()).report()),
+        Err(err) => return Err(CliError::usage(err.to_string()).report_as(format)),
     };
     let untrusted: Vec<&ProjectFile> = files
         .iter()
@@ -73,13 +74,17 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
                     Answer::Quit => return Err(Exit::Success),
                 },
                 Invocation::Prompt | Invocation::Inspect => {
-                    for file in &untrusted {
-                        eprintln!("error: {}", refusal(file, &trust));
-                        for line in describe(file) {
-                            eprintln!("  {line}");
-                        }
-                    }
-                    return Err(Exit::Config);
+                    let message: Vec<String> = untrusted
+                        .iter()
+                        .map(|file| {
+                            let mut text = refusal(file, &trust).to_string();
+                            for line in describe(file) {
+                                text.push_str(&format!("\n  {line}"));
+                            }
+                            text
+                        })
+                        .collect();
+                    return Err(CliError::usage(message.join("\nerror: ")).report_as(format));
                 }
                 Invocation::Doctor | Invocation::Threads | Invocation::Trust => {}
             }
@@ -88,7 +93,7 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
     if let Some(dotenv) = files.iter().find(|f| f.kind == ProjectFileKind::DotEnv) {
         if trust.state(dotenv).is_trusted() {
             load_dotenv(&dotenv.path, &dotenv.content)
-                .map_err(|err| CliError::usage(err.to_string()).report())?;
+                .map_err(|err| CliError::usage(err.to_string()).report_as(format))?;
         } else {
             notices.push(format!(
                 "{} is not loaded: antler has not been told to trust it ({}); `antler trust` \

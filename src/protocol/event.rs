@@ -41,6 +41,10 @@ pub enum ErrorKind {
     TurnLimit,
     /// Loop detection stopped the same call repeated.
     Loop,
+    /// The run could not start: a usage or configuration error (exit 2).
+    Config,
+    /// The run could not start for another reason (exit 1).
+    Startup,
 }
 
 /// The name of the tool search tool.

@@ -224,3 +224,62 @@ fn help_describes_every_command_and_option() {
         .code(2)
         .stderr(predicate::str::contains("Usage"));
 }
+
+#[test]
+fn start_up_errors_under_json_output_still_print_one_json_object() {
+    let sb = Sandbox::new();
+    sb.write("config.yaml", "models: [unclosed\n");
+    let out = sb
+        .antler()
+        .args(["-p", "hi", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["error_kind"], "config");
+    let error = result["errors"][0].as_str().unwrap();
+    assert!(error.contains("config.yaml"), "{error}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("config.yaml"),
+        "the message is on stderr too"
+    );
+
+    // An untrusted project file, before anything runs: one run_finished line.
+    let out = sb
+        .antler_untrusted()
+        .args(["-p", "hi", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let lines: Vec<serde_json::Value> = events(&out.stdout);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["type"], "run_finished");
+    assert!(
+        lines[0]["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("has not been told to trust"),
+        "{}",
+        lines[0]
+    );
+
+    // -C to nowhere.
+    let out = sb
+        .antler()
+        .args(["-C", "missing", "-p", "hi", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (result["error_kind"].as_str(), out.status.code()),
+        (Some("config"), Some(2))
+    );
+    // Text output stays text.
+    sb.antler()
+        .args(["-C", "missing", "-p", "hi"])
+        .assert()
+        .code(2)
+        .stdout("");
+}
