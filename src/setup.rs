@@ -8,7 +8,7 @@ use crate::agent::subagent::{SubagentSlot, Task};
 use crate::config::{
     AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, McpServerConfig, ModelConfig,
     Origin, Segment, ToolSearchMode, app_config_candidates, extensions_candidates, locate,
-    parse_app_config,
+    parse_app_config_with,
 };
 use crate::deferred::search::{EmbedMode, SemanticSearch};
 use crate::deferred::{DeferInputs, DeferredError, DeferredSetup, setup_deferred_for};
@@ -387,13 +387,18 @@ fn load_app(
 ) -> Result<Loaded<AppConfig>, SetupError> {
     let candidates = app_config_candidates(paths.config.as_deref(), cwd, env)?;
     let Some((found, file)) = first_admitted(candidates, ProjectFileKind::AppConfig, trust)? else {
-        return Ok(Loaded::default());
+        if paths.overrides.is_empty() {
+            return Ok(Loaded::default());
+        }
+        let mut app = parse_app_config_with("", Path::new("--set"), env, &paths.overrides)?;
+        app.path = None;
+        return Ok(app);
     };
     let text = match file {
         Some(file) => file.text(),
         None => crate::config::read_config_file(&found.path)?,
     };
-    let app = parse_app_config(&text, &found.path, env)?;
+    let app = parse_app_config_with(&text, &found.path, env, &paths.overrides)?;
     for warning in &app.warnings {
         tracing::warn!("{warning}");
     }

@@ -199,6 +199,7 @@ pub fn catalog_agent(
     let paths = ConfigPaths {
         config: Some(config),
         extensions: None,
+        overrides: Vec::new(),
     };
     let setup = Setup::load(
         &paths,

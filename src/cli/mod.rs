@@ -53,6 +53,11 @@ pub struct Cli {
     /// The extensions_config.json (MCP servers) to use.
     #[arg(long, global = true, value_name = "PATH")]
     pub extensions: Option<PathBuf>,
+    /// Change one config.yaml setting for this run (repeatable; the value is YAML):
+    /// `--set tool_output.max_chars=40000`, `--set 'permissions.allow=[grep]'`.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE",
+          value_parser = crate::config::Override::parse)]
+    pub set: Vec<crate::config::Override>,
     /// More log output on stderr (-v info, -vv debug); `ANTLER_LOG` takes a full filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -246,6 +251,7 @@ impl Cli {
         crate::config::ConfigPaths {
             config: self.config.clone(),
             extensions: self.extensions.clone(),
+            overrides: self.set.clone(),
         }
     }
 }

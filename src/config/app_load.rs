@@ -12,6 +12,7 @@ use yaml_serde::Value as Yaml;
 
 use super::app::{AppConfig, KNOWN_TOP_LEVEL, ModelConfig, ToolGroupConfig};
 use super::locate::{Segment, display_path, locate};
+use super::overrides::Override;
 use super::{ConfigError, EnvLookup, expand_env_reference, recording_secrets};
 
 /// A loaded configuration together with the non-fatal problems found while loading it.
@@ -34,10 +35,21 @@ pub fn parse_app_config(
     path: &Path,
     env: EnvLookup<'_>,
 ) -> Result<Loaded<AppConfig>, ConfigError> {
+    parse_app_config_with(text, path, env, &[])
+}
+
+/// [`parse_app_config`] with `--set` overrides applied (before `$NAME` expansion).
+pub fn parse_app_config_with(
+    text: &str,
+    path: &Path,
+    env: EnvLookup<'_>,
+    overrides: &[Override],
+) -> Result<Loaded<AppConfig>, ConfigError> {
     let syntax_error = |err: yaml_serde::Error| yaml_error(path, err);
     let tree: Yaml = yaml_serde::from_str(text).map_err(syntax_error)?;
     let mut warnings = Vec::new();
     let tree = match tree {
+        Yaml::Null if !overrides.is_empty() => Default::default(),
         Yaml::Null => {
             return Ok(Loaded {
                 value: AppConfig::default(),
@@ -67,6 +79,7 @@ pub fn parse_app_config(
         // Ignored keys are never expanded: an unset `$NAME` there must not fail the load.
         remove_path(&mut tree, key);
     }
+    super::overrides::apply(&mut tree, overrides)?;
     let mut unresolved = Vec::new();
     let (expanded, mut secrets) = recording_secrets(env, |env| {
         let mut expansion = Expansion {
@@ -207,7 +220,7 @@ fn known_keys(parent: &[Segment]) -> Vec<String> {
 
 /// Keys that the `extra` maps (kept for DeerFlow's keys) caught but that neither antler nor
 /// DeerFlow knows: typos such as `models[0].temprature`.
-fn extra_keys(config: &AppConfig) -> Vec<Vec<Segment>> {
+pub(super) fn extra_keys(config: &AppConfig) -> Vec<Vec<Segment>> {
     use super::app::deerflow_keys as deerflow;
     let key = |k: &str| Segment::Key(k.to_string());
     let mut found = Vec::new();

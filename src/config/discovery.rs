@@ -11,6 +11,8 @@ pub struct ConfigPaths {
     pub config: Option<PathBuf>,
     /// `--extensions PATH`.
     pub extensions: Option<PathBuf>,
+    /// `--set key.path=value`, applied to config.yaml in order.
+    pub overrides: Vec<super::Override>,
 }
 
 /// Where a configuration file was found. Only [`Origin::Project`] files need the user's

@@ -13,6 +13,7 @@ mod error;
 mod extensions;
 mod lenient;
 mod locate;
+mod overrides;
 mod permissions;
 mod server_policy;
 mod signature;
@@ -22,7 +23,7 @@ pub use app::{
     SubagentsConfig, SummarizationConfig, ToolCallFormat, ToolConfig, ToolGroupConfig,
     ToolOutputConfig, ToolSearchConfig, ToolSearchMode, WebFetchPolicy,
 };
-pub use app_load::{Loaded, parse_app_config};
+pub use app_load::{Loaded, parse_app_config, parse_app_config_with};
 pub use discovery::{
     ConfigPaths, Found, Origin, app_config_candidates, dotenv_candidate, extensions_candidates,
 };
@@ -38,6 +39,7 @@ pub use extensions::{
     parse_extensions_config,
 };
 pub(crate) use locate::{Segment, locate};
+pub use overrides::Override;
 pub use permissions::{Decision, PermissionsConfig, Rule, RuleError, parse_rule_list};
 pub use server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};
 pub use signature::FileSignature;

@@ -40,6 +40,7 @@ async fn chat<F: Future<Output = ()>>(
     let paths = ConfigPaths {
         config: None,
         extensions: Some(file),
+        overrides: Vec::new(),
     };
     let env = env_in(root);
     let mut setup = Setup::load(&paths, root, &env, &ProjectTrust::everything()).unwrap();

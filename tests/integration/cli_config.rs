@@ -283,3 +283,43 @@ fn start_up_errors_under_json_output_still_print_one_json_object() {
         .code(2)
         .stdout("");
 }
+
+#[test]
+fn set_changes_one_setting_for_one_run_and_a_wrong_key_is_an_error() {
+    let sb = Sandbox::new();
+    // Without a config file, and over one.
+    sb.antler()
+        .args([
+            "--set",
+            "tools=[{name: ls, use: antler.sandbox:ls}]",
+            "tools",
+            "list",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^ls +configured").unwrap());
+    sb.write("config.yaml", "tool_search:\n  enabled: false\n");
+    write_extensions(&sb, json!({"fx": fixture_stdio(&[])}));
+    sb.antler()
+        .args(["tools", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(", 0 deferred"));
+    sb.antler()
+        .args(["tools", "list", "--set", "tool_search.enabled=true"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(", 0 deferred").not());
+    sb.antler()
+        .args(["tools", "list", "--set", "sandbox.allow_host_bsh=true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--set: sandbox.allow_host_bsh=true: config.yaml has no key `sandbox.allow_host_bsh`",
+        ));
+    sb.antler()
+        .args(["tools", "list", "--set", "nothing"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("expected KEY=VALUE"));
+}
