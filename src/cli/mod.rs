@@ -11,6 +11,7 @@ mod agent;
 mod chat;
 mod doctor;
 mod error;
+mod mcp_edit;
 mod models;
 mod oauth;
 mod output;
@@ -35,7 +36,8 @@ Examples:
 
 Configuration files:
   config.yaml             --config, $ANTLER_CONFIG, ./config.yaml, $XDG_CONFIG_HOME/antler/config.yaml
-  extensions_config.json  --extensions, $ANTLER_EXTENSIONS_CONFIG, ./extensions_config.json, ./mcp_config.json
+  extensions_config.json  --extensions, $ANTLER_EXTENSIONS_CONFIG, ./extensions_config.json, ./mcp_config.json,
+                          $XDG_CONFIG_HOME/antler/extensions_config.json (`antler mcp add` edits it)
   A .env file in the working directory is loaded first.
   Files found in the working directory (./config.yaml, ./extensions_config.json,
   ./mcp_config.json, ./.env) are used only once you trust their content: `antler trust`.
@@ -222,6 +224,8 @@ pub enum Invocation {
     Threads,
     /// `trust`.
     Trust,
+    /// `mcp add` / `mcp remove`: they edit a file and read no project file.
+    Edit,
 }
 
 impl Cli {
@@ -239,6 +243,7 @@ impl Cli {
                 Invocation::Chat
             }
             None => Invocation::Prompt,
+            Some(Command::Mcp(McpCommand::Add(_) | McpCommand::Remove(_))) => Invocation::Edit,
             Some(Command::Tools(_) | Command::Mcp(_) | Command::Models(_)) => Invocation::Inspect,
             Some(Command::Doctor(_)) => Invocation::Doctor,
             Some(Command::Threads(_)) => Invocation::Threads,
@@ -409,6 +414,59 @@ pub enum McpCommand {
     Login(McpLoginArgs),
     /// Forget the OAuth tokens of a server.
     Logout(McpLogoutArgs),
+    /// Add a server to your extensions file ($XDG_CONFIG_HOME/antler/extensions_config.json,
+    /// created if needed; --extensions names another): `antler mcp add time -- uvx
+    /// mcp-server-time`, `antler mcp add docs --url https://example.com/mcp`.
+    Add(McpAddArgs),
+    /// Remove a server from your extensions file.
+    Remove(McpRemoveArgs),
+}
+
+/// Options of `antler mcp add`.
+#[derive(Debug, Args)]
+pub struct McpAddArgs {
+    /// The server's name: its key in `mcpServers` and the prefix of its tools.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// A remote server's URL (streamable HTTP; `--transport sse` for the older SSE).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// The remote transport.
+    #[arg(long, value_enum, default_value = "http", requires = "url")]
+    pub transport: RemoteTransport,
+    /// An environment variable of a stdio server, NAME=VALUE (repeatable; `$VAR` is
+    /// expanded when antler starts, so a secret need not be written in the file).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+    /// An HTTP header of a remote server, NAME=VALUE (repeatable).
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+    pub headers: Vec<String>,
+    /// What the server is for (shown to the model in the tool listing).
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+    /// Replace a server of the same name.
+    #[arg(long)]
+    pub force: bool,
+    /// The command that starts a stdio server and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `--transport` of `antler mcp add --url`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RemoteTransport {
+    /// Streamable HTTP.
+    Http,
+    /// HTTP with server-sent events (the 2024 transport).
+    Sse,
+}
+
+/// Options of `antler mcp remove`.
+#[derive(Debug, Args)]
+pub struct McpRemoveArgs {
+    /// The server (its key in `mcpServers`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
 }
 
 /// Options of `antler mcp login`.

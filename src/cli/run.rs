@@ -51,6 +51,12 @@ pub async fn run(cli: Cli, startup: super::Startup) -> Exit {
         }
         (_, None) => super::agent::run_prompt(&cli.run, model, &paths, &cwd, &env, trust).await,
         (_, Some(Command::Threads(command))) => super::threads::run(command, &env),
+        (_, Some(Command::Mcp(McpCommand::Add(args)))) => {
+            super::mcp_edit::add(&args, &paths, &cwd, &env)
+        }
+        (_, Some(Command::Mcp(McpCommand::Remove(args)))) => {
+            super::mcp_edit::remove(&args, &paths, &cwd, &env)
+        }
         (_, Some(Command::Trust(args))) => super::trust::run(&args, &paths, &cwd, &env, trust),
         (_, Some(Command::Models(command))) => {
             super::models::run(command, &paths, &cwd, &env, trust).await
@@ -132,7 +138,12 @@ async fn inspect(
             | Command::Doctor(_)
             | Command::Trust(_)
             | Command::Models(_)
-            | Command::Mcp(McpCommand::Login(_) | McpCommand::Logout(_)) => String::new(),
+            | Command::Mcp(
+                McpCommand::Login(_)
+                | McpCommand::Logout(_)
+                | McpCommand::Add(_)
+                | McpCommand::Remove(_),
+            ) => String::new(),
         };
         let statuses = mcp.statuses().await;
         mcp.shutdown(SHUTDOWN_GRACE).await;

@@ -35,12 +35,14 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
     let invocation = cli.invocation();
     let on_untrusted = match invocation {
         Invocation::Chat | Invocation::Prompt | Invocation::Inspect => OnUntrusted::Refuse,
-        Invocation::Doctor | Invocation::Threads | Invocation::Trust => OnUntrusted::Skip,
+        Invocation::Doctor | Invocation::Threads | Invocation::Trust | Invocation::Edit => {
+            OnUntrusted::Skip
+        }
     };
     let store = crate::config::dirs::data_dir(&env).map(|dir| TrustStore::in_dir(&dir));
     let mut trust = ProjectTrust::new(store, on_untrusted);
     let mut notices = Vec::new();
-    if invocation == Invocation::Trust {
+    if matches!(invocation, Invocation::Trust | Invocation::Edit) {
         return Ok(Startup {
             trust: Arc::new(trust),
             notices,
@@ -86,7 +88,8 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
                         .collect();
                     return Err(CliError::usage(message.join("\nerror: ")).report_as(format));
                 }
-                Invocation::Doctor | Invocation::Threads | Invocation::Trust => {}
+                Invocation::Doctor | Invocation::Threads | Invocation::Trust | Invocation::Edit => {
+                }
             }
         }
     }

@@ -71,8 +71,8 @@ pub fn app_config_candidates(
 }
 
 /// The MCP servers files that may be used, best first: `--extensions`, else
-/// `ANTLER_EXTENSIONS_CONFIG`, else `./extensions_config.json`, then `./mcp_config.json`.
-/// Empty: no MCP servers.
+/// `ANTLER_EXTENSIONS_CONFIG`, else `./extensions_config.json`, then `./mcp_config.json`,
+/// then the user's own ([`user_extensions`]). Empty: no MCP servers.
 pub fn extensions_candidates(
     flag: Option<&Path>,
     cwd: &Path,
@@ -81,12 +81,21 @@ pub fn extensions_candidates(
     if let Some(found) = explicit(flag, "--extensions", "ANTLER_EXTENSIONS_CONFIG", cwd, env)? {
         return Ok(vec![found]);
     }
-    Ok(["extensions_config.json", "mcp_config.json"]
+    let project = ["extensions_config.json", "mcp_config.json"]
         .iter()
         .map(|name| cwd.join(name))
         .filter(|p| p.is_file())
-        .map(|p| Found::new(p, Origin::Project))
-        .collect())
+        .map(|p| Found::new(p, Origin::Project));
+    let user = user_extensions(env)
+        .filter(|p| p.is_file())
+        .map(|p| Found::new(p, Origin::User));
+    Ok(project.chain(user).collect())
+}
+
+/// The user's own MCP servers file, which `antler mcp add` edits:
+/// `$XDG_CONFIG_HOME/antler/extensions_config.json` (default `~/.config`).
+pub fn user_extensions(env: EnvLookup<'_>) -> Option<PathBuf> {
+    crate::config::dirs::config_dir(env).map(|dir| dir.join("extensions_config.json"))
 }
 
 /// The `.env` of the working directory, if there is one (always a project file).

@@ -8,6 +8,7 @@ mod app;
 mod app_load;
 pub mod dirs;
 mod discovery;
+mod edit;
 mod env;
 mod error;
 mod extensions;
@@ -26,7 +27,9 @@ pub use app::{
 pub use app_load::{Loaded, parse_app_config, parse_app_config_with};
 pub use discovery::{
     ConfigPaths, Found, Origin, app_config_candidates, dotenv_candidate, extensions_candidates,
+    user_extensions,
 };
+pub use edit::{EditError, add_server, remove_server};
 #[cfg(test)]
 pub(crate) use env::fixed_env;
 pub(crate) use env::recording_secrets;

@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -302,4 +303,112 @@ fn configured_tools_come_first_and_win_duplicate_names() {
     let (filtered, _, _) = sb.json(&["tools", "list", "--json", "--group", "nothing"]);
     let filtered = names_of(&filtered);
     assert_eq!(filtered, ["ls", "other"], "the MCP `ls` is kept");
+}
+
+#[test]
+fn mcp_add_and_remove_edit_the_users_file_and_keep_the_rest() {
+    let sb = Sandbox::new();
+    let user_file = sb.path().join("xdg-config/antler/extensions_config.json");
+    let fixture = fixture_bin().to_str().unwrap().to_string();
+    sb.antler()
+        .args([
+            "mcp",
+            "add",
+            "fx",
+            "--env",
+            "GREETING=hi",
+            "--",
+            &fixture,
+            "--page-size",
+            "3",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Created MCP server `fx`"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&user_file).unwrap()).unwrap();
+    assert_eq!(
+        saved["mcpServers"]["fx"],
+        json!({"command": fixture, "args": ["--page-size", "3"], "env": {"GREETING": "hi"}})
+    );
+    // antler reads the user's file when the directory has none of its own.
+    sb.antler()
+        .args(["tools", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fx_echo"));
+
+    // The rest of the file is kept, in its order.
+    let mut edited = saved.clone();
+    edited["skills"] = json!({"kept": true});
+    std::fs::write(&user_file, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+    sb.antler()
+        .args([
+            "mcp",
+            "add",
+            "docs",
+            "--url",
+            "https://docs.example.com/mcp",
+            "--header",
+            "Authorization=Bearer $DOCS_TOKEN",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Saved MCP server `docs`"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&user_file).unwrap()).unwrap();
+    assert_eq!(saved["skills"], json!({"kept": true}));
+    let names: Vec<&String> = saved["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["fx", "docs"]);
+    assert_eq!(
+        saved["mcpServers"]["docs"],
+        json!({"type": "http", "url": "https://docs.example.com/mcp",
+               "headers": {"Authorization": "Bearer $DOCS_TOKEN"}})
+    );
+
+    // Adding a name twice needs --force; a bad name or entry changes nothing.
+    sb.antler()
+        .args(["mcp", "add", "fx", "--", "other"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already has a server `fx`"));
+    sb.antler()
+        .args(["mcp", "add", "fx", "--force", "--", "other"])
+        .assert()
+        .success();
+    for args in [
+        &["mcp", "add", "../evil", "--", "x"][..],
+        &["mcp", "add", "web", "--url", "file:///etc/passwd"][..],
+        &["mcp", "add", "nothing"][..],
+    ] {
+        let before = std::fs::read_to_string(&user_file).unwrap();
+        sb.antler().args(args).assert().code(2);
+        assert_eq!(
+            std::fs::read_to_string(&user_file).unwrap(),
+            before,
+            "{args:?}"
+        );
+    }
+
+    sb.antler()
+        .args(["mcp", "remove", "fx"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Removed MCP server `fx`"));
+    sb.antler()
+        .args(["mcp", "remove", "fx"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no server `fx`").and(predicate::str::contains("docs")));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&user_file).unwrap()).unwrap();
+    assert_eq!(saved["skills"], json!({"kept": true}));
+
+    // A project file in the directory comes first, and the user is told.
+    write_extensions(&sb, json!({}));
+    sb.antler()
+        .args(["mcp", "add", "t", "--", "x"])
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("antler uses")
+                .and(predicate::str::contains("extensions_config.json instead")),
+        );
 }
