@@ -95,6 +95,7 @@ async fn measure(dir: &Path, tools: &[ToolInfo], runs: usize) -> Figures {
             clarifications: None,
             ledger: Default::default(),
             permissions: Arc::new(antler::permissions::Permissions::allow_all()),
+            prompt: Default::default(),
         },
         &|_| None,
     )
@@ -210,7 +211,12 @@ async fn rebuild_as_before(
     let servers: Vec<_> = mcp.servers().iter().map(|s| s.config().clone()).collect();
     let config = &setup.app.value;
     let cwd = setup.cwd.as_path();
-    std::hint::black_box(subagent_prompt(&place.date, cwd, &deferred));
+    std::hint::black_box(subagent_prompt(
+        &place.date,
+        cwd,
+        &deferred,
+        &Default::default(),
+    ));
     let options = ChainOptions {
         output_budget: Some(OutputBudget::new(
             config.tool_output.max_chars,
@@ -223,7 +229,7 @@ async fn rebuild_as_before(
     Agent {
         provider,
         chain: agent_chain(&deferred, &config.tool_search, &servers, options),
-        system_prompt: system_prompt(&place.date, cwd, &deferred),
+        system_prompt: system_prompt(&place.date, cwd, &deferred, &Default::default()),
         deferred,
         max_turns: 50,
         summarization: None,

@@ -242,6 +242,7 @@ pub fn catalog_agent(
             &antler::clock::utc_date(antler::clock::now_unix()),
             dir,
             &deferred,
+            &Default::default(),
         ),
         deferred: Arc::new(deferred),
         max_turns: 50,

@@ -29,22 +29,54 @@ const CALL_NATIVE: &str = "Tools it returns become callable from your next step.
 const CALL_STABLE: &str = "Call a tool it returns through call_tool: {\"name\": \"<tool name>\", \
 \"arguments\": {<its arguments>}}.";
 
-/// The system prompt: base instructions, the date, the working directory, then how to
-/// reach the deferred tools and their listing (when some are deferred).
-pub fn system_prompt(date: &str, cwd: &Path, deferred: &DeferredSetup) -> String {
-    prompt_with(BASE, date, cwd, deferred)
+/// What the user and the project add to the system prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptParts {
+    /// Instead of antler's own instructions (`--system-prompt-file`).
+    pub base: Option<String>,
+    /// After the date and working directory: config.yaml's `instructions:`, AGENTS.md
+    /// files, `--append-system-prompt`.
+    pub instructions: String,
+}
+
+/// The system prompt: base instructions, the date, the working directory, the user's and
+/// the project's instructions, then how to reach the deferred tools and their listing
+/// (when some are deferred).
+pub fn system_prompt(
+    date: &str,
+    cwd: &Path,
+    deferred: &DeferredSetup,
+    parts: &PromptParts,
+) -> String {
+    let base = parts.base.as_deref().unwrap_or(BASE);
+    prompt_with(base, date, cwd, deferred, &parts.instructions)
 }
 
 /// The system prompt of a subagent: its own instructions, then the same sections.
-pub fn subagent_prompt(date: &str, cwd: &Path, deferred: &DeferredSetup) -> String {
-    prompt_with(SUBAGENT, date, cwd, deferred)
+pub fn subagent_prompt(
+    date: &str,
+    cwd: &Path,
+    deferred: &DeferredSetup,
+    parts: &PromptParts,
+) -> String {
+    prompt_with(SUBAGENT, date, cwd, deferred, &parts.instructions)
 }
 
-fn prompt_with(base: &str, date: &str, cwd: &Path, deferred: &DeferredSetup) -> String {
+fn prompt_with(
+    base: &str,
+    date: &str,
+    cwd: &Path,
+    deferred: &DeferredSetup,
+    instructions: &str,
+) -> String {
     let mut prompt = format!(
         "{base}\n\nToday's date: {date}\nWorking directory: {}",
         cwd.display()
     );
+    if !instructions.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(instructions);
+    }
     let section = deferred.prompt_section();
     if !section.is_empty() {
         let call = match deferred.binding {
@@ -77,17 +109,23 @@ mod tests {
     #[test]
     fn sections_in_order() {
         let native = deferred(&[("srv", "a", "does a")], Binding::Native);
-        let prompt = system_prompt("2026-11-30", Path::new("/work"), &native);
+        let parts = PromptParts {
+            base: None,
+            instructions: String::from("## Instructions from /work/AGENTS.md\n\nBe brief."),
+        };
+        let prompt = system_prompt("2026-11-30", Path::new("/work"), &native, &parts);
+        let rules = prompt.find("Be brief.").unwrap();
         let date = prompt.find("Today's date: 2026-11-30").unwrap();
         let cwd = prompt.find("Working directory: /work").unwrap();
         let section = prompt.find("<available-deferred-tools>").unwrap();
-        assert!(date < cwd && cwd < section);
+        assert!(date < cwd && cwd < rules && rules < section);
         assert!(prompt.contains("call tool_search first"));
         assert!(prompt.contains(CALL_NATIVE) && !prompt.contains("call_tool"));
         let plain = system_prompt(
             "2026-11-30",
             Path::new("/work"),
             &deferred(&[], Binding::Native),
+            &PromptParts::default(),
         );
         assert!(!plain.contains("tool_search"));
         assert!(plain.ends_with("Working directory: /work"));
@@ -96,7 +134,12 @@ mod tests {
     #[test]
     fn a_stable_binding_says_to_use_call_tool() {
         let stable = deferred(&[("srv", "a", "does a")], Binding::Stable);
-        let prompt = subagent_prompt("2026-11-30", Path::new("/work"), &stable);
+        let prompt = subagent_prompt(
+            "2026-11-30",
+            Path::new("/work"),
+            &stable,
+            &PromptParts::default(),
+        );
         assert!(prompt.contains(CALL_STABLE) && !prompt.contains(CALL_NATIVE));
     }
 }

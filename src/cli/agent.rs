@@ -10,6 +10,7 @@ use super::error::CliError;
 use super::{Exit, RunArgs};
 use crate::config::{ConfigPaths, EnvLookup, parse_rule_list};
 use crate::protocol::{Event, RunStatus};
+use crate::session::instructions::PromptOptions;
 use crate::session::{PermissionOptions, Session, SessionOptions, StartThread};
 use crate::setup::Setup;
 use crate::trust::ProjectTrust;
@@ -187,7 +188,16 @@ fn session_options(args: &RunArgs, model: Option<&str>) -> Result<SessionOptions
         // JSON output carries the ledger; text output takes it only when it is cheap.
         ledger: args.output_format != crate::ui::run_output::OutputFormat::Text,
         permissions: permission_options(args)?,
+        prompt: prompt_options(args),
     })
+}
+
+/// `--system-prompt-file` and `--append-system-prompt`.
+pub(super) fn prompt_options(args: &RunArgs) -> PromptOptions {
+    PromptOptions {
+        system_prompt_file: args.system_prompt_file.clone(),
+        append: args.append_system_prompt.clone(),
+    }
 }
 
 /// `--allowed-tools`, `--disallowed-tools` and `--permission-mode`, checked.

@@ -51,6 +51,7 @@ pub async fn run_chat(
         clarify: true,
         ledger: true,
         permissions,
+        prompt: super::agent::prompt_options(args),
     };
     let starting = match Session::prepare(setup, env, cwd, options) {
         Ok(starting) => starting,

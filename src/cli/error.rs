@@ -92,7 +92,8 @@ impl From<SessionError> for CliError {
             | SessionError::Model(_)
             | SessionError::Replay(_)
             | SessionError::Resume(_)
-            | SessionError::NothingToContinue(_) => Self::usage(err.to_string()),
+            | SessionError::NothingToContinue(_)
+            | SessionError::Instructions(_) => Self::usage(err.to_string()),
             SessionError::Store(_) | SessionError::Outputs(_) | SessionError::Tokens(_) => {
                 Self::failure(err.to_string())
             }

@@ -147,6 +147,13 @@ pub struct RunArgs {
     /// text if one is given.
     #[arg(long, value_name = "SERVER:PROMPT")]
     pub mcp_prompt: Option<String>,
+    /// Added to the end of the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+    /// Use this file's text instead of antler's own instructions in the system prompt
+    /// (the date, the working directory, project instructions and the tool listing stay).
+    #[arg(long, value_name = "PATH")]
+    pub system_prompt_file: Option<PathBuf>,
     /// Tool calls that run without asking: tool names or globs, `bash(PREFIX*)` for
     /// commands (comma- or space-separated, repeatable; config.yaml's deny rules still
     /// hold).

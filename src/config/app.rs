@@ -88,6 +88,8 @@ pub struct AppConfig {
     pub mcp: McpConfig,
     /// Which tool calls run, ask first, or are refused.
     pub permissions: super::PermissionsConfig,
+    /// Added to the system prompt (before the project's AGENTS.md files).
+    pub instructions: Option<String>,
 }
 
 /// `mcp:` in config.yaml.

@@ -46,4 +46,8 @@ pub use overrides::Override;
 pub use permissions::{Decision, PermissionsConfig, Rule, RuleError, parse_rule_list};
 pub use server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};
 pub use signature::FileSignature;
+
+/// The project instruction files antler reads into the system prompt, by preference: a
+/// folder's AGENTS.md, else its CLAUDE.md. Writing one needs the user's approval.
+pub const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 pub(crate) use signature::hex;

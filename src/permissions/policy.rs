@@ -81,7 +81,28 @@ impl Policy {
                 };
             }
         }
-        if self.allow_all || self.allowed.iter().any(|r| allows(r, call, commands)) {
+        if self.allow_all {
+            return Verdict::Allow;
+        }
+        if let Some(file) = instructions_written(call) {
+            // A planted AGENTS.md would instruct every later session: only a rule that
+            // names the path, or the user, lets a write through.
+            let named = self
+                .allowed
+                .iter()
+                .chain(&self.config.allow)
+                .any(|r| r.has_subject() && r.matches(call.name, call.subject));
+            if named {
+                return Verdict::Allow;
+            }
+            return Verdict::Ask {
+                reason: format!(
+                    "it changes {file}, whose text instructs every later session in this project"
+                ),
+                by_rule: true,
+            };
+        }
+        if self.allowed.iter().any(|r| allows(r, call, commands)) {
             return Verdict::Allow;
         }
         if let Some(rule) = self
@@ -140,6 +161,18 @@ impl Policy {
             },
         }
     }
+}
+
+/// The instructions file (AGENTS.md, CLAUDE.md) a file tool's call would write, if any.
+fn instructions_written<'a>(call: &CallFacts<'a>) -> Option<&'a str> {
+    if call.effect != Effect::WritesFiles {
+        return None;
+    }
+    let name = call.subject?.rsplit('/').next()?;
+    crate::config::INSTRUCTION_FILES
+        .iter()
+        .any(|f| f.eq_ignore_ascii_case(name))
+        .then_some(name)
 }
 
 /// Whether a deny or ask rule covers the call: for a command, any part of it.
@@ -290,6 +323,31 @@ mod tests {
             },
         );
         assert_eq!(policy.decide(&get), Verdict::Allow);
+    }
+
+    #[test]
+    fn writing_an_instructions_file_asks_unless_a_rule_names_its_path() {
+        let write = |path| call("write_file", Some(path), Effect::WritesFiles);
+        let policy = Policy::new(config("default: allow"), rules("write_file"), vec![], false);
+        assert_eq!(policy.decide(&write("src/lib.rs")), Verdict::Allow);
+        for planted in ["AGENTS.md", "docs/claude.md", "a/b/CLAUDE.md"] {
+            assert!(
+                matches!(
+                    policy.decide(&write(planted)),
+                    Verdict::Ask { by_rule: true, .. }
+                ),
+                "{planted}"
+            );
+        }
+        let named = Policy::new(
+            PermissionsConfig::default(),
+            rules("write_file(AGENTS.md)"),
+            vec![],
+            false,
+        );
+        assert_eq!(named.decide(&write("AGENTS.md")), Verdict::Allow);
+        let all = Policy::new(PermissionsConfig::default(), vec![], vec![], true);
+        assert_eq!(all.decide(&write("AGENTS.md")), Verdict::Allow);
     }
 
     #[test]

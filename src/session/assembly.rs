@@ -17,7 +17,7 @@ use crate::agent::layers::output_budget::OutputBudget;
 use crate::agent::layers::summarize::Summarization;
 use crate::agent::layers::{ChainOptions, agent_chain};
 use crate::agent::ledger::LedgerMode;
-use crate::agent::prompt::{subagent_prompt, system_prompt};
+use crate::agent::prompt::{PromptParts, subagent_prompt, system_prompt};
 use crate::agent::runner::{Agent, AgentSource};
 use crate::agent::subagent::{SubagentEnv, SubagentSlot};
 use crate::config::{EnvLookup, SandboxMode, SummarizationConfig};
@@ -47,6 +47,8 @@ pub struct AssemblySpec {
     pub ledger: LedgerMode,
     /// Which calls run, ask first, or are refused.
     pub permissions: Arc<Permissions>,
+    /// What the user and the project add to the system prompt.
+    pub prompt: PromptParts,
 }
 
 /// The thread the agent works on: its creation date (for a system prompt that stays the
@@ -304,7 +306,12 @@ impl Inner {
                 deferred: deferred.clone(),
                 tool_search: config.tool_search.clone(),
                 servers: servers.clone(),
-                system_prompt: subagent_prompt(&place.date, &self.cwd, &deferred),
+                system_prompt: subagent_prompt(
+                    &place.date,
+                    &self.cwd,
+                    &deferred,
+                    &self.spec.prompt,
+                ),
                 max_turns: self.spec.max_turns,
                 output_budget: Some((config.tool_output.max_chars, place.outputs.clone())),
                 redact: redact.clone(),
@@ -325,7 +332,7 @@ impl Inner {
         Ok(Agent {
             provider: self.spec.provider.clone(),
             chain: agent_chain(&deferred, &config.tool_search, &servers, options),
-            system_prompt: system_prompt(&place.date, &self.cwd, &deferred),
+            system_prompt: system_prompt(&place.date, &self.cwd, &deferred, &self.spec.prompt),
             deferred,
             max_turns: self.spec.max_turns,
             summarization: summarization(&config.summarization, window),

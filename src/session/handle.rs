@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
 use crate::agent::ledger::{LedgerMode, first_call, next_call};
-use crate::agent::prompt::system_prompt;
+use crate::agent::prompt::{PromptParts, system_prompt};
 use crate::agent::runner::{EventSink, Thread, run_live};
 use crate::config::{EnvLookup, ModelConfig, Rule};
 use crate::deferred::{TOOL_SEARCH, TokenizerError};
@@ -24,6 +24,7 @@ use crate::protocol::{
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
 use crate::provider::resolve::{ModelError, openai_provider};
 use crate::provider::{Provider, ProviderError};
+use crate::session::instructions::{Instructions, InstructionsError, PromptOptions};
 use crate::setup::{Setup, SetupError};
 use crate::store::{StoreError, StoreSink, ThreadStore, default_path, title_from};
 use crate::tools::builtin::Clarifications;
@@ -58,6 +59,9 @@ pub enum SessionError {
     /// The context ledger cannot be counted.
     #[error(transparent)]
     Tokens(#[from] TokenizerError),
+    /// `--system-prompt-file` cannot be read.
+    #[error(transparent)]
+    Instructions(#[from] InstructionsError),
 }
 
 /// Which thread the session starts on.
@@ -92,6 +96,8 @@ pub struct SessionOptions {
     pub ledger: bool,
     /// The command line's permission rules.
     pub permissions: PermissionOptions,
+    /// What the command line adds to the system prompt.
+    pub prompt: PromptOptions,
 }
 
 /// `--allowed-tools`, `--disallowed-tools` and `--permission-mode allow-all`.
@@ -133,6 +139,8 @@ pub struct Session {
     elicitations: Option<Elicitations>,
     /// Where approval requests are answered (with `clarify`).
     approvals: Option<Approvals>,
+    /// What the user and the project add to the system prompt.
+    prompt: PromptParts,
 }
 
 /// A session whose quick part is done — the model resolved, the store and the thread to
@@ -180,6 +188,7 @@ impl Starting {
         let clarifications = self.spec.clarifications.clone();
         let elicitations = self.elicitations;
         let approvals = self.approvals;
+        let prompt = self.spec.prompt.clone();
         let assembly = Assembly::new(self.setup, &self.cwd, self.spec, env).await?;
         let session = Session {
             assembly,
@@ -193,6 +202,7 @@ impl Starting {
             clarifications,
             elicitations,
             approvals,
+            prompt,
         };
         Ok((session, self.questions))
     }
@@ -235,6 +245,7 @@ impl Session {
         let elicitations = options.clarify.then(|| setup.answer_elicitations());
         let approvals = options.clarify.then(Approvals::default);
         let permissions = permissions(&setup, env, cwd, options.permissions, approvals.clone());
+        let instructions = instructions(&setup, env, cwd, &options.prompt)?;
         let (clarifications, questions) = match options.clarify {
             true => {
                 let (broker, questions) = Clarifications::new();
@@ -255,6 +266,7 @@ impl Session {
                     LedgerMode::IfCheap
                 },
                 permissions,
+                prompt: instructions.parts.clone(),
             },
             models,
             env: MODEL_ENV
@@ -405,7 +417,7 @@ impl Session {
         let Some(open) = &self.thread else {
             let deferred = self.assembly.deferred().await?;
             let date = crate::clock::utc_date(crate::clock::now_unix());
-            let system = system_prompt(&date, &self.cwd, &deferred);
+            let system = system_prompt(&date, &self.cwd, &deferred, &self.prompt);
             return Ok(ContextView {
                 thread: Default::default(),
                 next: Some(first_call(&system, &deferred)?),
@@ -573,6 +585,29 @@ fn permissions(
     let store =
         crate::config::dirs::data_dir(env).map(|dir| (ApprovalStore::in_dir(&dir), project));
     Arc::new(Permissions::new(policy, store, approvals))
+}
+
+/// The session's additions to the system prompt, read once (the instruction files named in
+/// the log).
+fn instructions(
+    setup: &Setup,
+    env: EnvLookup<'_>,
+    cwd: &Path,
+    options: &PromptOptions,
+) -> Result<Instructions, InstructionsError> {
+    let sandbox = &setup.app.value.sandbox;
+    let workspace = cwd.join(sandbox.workspace.as_deref().unwrap_or(Path::new(".")));
+    let config_dir = crate::config::dirs::config_dir(env);
+    let loaded = Instructions::load(
+        options,
+        setup.app.value.instructions.as_deref(),
+        config_dir.as_deref(),
+        &workspace,
+    )?;
+    for file in &loaded.files {
+        tracing::info!("instructions from {}", file.display());
+    }
+    Ok(loaded)
 }
 
 fn open_stored(store: &ThreadStore, id: &str) -> Result<OpenThread, StoreError> {

@@ -8,5 +8,6 @@ pub mod assembly;
 mod attach;
 pub mod controller;
 pub mod handle;
+pub mod instructions;
 
 pub use handle::{PermissionOptions, Session, SessionError, SessionOptions, StartThread};

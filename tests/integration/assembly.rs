@@ -29,6 +29,7 @@ async fn assembly(sandbox: &Sandbox) -> Assembly {
         clarifications: None,
         ledger: Default::default(),
         permissions: Arc::new(antler::permissions::Permissions::allow_all()),
+        prompt: Default::default(),
     };
     Assembly::new(setup, sandbox.path(), spec, &env)
         .await

@@ -75,6 +75,10 @@ pub(super) struct JobTool<A> {
     /// What a call would change, for the approval dialog (on the runtime's thread too, so
     /// it reads only what the tool could).
     pub(super) preview: Option<PreviewJob<A>>,
+    /// The call's subject for permission rules (`write_file(src/**)`): the file it writes,
+    /// resolved in the workspace, so `src/../.git/hooks/x` or a link out of `src` is not
+    /// `src/…`.
+    pub(super) subject: Option<fn(&Workspace, &A) -> Option<String>>,
 }
 
 impl<A: DeserializeOwned + Send + 'static> Tool for JobTool<A> {
@@ -100,6 +104,12 @@ impl<A: DeserializeOwned + Send + 'static> Tool for JobTool<A> {
 
     fn effect(&self) -> Effect {
         self.effect
+    }
+
+    fn subject(&self, arguments: &Value) -> Option<String> {
+        let subject = self.subject?;
+        let args: A = serde_json::from_value(arguments.clone()).ok()?;
+        subject(self.runtime.workspace(), &args)
     }
 
     fn preview<'a>(&'a self, arguments: &'a Value) -> BoxFuture<'a, Option<Preview>> {

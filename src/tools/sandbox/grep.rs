@@ -92,6 +92,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         job: search,
         effect: crate::tools::Effect::ReadOnly,
         preview: None,
+        subject: None,
     }))
 }
 

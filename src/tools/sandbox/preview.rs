@@ -18,6 +18,13 @@ const MAX_DIFF_LINES: usize = 400;
 /// Diffing gives up on finding the smallest diff after this long (hostile inputs).
 const DIFF_DEADLINE: Duration = Duration::from_millis(200);
 
+/// The workspace file a write to `path` lands on, as the workspace shows it (links and
+/// `..` resolved); `None` outside the workspace.
+pub(super) fn written(workspace: &Workspace, path: &str) -> Option<String> {
+    let target = workspace.resolve_for_write(path).ok()?;
+    Some(workspace.display(&target))
+}
+
 /// The text of `target` now (`path` as the model wrote it, for messages): empty when it
 /// does not exist; an error when it is too large or not text.
 pub(super) fn current_text(target: &Path, path: &str) -> Result<String, String> {
@@ -106,6 +113,24 @@ mod tests {
             "one\ntwo\n",
             "a preview changes nothing"
         );
+    }
+
+    #[test]
+    fn the_subject_of_a_write_is_the_file_it_lands_on() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::create_dir_all(dir.path().join("vendor")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("vendor"), dir.path().join("src/ext")).unwrap();
+        let write = tool(dir.path(), "write_file", "", &[]);
+        let subject = |path: &str| write.subject(&json!({"path": path, "content": ""}));
+        assert_eq!(subject("src/main.rs").as_deref(), Some("src/main.rs"));
+        assert_eq!(subject("./src/../AGENTS.md").as_deref(), Some("AGENTS.md"));
+        assert_eq!(
+            subject("src/ext/lib.rs").as_deref(),
+            Some("vendor/lib.rs"),
+            "a link out of src is not src"
+        );
+        assert_eq!(subject("../outside"), None);
     }
 
     #[tokio::test]

@@ -76,6 +76,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         job: read,
         effect: crate::tools::Effect::ReadOnly,
         preview: None,
+        subject: None,
     }))
 }
 

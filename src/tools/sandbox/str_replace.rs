@@ -74,6 +74,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         job: |workspace, args, _| replace(workspace, args),
         effect: crate::tools::Effect::WritesFiles,
         preview: Some(preview),
+        subject: Some(|workspace, args| super::preview::written(workspace, &args.path)),
     }))
 }
 

@@ -62,6 +62,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         job: |workspace, args, _| write(workspace, args),
         effect: crate::tools::Effect::WritesFiles,
         preview: Some(preview),
+        subject: Some(|workspace, args| preview::written(workspace, &args.path)),
     }))
 }
 

@@ -1,0 +1,311 @@
+//! What the system prompt says besides antler's own instructions: `instructions:` from
+//! config.yaml, the user's `~/.config/antler/AGENTS.md`, the project's `AGENTS.md` (or
+//! `CLAUDE.md` where a folder has no AGENTS.md) from the repository root down to the
+//! workspace root, and `--append-system-prompt`; `--system-prompt-file` replaces antler's
+//! own. Read once per session, so a thread's system prompt stays byte-identical from call
+//! to call; each file is bounded and its path is named in the prompt.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::agent::prompt::PromptParts;
+
+/// The most of one instructions file that is read.
+const MAX_FILE_BYTES: usize = 32 * 1024;
+/// The most instructions text in all.
+const MAX_TOTAL_BYTES: usize = 64 * 1024;
+/// The file names looked for in each folder, the first found wins.
+const NAMES: &[&str] = crate::config::INSTRUCTION_FILES;
+
+/// What the session adds to the system prompt, from the command line and config.yaml.
+#[derive(Debug, Clone, Default)]
+pub struct PromptOptions {
+    /// `--system-prompt-file`: replaces antler's own instructions.
+    pub system_prompt_file: Option<PathBuf>,
+    /// `--append-system-prompt`.
+    pub append: Option<String>,
+}
+
+/// Why the instructions cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("--system-prompt-file {path}: {message}")]
+pub struct InstructionsError {
+    path: String,
+    message: String,
+}
+
+/// The prompt's parts, and the instruction files they came from.
+#[derive(Debug, Clone, Default)]
+pub struct Instructions {
+    /// For the system prompt.
+    pub parts: PromptParts,
+    /// The files read, in the order they appear.
+    pub files: Vec<PathBuf>,
+}
+
+impl Instructions {
+    /// Reads everything `options`, `configured` (config.yaml's `instructions:`), the user's
+    /// config folder and the project around `workspace` give.
+    pub fn load(
+        options: &PromptOptions,
+        configured: Option<&str>,
+        config_dir: Option<&Path>,
+        workspace: &Path,
+    ) -> Result<Self, InstructionsError> {
+        let base = match &options.system_prompt_file {
+            None => None,
+            Some(path) => Some(read_base(path)?),
+        };
+        let mut files = Vec::new();
+        if let Some(dir) = config_dir {
+            files.extend(first_in(dir, None));
+        }
+        files.extend(project_files(workspace));
+        let mut sections: Vec<String> = Vec::new();
+        if let Some(text) = configured.map(str::trim).filter(|t| !t.is_empty()) {
+            sections.push(format!("## Instructions from config.yaml\n\n{text}"));
+        }
+        let mut budget = MAX_TOTAL_BYTES;
+        let mut read = Vec::new();
+        for path in files {
+            let Some(text) = read_bounded(&path, MAX_FILE_BYTES.min(budget)) else {
+                continue;
+            };
+            budget = budget.saturating_sub(text.len());
+            sections.push(format!(
+                "## Instructions from {}\n\n{}",
+                path.display(),
+                text.trim()
+            ));
+            read.push(path);
+            if budget == 0 {
+                break;
+            }
+        }
+        if let Some(text) = options
+            .append
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            sections.push(text.to_string());
+        }
+        Ok(Self {
+            parts: PromptParts {
+                base,
+                instructions: sections.join("\n\n"),
+            },
+            files: read,
+        })
+    }
+}
+
+/// `--system-prompt-file`: a text file the user named.
+fn read_base(path: &Path) -> Result<String, InstructionsError> {
+    let error = |message: String| InstructionsError {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+    if text.trim().is_empty() {
+        return Err(error(String::from("the file is empty")));
+    }
+    Ok(text.trim_end().to_string())
+}
+
+/// AGENTS.md, else CLAUDE.md, in `dir`: a regular file, or a symlink to one inside
+/// `within` (`CLAUDE.md -> AGENTS.md` is common; a link out of the project, to a key file
+/// say, would send that file to the model).
+fn first_in(dir: &Path, within: Option<&Path>) -> Option<PathBuf> {
+    NAMES.iter().map(|name| dir.join(name)).find(|path| {
+        let Ok(target) = std::fs::canonicalize(path) else {
+            return false;
+        };
+        target.is_file() && within.is_none_or(|root| target.starts_with(root))
+    })
+}
+
+/// The project's files, outermost first: from the repository root (the nearest folder
+/// with `.git`) down to `workspace`; outside a repository, the workspace's only.
+fn project_files(workspace: &Path) -> Vec<PathBuf> {
+    let mut folders: Vec<&Path> = Vec::new();
+    let mut repository = false;
+    for dir in workspace.ancestors() {
+        folders.push(dir);
+        if dir.join(".git").exists() {
+            repository = true;
+            break;
+        }
+    }
+    if !repository {
+        folders.truncate(1);
+    }
+    let Some(root) = folders
+        .last()
+        .and_then(|dir| std::fs::canonicalize(dir).ok())
+    else {
+        return Vec::new();
+    };
+    folders
+        .iter()
+        .rev()
+        .filter_map(|dir| first_in(dir, Some(&root)))
+        .collect()
+}
+
+/// Up to `max` bytes of `path` as text, cut at a character boundary, without invisible
+/// characters (a reviewer of the file cannot see them; the model can); `None` when it
+/// cannot be read or holds nothing.
+fn read_bounded(path: &Path, max: usize) -> Option<String> {
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path)
+        .inspect_err(|e| tracing::warn!("{} is not used: {e}", path.display()))
+        .ok()?;
+    file.take(max as u64 + 1).read_to_end(&mut bytes).ok()?;
+    let cut = bytes.len() > max;
+    bytes.truncate(max);
+    let text = String::from_utf8_lossy(&bytes);
+    let mut text: String = text
+        .chars()
+        .filter(|c| !crate::text::is_invisible(*c) && *c != '\u{fffd}')
+        .collect();
+    if cut {
+        text.push_str("\n\n[… the rest of this file is not included: it is too long]");
+        tracing::warn!(
+            "{} is longer than antler reads; only its first {max} bytes are used",
+            path.display()
+        );
+    }
+    (!text.trim().is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(workspace: &Path, config_dir: Option<&Path>, options: &PromptOptions) -> Instructions {
+        Instructions::load(
+            options,
+            Some("Prefer small commits."),
+            config_dir,
+            workspace,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn files_from_the_repository_root_down_and_the_users_own_first() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = root.path().join("repo");
+        let work = repo.join("crates/app");
+        let user = root.path().join("config");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(root.path().join("AGENTS.md"), "outside the repository").unwrap();
+        std::fs::write(repo.join("AGENTS.md"), "repo rules").unwrap();
+        std::fs::write(repo.join("CLAUDE.md"), "not read: AGENTS.md is there").unwrap();
+        std::fs::write(repo.join("crates/CLAUDE.md"), "crates rules").unwrap();
+        std::fs::write(work.join("AGENTS.md"), "app rules").unwrap();
+        std::fs::write(user.join("AGENTS.md"), "my rules").unwrap();
+        let options = PromptOptions {
+            append: Some(String::from("Answer in French.")),
+            ..Default::default()
+        };
+        let got = load(&work, Some(&user), &options);
+        assert_eq!(
+            got.files,
+            [
+                user.join("AGENTS.md"),
+                repo.join("AGENTS.md"),
+                repo.join("crates/CLAUDE.md"),
+                work.join("AGENTS.md")
+            ]
+        );
+        let text = &got.parts.instructions;
+        let order: Vec<usize> = [
+            "Prefer small commits.",
+            "my rules",
+            "repo rules",
+            "crates rules",
+            "app rules",
+            "Answer in French.",
+        ]
+        .iter()
+        .map(|t| {
+            text.find(t)
+                .unwrap_or_else(|| panic!("{t} missing: {text}"))
+        })
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+        assert!(!text.contains("outside the repository") && !text.contains("not read"));
+        assert!(text.contains(&format!(
+            "## Instructions from {}",
+            repo.join("AGENTS.md").display()
+        )));
+        assert_eq!(got.parts.base, None);
+    }
+
+    #[test]
+    fn outside_a_repository_only_the_workspace_counts_and_files_are_bounded_and_cleaned() {
+        let root = tempfile::tempdir().unwrap();
+        let work = root.path().join("w");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(root.path().join("AGENTS.md"), "parent").unwrap();
+        let hidden = "visible\u{e0041}\u{e0042}\u{202e}text";
+        let long = format!("{hidden}\n{}", "x".repeat(MAX_FILE_BYTES * 2));
+        std::fs::write(work.join("AGENTS.md"), long).unwrap();
+        let got = load(&work, None, &PromptOptions::default());
+        assert_eq!(got.files, [work.join("AGENTS.md")]);
+        let text = &got.parts.instructions;
+        assert!(
+            text.contains("visibletext"),
+            "invisible characters are dropped"
+        );
+        assert!(text.contains("is not included: it is too long"));
+        assert!(text.len() < MAX_FILE_BYTES + 1000, "{}", text.len());
+        assert!(!text.contains("parent"));
+    }
+
+    #[test]
+    fn a_link_counts_only_inside_the_project() {
+        let root = tempfile::tempdir().unwrap();
+        let work = root.path().join("w");
+        std::fs::create_dir_all(work.join("sub")).unwrap();
+        std::fs::write(root.path().join("secret"), "KEY=1").unwrap();
+        std::os::unix::fs::symlink(root.path().join("secret"), work.join("AGENTS.md")).unwrap();
+        std::fs::write(work.join("CLAUDE.md"), "claude rules").unwrap();
+        let got = load(&work, None, &PromptOptions::default());
+        assert_eq!(
+            got.files,
+            [work.join("CLAUDE.md")],
+            "the link out is skipped"
+        );
+        assert!(!got.parts.instructions.contains("KEY=1"));
+        std::fs::remove_file(work.join("AGENTS.md")).unwrap();
+        std::fs::write(work.join("sub/rules.md"), "linked rules").unwrap();
+        std::os::unix::fs::symlink("sub/rules.md", work.join("AGENTS.md")).unwrap();
+        let got = load(&work, None, &PromptOptions::default());
+        assert_eq!(got.files, [work.join("AGENTS.md")]);
+        assert!(got.parts.instructions.contains("linked rules"));
+    }
+
+    #[test]
+    fn a_system_prompt_file_replaces_the_base_and_must_be_readable() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("prompt.md");
+        std::fs::write(&file, "You are a reviewer.\n").unwrap();
+        let options = PromptOptions {
+            system_prompt_file: Some(file),
+            ..Default::default()
+        };
+        let got = load(root.path(), None, &options);
+        assert_eq!(got.parts.base.as_deref(), Some("You are a reviewer."));
+        let missing = PromptOptions {
+            system_prompt_file: Some(root.path().join("nope.md")),
+            ..Default::default()
+        };
+        let err = Instructions::load(&missing, None, None, root.path()).unwrap_err();
+        assert!(err.to_string().contains("--system-prompt-file"), "{err}");
+    }
+}
