@@ -53,15 +53,8 @@ fn instructions_reach_the_system_prompt_in_order_and_stay_the_same_all_run() {
         at("APPEND: in French."),
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{system}");
-    assert!(
-        system.contains(&format!(
-            "## Instructions from {}",
-            root.join("AGENTS.md").canonicalize().unwrap().display()
-        )) || system.contains(&format!(
-            "## Instructions from {}",
-            root.join("AGENTS.md").display()
-        ))
-    );
+    let named = format!("## Instructions from {}", root.join("AGENTS.md").display());
+    assert!(system.contains(&named), "the path is named: {system}");
     assert_eq!(
         requests[1].system_prompt(),
         system,
