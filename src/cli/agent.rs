@@ -38,6 +38,12 @@ async fn run(
     env: EnvLookup<'_>,
     trust: &Arc<ProjectTrust>,
 ) -> Result<Exit, CliError> {
+    if args.resume == Some(None) {
+        return Err(CliError::usage(
+            "--resume without an id opens a picker in the chat; with a prompt, give the \
+             thread's id (`antler threads list` shows them) or use --continue",
+        ));
+    }
     let server_prompt = match args.mcp_prompt.as_deref() {
         Some(text) => Some(parse_server_prompt(text, &args.prompt_args)?),
         None => None,
@@ -212,12 +218,13 @@ pub(super) fn permission_options(args: &RunArgs) -> Result<PermissionOptions, Cl
     })
 }
 
-/// The thread `--continue` or `--resume` asks for, else a new one.
+/// The thread `--continue` or `--resume ID` asks for, else a new one (`--resume` without
+/// an id is the chat's picker, over a new thread until one is chosen).
 pub(super) fn start_thread(args: &RunArgs) -> StartThread {
     match (&args.resume, args.continue_thread) {
-        (Some(id), _) => StartThread::Resume(id.clone()),
-        (None, true) => StartThread::Latest,
-        (None, false) => StartThread::New,
+        (Some(Some(id)), _) => StartThread::Resume(id.clone()),
+        (_, true) => StartThread::Latest,
+        _ => StartThread::New,
     }
 }
 

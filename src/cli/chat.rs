@@ -71,8 +71,9 @@ pub async fn run_chat(
         }
     };
     let quit = commands.clone();
+    let pick_thread = args.resume == Some(None);
     let tui = async move {
-        let ended = run_tui(commands, update_receiver, info).await;
+        let ended = run_tui(commands, update_receiver, info, pick_thread).await;
         // However the TUI ended (a terminal error too), the session must end with it.
         let _ = quit.send(Command::Quit);
         ended

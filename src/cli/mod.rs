@@ -130,9 +130,10 @@ pub struct RunArgs {
     /// Continue the newest thread of this directory.
     #[arg(short, long = "continue", conflicts_with = "resume")]
     pub continue_thread: bool,
-    /// Continue the thread with this id (or a unique prefix of at least 4 characters).
-    #[arg(short, long, value_name = "ID")]
-    pub resume: Option<String>,
+    /// Continue the thread with this id (or a unique prefix of at least 4 characters);
+    /// without an id, the chat opens a picker of the stored threads.
+    #[arg(short, long, value_name = "ID", num_args = 0..=1)]
+    pub resume: Option<Option<String>>,
     /// Play the model's turns from this file instead of calling a model (CI smoke runs).
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,

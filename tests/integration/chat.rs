@@ -435,6 +435,33 @@ fn a_call_that_needs_approval_waits_for_the_dialog_and_always_is_kept() {
 }
 
 #[test]
+fn resume_without_an_id_opens_the_thread_picker() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::text("Stored answer."), Reply::text("Again.")]);
+    agent(&sandbox, &mock)
+        .args(["-p", "remember the lighthouse"])
+        .assert()
+        .success();
+    let mut term = Terminal::start_with(&sandbox, &mock, "--resume");
+    term.wait_for("Resume a thread");
+    term.wait_for("remember the lighthouse");
+    term.type_keys("\r");
+    term.wait_for("Stored answer.");
+    term.type_keys("and now?\r");
+    term.wait_for("Again.");
+    let sent = mock.requests()[1].messages().len();
+    assert!(sent >= 3, "the resumed history was sent ({sent} messages)");
+    let status = term.quit();
+    assert!(status.success(), "{status:?}");
+    // With a prompt, an id is needed.
+    agent(&sandbox, &mock)
+        .args(["--resume", "-p", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--resume without an id"));
+}
+
+#[test]
 fn at_attaches_a_workspace_file_and_an_mcp_resource_to_the_message() {
     let sandbox = Sandbox::new();
     write_extensions(

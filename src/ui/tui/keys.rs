@@ -258,6 +258,15 @@ impl App {
         }
     }
 
+    /// Opens the picker of stored threads (`/resume`, `--resume` without an id).
+    pub fn pick_thread(&mut self) -> Vec<Command> {
+        self.dialog = Some(Dialog::Threads(Picker {
+            loading: true,
+            ..Picker::default()
+        }));
+        vec![Command::ListThreads]
+    }
+
     /// Runs a slash command.
     fn slash(&mut self, command: SlashCommand, argument: &str) -> Vec<Command> {
         match command {
@@ -266,13 +275,7 @@ impl App {
             SlashCommand::Resume if !argument.is_empty() => {
                 return vec![Command::Resume(argument.to_string())];
             }
-            SlashCommand::Resume => {
-                self.dialog = Some(Dialog::Threads(Picker {
-                    loading: true,
-                    ..Picker::default()
-                }));
-                return vec![Command::ListThreads];
-            }
+            SlashCommand::Resume => return self.pick_thread(),
             SlashCommand::Model if !argument.is_empty() => {
                 return self.switch_model(argument.to_string());
             }

@@ -48,8 +48,14 @@ pub async fn run_tui(
     commands: UnboundedSender<Command>,
     mut updates: UnboundedReceiver<Update>,
     info: SessionInfo,
+    pick_thread: bool,
 ) -> Result<Ending, TuiError> {
     let mut app = App::starting(info, Theme::from_env());
+    if pick_thread {
+        for command in app.pick_thread() {
+            let _ = commands.send(command);
+        }
+    }
     let previous: Hook = Arc::from(std::panic::take_hook());
     let chained = previous.clone();
     // While the chat owns the screen a panic message would vanish with the alternate
