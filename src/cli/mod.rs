@@ -111,10 +111,10 @@ impl Cli {
 /// Running a prompt: `antler -p PROMPT`, or the prompt on stdin.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The prompt; `-` reads it from stdin. Without -p, a prompt piped on stdin is run;
-    /// with -p, piped input follows the prompt as context (`git diff | antler -p
-    /// "review this"`).
-    #[arg(short, long, value_name = "PROMPT")]
+    /// The prompt; `-p` alone or `-p -` reads it from stdin. Without -p, a prompt piped on
+    /// stdin is run; with -p PROMPT, piped input follows the prompt as context (`git diff |
+    /// antler -p "review this"`).
+    #[arg(short, long, value_name = "PROMPT", num_args = 0..=1, default_missing_value = "-")]
     pub prompt: Option<String>,
     /// The prompt, as `-p` takes it (`antler "fix the tests"`); a word that names a
     /// subcommand is that subcommand.

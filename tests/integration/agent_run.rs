@@ -171,7 +171,7 @@ fn text_output_prints_only_the_answer_and_json_prints_one_result() {
 #[test]
 fn the_prompt_can_come_from_stdin() {
     let sandbox = Sandbox::new();
-    let mock = MockOpenAi::start(vec![Reply::text("a"), Reply::text("b")]);
+    let mock = MockOpenAi::start(vec![Reply::text("a"), Reply::text("b"), Reply::text("c")]);
     agent(&sandbox, &mock)
         .args(["-p", "-"])
         .write_stdin("from dash")
@@ -181,9 +181,16 @@ fn the_prompt_can_come_from_stdin() {
         .write_stdin("piped")
         .assert()
         .success();
+    // `-p` without a value, before another flag.
+    agent(&sandbox, &mock)
+        .args(["-p", "--output-format", "json"])
+        .write_stdin("bare p")
+        .assert()
+        .success();
     let requests = mock.requests();
     assert_eq!(requests[0].messages()[1]["content"], "from dash");
     assert_eq!(requests[1].messages()[1]["content"], "piped");
+    assert_eq!(requests[2].messages()[1]["content"], "bare p");
 }
 
 #[test]
