@@ -171,27 +171,23 @@ fn rules_and_flags_decide_and_deny_rules_always_hold() {
 #[test]
 fn a_bad_rule_is_a_usage_error_naming_it() {
     let sandbox = Sandbox::new();
-    let out = sandbox
-        .antler_asking()
-        .args(["-p", "hi", "--allowed-tools", "bash(git"])
-        .timeout(GUARD)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let usage_error = |args: &[&str]| {
+        let out = sandbox
+            .antler_asking()
+            .args(args)
+            .timeout(GUARD)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = usage_error(&["-p", "hi", "--allowed-tools", "bash(git"]);
     assert!(
         stderr.contains("--allowed-tools") && stderr.contains("not closed"),
         "{stderr}"
     );
     sandbox.write("config.yaml", "permissions:\n  allow:\n    - 'x('\n");
-    let out = sandbox
-        .antler_asking()
-        .args(["-p", "hi"])
-        .timeout(GUARD)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = usage_error(&["-p", "hi"]);
     assert!(
         stderr.contains("config.yaml:3:") && stderr.contains("`x(` is not a permission rule"),
         "{stderr}"

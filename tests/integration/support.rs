@@ -261,6 +261,18 @@ pub fn agent(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> assert
     assert_cmd::Command::from_std(agent_command(sandbox, mock))
 }
 
+/// [`agent`] with the permission policy as configured (no `--permission-mode allow-all`).
+pub fn agent_asking(
+    sandbox: &Sandbox,
+    mock: &crate::mock_openai::MockOpenAi,
+) -> assert_cmd::Command {
+    let mut cmd = sandbox.antler_asking();
+    cmd.env("OPENAI_BASE_URL", mock.base_url())
+        .env("OPENAI_API_KEY", TEST_API_KEY)
+        .args(["-m", "mock-model"]);
+    cmd
+}
+
 /// The same as [`agent`] as a plain `Command`, for tests that need the child.
 pub fn agent_command(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> Command {
     let mut cmd = sandbox.command();

@@ -357,37 +357,27 @@ mod tests {
             }
         }
 
+        /// The chat with `message` sent and its run asking `requests`.
+        fn asked(message: &str, requests: Vec<ApprovalRequest>) -> crate::ui::tui::App {
+            let mut app = app();
+            type_text(&mut app, message);
+            app.key(key(KeyCode::Enter));
+            let mut started = vec![run_started(), Event::TurnStarted { turn: 1 }];
+            started.extend(requests.into_iter().map(asking));
+            events(&mut app, started);
+            app
+        }
+
         #[test]
         fn the_dialog_shows_the_diff_and_the_answers() {
-            let mut app = app();
-            type_text(&mut app, "fix the answer");
-            app.key(key(KeyCode::Enter));
-            events(
-                &mut app,
-                vec![
-                    run_started(),
-                    Event::TurnStarted { turn: 1 },
-                    asking(write_request()),
-                ],
-            );
+            let mut app = asked("fix the answer", vec![write_request()]);
             app.key(key(KeyCode::Down));
             assert_snapshot!(render(&mut app, 80, 26));
         }
 
         #[test]
         fn a_command_asks_with_its_prefix_and_a_second_request_waits_its_turn() {
-            let mut app = app();
-            type_text(&mut app, "status please");
-            app.key(key(KeyCode::Enter));
-            events(
-                &mut app,
-                vec![
-                    run_started(),
-                    Event::TurnStarted { turn: 1 },
-                    asking(super::request(true)),
-                    asking(write_request()),
-                ],
-            );
+            let mut app = asked("status please", vec![super::request(true), write_request()]);
             app.key(key(KeyCode::Char('m')));
             type_text(&mut app, "use git diff");
             assert_snapshot!(render(&mut app, 80, 20));
