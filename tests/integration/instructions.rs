@@ -100,18 +100,8 @@ fn a_tool_cannot_plant_agents_md_without_the_user() {
         ]),
         Reply::text("done"),
     ]);
-    sandbox
-        .antler_asking()
-        .env("OPENAI_BASE_URL", mock.base_url())
-        .env("OPENAI_API_KEY", TEST_API_KEY)
-        .args([
-            "-m",
-            "mock-model",
-            "-p",
-            "go",
-            "--allowed-tools",
-            "write_file",
-        ])
+    agent_asking(&sandbox, &mock)
+        .args(["-p", "go", "--allowed-tools", "write_file"])
         .assert()
         .success();
     assert!(!sandbox.path().join("AGENTS.md").exists(), "planted");

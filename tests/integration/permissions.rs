@@ -19,18 +19,8 @@ const TOOLS: &str = "sandbox:\n  allow_host_bash: true\ntool_search:\n  enabled:
 
 /// `antler -p` with the policy as configured, as stream-json events.
 fn run(sandbox: &Sandbox, mock: &MockOpenAi, extra: &[&str]) -> (Vec<Value>, i32) {
-    let out = sandbox
-        .antler_asking()
-        .env("OPENAI_BASE_URL", mock.base_url())
-        .env("OPENAI_API_KEY", TEST_API_KEY)
-        .args([
-            "-m",
-            "mock-model",
-            "-p",
-            "go",
-            "--output-format",
-            "stream-json",
-        ])
+    let out = agent_asking(sandbox, mock)
+        .args(["-p", "go", "--output-format", "stream-json"])
         .args(extra)
         .timeout(GUARD)
         .output()
