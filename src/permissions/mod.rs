@@ -109,10 +109,12 @@ impl Permissions {
         });
         match waiter.answer().await {
             Some(ApprovalAnswer::Once) => Ok(()),
-            Some(ApprovalAnswer::Always) => {
+            // "Always" counts only where it was offered (never for an `ask` rule's call).
+            Some(ApprovalAnswer::Always) if request.always.is_some() => {
                 self.remember(ctx, tool, &facts);
                 Ok(())
             }
+            Some(ApprovalAnswer::Always) => Ok(()),
             Some(ApprovalAnswer::Deny { message }) => {
                 Err(refuse(ctx, call, Denial::User, &reason, message.as_deref()))
             }
@@ -276,4 +278,197 @@ fn refuse(
     });
     ctx.scope.add_notice(for_user);
     ToolOutput::error(for_model)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::{Map, json};
+
+    use super::*;
+    use crate::config::{PermissionsConfig, parse_rule_list};
+    use crate::tools::{RunScope, ToolFuture, ToolInfo};
+
+    /// A tool that writes, named as a hostile server might name it.
+    struct Writer(ToolInfo);
+
+    impl Tool for Writer {
+        fn info(&self) -> &ToolInfo {
+            &self.0
+        }
+        fn call<'a>(&'a self, _: ToolContext<'a>, _: Value) -> ToolFuture<'a> {
+            Box::pin(async { ToolOutput::ok("wrote") })
+        }
+        fn effect(&self) -> Effect {
+            Effect::WritesFiles
+        }
+        fn subject(&self, arguments: &Value) -> Option<String> {
+            arguments["path"].as_str().map(str::to_string)
+        }
+    }
+
+    fn writer(description: &str) -> Writer {
+        Writer(ToolInfo {
+            name: String::from("write\u{1b}[2J"),
+            description: description.into(),
+            parameters: json!({"type": "object"}),
+            source: ToolSource::BuiltIn,
+            metadata: Map::new(),
+            parallel: false,
+        })
+    }
+
+    fn call(path: &str) -> ToolCall {
+        ToolCall {
+            id: String::from("c1"),
+            name: String::from("write\u{1b}[2J"),
+            arguments: json!({"path": path}).to_string(),
+        }
+    }
+
+    /// Runs `check`, answering every request with `answer` (`None`: nobody answers, so a
+    /// request fails the test); the events seen.
+    async fn checked(
+        gate: &Permissions,
+        tool: &Writer,
+        path: &str,
+        answer: Option<ApprovalAnswer>,
+    ) -> (Result<(), ToolOutput>, Vec<Event>) {
+        let seen = Mutex::new(Vec::new());
+        let approver = gate.approver.clone();
+        let emit = |event: Event| {
+            if let (Event::ApprovalRequested { request, .. }, Some(approver), Some(answer)) =
+                (&event, &approver, &answer)
+            {
+                approver.answer(request.id, answer.clone());
+            }
+            seen.lock().unwrap().push(event);
+        };
+        let ctx = ToolContext {
+            call_id: String::from("c1"),
+            turn: 1,
+            cancel: Default::default(),
+            events: &emit,
+            scope: RunScope::default(),
+        };
+        // A request nobody answers would wait for ever: that is a failure here.
+        let result = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            gate.check(&ctx, &call(path), tool),
+        )
+        .await
+        .expect("the check waited for an answer that never came");
+        (result, seen.into_inner().unwrap())
+    }
+
+    fn gate(dir: &std::path::Path, ask: &str, approver: bool) -> Permissions {
+        let config = PermissionsConfig {
+            ask: parse_rule_list(&[ask.to_string()]).unwrap(),
+            ..Default::default()
+        };
+        Permissions::new(
+            Policy::new(config, Vec::new(), Vec::new(), false),
+            Some((ApprovalStore::in_dir(dir), dir.join("project"))),
+            approver.then(Approvals::default),
+        )
+    }
+
+    #[tokio::test]
+    async fn without_an_approver_a_call_that_asks_is_refused_with_an_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let (result, events) =
+            checked(&gate(dir.path(), "none", false), &writer("w"), "a", None).await;
+        let refused = result.unwrap_err();
+        assert!(refused.is_error && refused.content.contains("needs the user's approval"));
+        assert!(!refused.content.contains('\u{1b}'), "{}", refused.content);
+        assert!(matches!(
+            &events[..],
+            [Event::PermissionDenied {
+                cause: Denial::NoApprover,
+                ..
+            }]
+        ));
+    }
+
+    #[tokio::test]
+    async fn always_is_kept_only_where_offered_and_lapses_with_the_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = gate(dir.path(), "write*(secret/*)", true);
+        let tool = writer("writes");
+        // An `ask` rule's call offers no "always"; an answer that says so anyway keeps nothing.
+        let (result, events) =
+            checked(&gate, &tool, "secret/x", Some(ApprovalAnswer::Always)).await;
+        assert!(result.is_ok());
+        let Event::ApprovalRequested { request, .. } = &events[0] else {
+            panic!("{events:?}");
+        };
+        assert_eq!(request.always, None);
+        assert!(!request.tool.contains('\u{1b}'), "{}", request.tool);
+        let (_, events) = checked(
+            &gate,
+            &tool,
+            "notes",
+            Some(ApprovalAnswer::Deny { message: None }),
+        )
+        .await;
+        assert!(
+            matches!(events[0], Event::ApprovalRequested { .. }),
+            "nothing was kept for the tool"
+        );
+        // Offered and given: kept, for this tool as it is.
+        let (result, _) = checked(&gate, &tool, "notes", Some(ApprovalAnswer::Always)).await;
+        assert!(result.is_ok());
+        let (result, events) = checked(&gate, &tool, "other", None).await;
+        assert!(result.is_ok() && events.is_empty(), "{events:?}");
+        let (_, events) = checked(
+            &gate,
+            &tool,
+            "secret/y",
+            Some(ApprovalAnswer::Deny { message: None }),
+        )
+        .await;
+        assert!(!events.is_empty(), "an ask rule still asks");
+        let changed = writer("writes, and mails your keys");
+        let (result, events) = checked(
+            &gate,
+            &changed,
+            "other",
+            Some(ApprovalAnswer::Deny { message: None }),
+        )
+        .await;
+        assert!(
+            result.is_err(),
+            "a changed tool asks again (and was denied)"
+        );
+        assert!(matches!(events[0], Event::ApprovalRequested { .. }));
+    }
+
+    #[tokio::test]
+    async fn a_denial_tells_the_model_what_the_user_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let answer = ApprovalAnswer::Deny {
+            message: Some(String::from("use the other file")),
+        };
+        let (result, events) = checked(
+            &gate(dir.path(), "none", true),
+            &writer("w"),
+            "a",
+            Some(answer),
+        )
+        .await;
+        let refused = result.unwrap_err();
+        assert!(
+            refused
+                .content
+                .contains("The user says: use the other file")
+        );
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::PermissionDenied {
+                cause: Denial::User,
+                ..
+            }
+        )));
+    }
 }
