@@ -113,15 +113,18 @@ fn read_base(path: &Path) -> Result<String, InstructionsError> {
     Ok(text.trim_end().to_string())
 }
 
-/// AGENTS.md, else CLAUDE.md, in `dir`: a regular file, or a symlink to one inside
-/// `within` (`CLAUDE.md -> AGENTS.md` is common; a link out of the project, to a key file
-/// say, would send that file to the model).
+/// AGENTS.md, else CLAUDE.md, in `dir`: a regular file, or a link to another instructions
+/// file inside `within` (`CLAUDE.md -> AGENTS.md` is common; a link to `.env` or a key
+/// would send that file to the model). The path returned is the link's target.
 fn first_in(dir: &Path, within: Option<&Path>) -> Option<PathBuf> {
-    NAMES.iter().map(|name| dir.join(name)).find(|path| {
-        let Ok(target) = std::fs::canonicalize(path) else {
-            return false;
-        };
-        target.is_file() && within.is_none_or(|root| target.starts_with(root))
+    NAMES.iter().map(|name| dir.join(name)).find_map(|path| {
+        let target = std::fs::canonicalize(&path).ok()?;
+        let named = target
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| NAMES.iter().any(|f| f.eq_ignore_ascii_case(n)));
+        let inside = within.is_none_or(|root| target.starts_with(root));
+        (named && inside && target.is_file()).then_some(path)
     })
 }
 
@@ -157,10 +160,19 @@ fn project_files(workspace: &Path) -> Vec<PathBuf> {
 /// characters (a reviewer of the file cannot see them; the model can); `None` when it
 /// cannot be read or holds nothing.
 fn read_bounded(path: &Path, max: usize) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut bytes = Vec::new();
-    let file = std::fs::File::open(path)
+    // Non-blocking, and checked on the handle: a file swapped for a pipe or a device
+    // after it was found is not read.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
         .inspect_err(|e| tracing::warn!("{} is not used: {e}", path.display()))
         .ok()?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     file.take(max as u64 + 1).read_to_end(&mut bytes).ok()?;
     let cut = bytes.len() > max;
     bytes.truncate(max);
@@ -268,25 +280,27 @@ mod tests {
     }
 
     #[test]
-    fn a_link_counts_only_inside_the_project() {
+    fn a_link_counts_only_to_another_instructions_file_inside_the_project() {
         let root = tempfile::tempdir().unwrap();
         let work = root.path().join("w");
-        std::fs::create_dir_all(work.join("sub")).unwrap();
+        std::fs::create_dir_all(work.join("docs")).unwrap();
         std::fs::write(root.path().join("secret"), "KEY=1").unwrap();
+        std::fs::write(work.join(".env"), "TOKEN=2").unwrap();
         std::os::unix::fs::symlink(root.path().join("secret"), work.join("AGENTS.md")).unwrap();
-        std::fs::write(work.join("CLAUDE.md"), "claude rules").unwrap();
+        std::os::unix::fs::symlink(".env", work.join("CLAUDE.md")).unwrap();
         let got = load(&work, None, &PromptOptions::default());
-        assert_eq!(
-            got.files,
-            [work.join("CLAUDE.md")],
-            "the link out is skipped"
+        assert!(got.files.is_empty(), "{:?}", got.files);
+        let text = &got.parts.instructions;
+        assert!(
+            !text.contains("KEY=1") && !text.contains("TOKEN=2"),
+            "{text}"
         );
-        assert!(!got.parts.instructions.contains("KEY=1"));
         std::fs::remove_file(work.join("AGENTS.md")).unwrap();
-        std::fs::write(work.join("sub/rules.md"), "linked rules").unwrap();
-        std::os::unix::fs::symlink("sub/rules.md", work.join("AGENTS.md")).unwrap();
+        std::fs::remove_file(work.join("CLAUDE.md")).unwrap();
+        std::fs::write(work.join("docs/AGENTS.md"), "linked rules").unwrap();
+        std::os::unix::fs::symlink("docs/AGENTS.md", work.join("CLAUDE.md")).unwrap();
         let got = load(&work, None, &PromptOptions::default());
-        assert_eq!(got.files, [work.join("AGENTS.md")]);
+        assert_eq!(got.files, [work.join("CLAUDE.md")]);
         assert!(got.parts.instructions.contains("linked rules"));
     }
 

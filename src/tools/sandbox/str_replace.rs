@@ -161,6 +161,15 @@ fn edit(workspace: &Workspace, args: &Args) -> Result<Edit, String> {
              them"
         ));
     }
+    // Bounded before it is made: many short matches times a long replacement could ask
+    // for gigabytes (and the preview makes the edit before anyone approves it).
+    let grown = count.saturating_mul(args.new_str.len());
+    if text.len().saturating_add(grown) > 2 * MAX_FILE_BYTES as usize {
+        return Err(format!(
+            "Error: the edit would make `{path}` larger than {} bytes; edit it in smaller steps",
+            2 * MAX_FILE_BYTES
+        ));
+    }
     let updated = text.replace(&args.old_str, &args.new_str);
     Ok(Edit {
         target,
@@ -216,6 +225,20 @@ mod tests {
             .await;
         assert_eq!(out, ToolOutput::ok("Replaced 1 occurrence in `f.rs`"));
         assert_eq!(content(&dir), "fn a() {}\nfn c() {}\n");
+    }
+
+    #[tokio::test]
+    async fn an_edit_that_would_grow_the_file_past_the_bound_is_refused_before_it_is_made() {
+        let (dir, edit) = setup(&"e".repeat(1000));
+        let args = json!({"path": "f.rs", "old_str": "e", "new_str": "x".repeat(40_000),
+                          "replace_all": true});
+        assert_eq!(edit.preview(&args).await, None);
+        let out = edit.call_standalone(args).await;
+        assert!(
+            out.is_error && out.content.contains("larger than"),
+            "{out:?}"
+        );
+        assert_eq!(content(&dir), "e".repeat(1000));
     }
 
     #[tokio::test]
