@@ -43,6 +43,8 @@ pub struct Rule {
     text: String,
     tool: GlobMatcher,
     subject: Option<GlobMatcher>,
+    /// The subject pattern as written, when it has no glob characters.
+    literal: Option<String>,
 }
 
 /// Why a rule's text is not a rule.
@@ -91,10 +93,14 @@ impl Rule {
                 .map(|g| g.compile_matcher())
                 .map_err(|e| error(&e.kind().to_string()))
         };
+        let literal = subject
+            .filter(|s| !s.contains(['*', '?', '[', ']', '{', '}', '\\']))
+            .map(str::to_string);
         Ok(Self {
             text: trimmed.to_string(),
             tool: glob(name)?,
             subject: subject.map(glob).transpose()?,
+            literal,
         })
     }
 
@@ -122,6 +128,12 @@ impl Rule {
     /// Whether the rule has a subject pattern.
     pub fn has_subject(&self) -> bool {
         self.subject.is_some()
+    }
+
+    /// The subject pattern when it is a plain name without glob characters
+    /// (`write_file(AGENTS.md)`).
+    pub fn literal_subject(&self) -> Option<&str> {
+        self.literal.as_deref()
     }
 }
 

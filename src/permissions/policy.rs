@@ -86,13 +86,13 @@ impl Policy {
         }
         if let Some(file) = instructions_written(call) {
             // A planted AGENTS.md would instruct every later session: only a rule that
-            // names the path, or the user, lets a write through.
+            // names exactly that path, or the user, lets a write through.
             let named = self
                 .allowed
                 .iter()
                 .chain(&self.config.allow)
-                .any(|r| r.has_subject() && r.matches(call.name, call.subject));
-            if named {
+                .any(|r| r.names_tool(call.name) && r.literal_subject() == call.subject);
+            if named && call.effect == Effect::WritesFiles {
                 return Verdict::Allow;
             }
             return Verdict::Ask {
@@ -163,16 +163,23 @@ impl Policy {
     }
 }
 
-/// The instructions file (AGENTS.md, CLAUDE.md) a file tool's call would write, if any.
+/// The instructions file (AGENTS.md, CLAUDE.md) a call would write, if any: the file of a
+/// file tool, or one a command names.
 fn instructions_written<'a>(call: &CallFacts<'a>) -> Option<&'a str> {
-    if call.effect != Effect::WritesFiles {
-        return None;
+    let subject = call.subject?;
+    match call.effect {
+        Effect::WritesFiles => {
+            let name = subject.rsplit('/').next()?;
+            crate::config::INSTRUCTION_FILES
+                .iter()
+                .any(|f| f.eq_ignore_ascii_case(name))
+                .then_some(name)
+        }
+        Effect::RunsCommands if command::mentions_instructions(subject) => {
+            Some("an instructions file (AGENTS.md or CLAUDE.md)")
+        }
+        _ => None,
     }
-    let name = call.subject?.rsplit('/').next()?;
-    crate::config::INSTRUCTION_FILES
-        .iter()
-        .any(|f| f.eq_ignore_ascii_case(name))
-        .then_some(name)
 }
 
 /// Whether a deny or ask rule covers the call: for a command, any part of it.
@@ -180,14 +187,15 @@ fn covers_any_part(rule: &Rule, call: &CallFacts<'_>, commands: bool) -> bool {
     match call.subject {
         Some(subject) if commands && rule.has_subject() => command::parts(subject)
             .iter()
-            .any(|part| rule.matches(call.name, Some(part))),
+            .any(|part| rule.matches(call.name, Some(part.as_str()))),
         subject => rule.matches(call.name, subject),
     }
 }
 
-/// Whether an allow rule covers the call: a command only when it is simple.
+/// Whether an allow rule covers the call: a command only when it is coverable (simple,
+/// naming no file to write).
 fn allows(rule: &Rule, call: &CallFacts<'_>, commands: bool) -> bool {
-    if commands && rule.has_subject() && !call.subject.is_some_and(command::is_simple) {
+    if commands && rule.has_subject() && !call.subject.is_some_and(command::coverable) {
         return false;
     }
     rule.matches(call.name, call.subject)
@@ -341,11 +349,19 @@ mod tests {
         }
         let named = Policy::new(
             PermissionsConfig::default(),
-            rules("write_file(AGENTS.md)"),
+            rules("write_file(AGENTS.md) write_file(*.md) bash(cp *)"),
             vec![],
             false,
         );
         assert_eq!(named.decide(&write("AGENTS.md")), Verdict::Allow);
+        assert!(
+            is_ask(&named.decide(&write("src/AGENTS.md"))),
+            "a glob is not a name"
+        );
+        assert!(matches!(
+            named.decide(&bash("cp notes AGENTS.md")),
+            Verdict::Ask { by_rule: true, .. }
+        ));
         let all = Policy::new(PermissionsConfig::default(), vec![], vec![], true);
         assert_eq!(all.decide(&write("AGENTS.md")), Verdict::Allow);
     }

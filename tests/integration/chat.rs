@@ -420,6 +420,8 @@ fn a_call_that_needs_approval_waits_for_the_dialog_and_always_is_kept() {
         !sandbox.path().join("first").exists(),
         "ran before the answer"
     );
+    // The dialog takes keys once it says which (keys typed ahead are not answers).
+    term.wait_for("y once · a always");
     term.type_keys("a");
     term.wait_for("Touched once.");
     assert!(sandbox.path().join("first").exists());

@@ -427,7 +427,7 @@ impl App {
         if self.answering() {
             self.approvals.push_back(request);
         } else {
-            self.dialog = Some(Dialog::Approval(ApprovalDialog::new(request)));
+            self.dialog = Some(Dialog::Approval(ApprovalDialog::opening(request)));
         }
     }
 
@@ -456,7 +456,7 @@ impl App {
         if let Some(next) = self.questions.pop_front() {
             self.dialog = Some(Dialog::Clarify(ClarifyDialog::new(next)));
         } else if let Some(next) = self.approvals.pop_front() {
-            self.dialog = Some(Dialog::Approval(ApprovalDialog::new(next)));
+            self.dialog = Some(Dialog::Approval(ApprovalDialog::opening(next)));
         } else if let Some(next) = self.elicitations.pop_front() {
             self.dialog = Some(Dialog::Form(FormDialog::elicitation(next)));
         }
@@ -493,6 +493,9 @@ impl App {
     pub fn tick(&mut self) -> bool {
         self.tick += 1;
         let mut changed = self.running() || self.starting.is_some();
+        if let Some(Dialog::Approval(approval)) = &mut self.dialog {
+            changed |= approval.tick();
+        }
         if self
             .flash
             .as_ref()
