@@ -117,19 +117,17 @@ fn normalised(piece: &str) -> String {
     let mut words = piece.split_whitespace().peekable();
     while let Some(word) = words.peek() {
         let program = word.rsplit('/').next().unwrap_or(word);
-        if word.contains('=') && !word.starts_with('-') {
-            words.next();
-        } else if RUNNERS.contains(&program) || word.starts_with('-') {
-            words.next();
-        } else if word
-            .chars()
-            .all(|c| c.is_ascii_digit() || c == '.' || c == 's')
-        {
-            // A runner's argument (`timeout 5`, `nice -n 10`).
-            words.next();
-        } else {
+        // `NAME=value`, a runner, its options and its numbers (`timeout 5`, `nice -n 10`).
+        let skipped = word.contains('=')
+            || word.starts_with('-')
+            || RUNNERS.contains(&program)
+            || word
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == 's');
+        if !skipped {
             break;
         }
+        words.next();
     }
     let mut out: Vec<&str> = Vec::new();
     if let Some(program) = words.next() {
