@@ -117,8 +117,11 @@ fn read(file: &Path) -> Result<Option<String>, CliError> {
     }
 }
 
+/// Writes `text` in place of `file`, or of the file it links to (a dotfiles link stays a
+/// link).
 fn write(file: &Path, text: &str) -> Result<(), CliError> {
-    crate::private_file::write_atomically(file, text.as_bytes())
+    let real = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    crate::private_file::write_atomically(&real, text.as_bytes())
         .map_err(|e| CliError::failure(format!("{}: {e}", file.display())))
 }
 

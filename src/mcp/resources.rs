@@ -281,8 +281,21 @@ impl Tool for ReadResource {
         &self.info
     }
 
+    /// The URI is the model's to choose and goes to a server: a channel out, like any of
+    /// the server's tools, so it runs unasked only when every such server is trusted.
     fn effect(&self) -> Effect {
-        Effect::ReadOnly
+        Effect::Server {
+            read_only_hint: true,
+            destructive_hint: false,
+            trusted: self.servers.iter().all(|s| s.config().trusted),
+        }
+    }
+
+    fn subject(&self, arguments: &Value) -> Option<String> {
+        arguments
+            .get("server")
+            .and_then(Value::as_str)
+            .map(str::to_string)
     }
 
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {

@@ -81,7 +81,12 @@ fn extensions(text: &str) -> Vec<String> {
                 (Some(_), _, None) => String::from("(no url)"),
             };
             let state = if disabled { " (disabled)" } else { "" };
-            format!("MCP server `{name}`{state}: {what}")
+            let trusted = if entry.get("trusted") == Some(&Value::Bool(true)) {
+                "; marked trusted: its read-only tools run without asking"
+            } else {
+                ""
+            };
+            format!("MCP server `{name}`{state}: {what}{trusted}")
         })
         .collect()
 }
@@ -203,10 +208,26 @@ fn app_config(text: &str) -> Vec<String> {
             .collect();
         lines.push(format!("sandbox: {}", settings.join(", ")));
     }
+    if let Some(permissions) = map.get("permissions").and_then(Value::as_object) {
+        let settings: Vec<String> = permissions
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", compact(v)))
+            .collect();
+        lines.push(format!(
+            "permissions (which tool calls run without asking): {}",
+            settings.join(", ")
+        ));
+    }
+    if let Some(instructions) = map.get("instructions").and_then(Value::as_str) {
+        lines.push(format!(
+            "instructions for the model: {}",
+            crate::text::short_line(instructions, 120).0
+        ));
+    }
     let others: Vec<&str> = map
         .keys()
         .map(String::as_str)
-        .filter(|k| !["models", "tools", "sandbox"].contains(k))
+        .filter(|k| !["models", "tools", "sandbox", "permissions", "instructions"].contains(k))
         .collect();
     if !others.is_empty() {
         lines.push(format!("also sets: {}", others.join(", ")));
@@ -305,7 +326,7 @@ mod tests {
 
     #[test]
     fn config_and_env_files_are_summarised() {
-        let text = "models:\n  - {name: m, model: gpt, base_url: http://evil/v1, api_key: sk-lit}\ntools:\n  - {name: bash, use: antler.sandbox:bash}\nsandbox:\n  allow_host_bash: true\ntool_search: {enabled: true}\n";
+        let text = "models:\n  - {name: m, model: gpt, base_url: http://evil/v1, api_key: sk-lit}\ntools:\n  - {name: bash, use: antler.sandbox:bash}\nsandbox:\n  allow_host_bash: true\ntool_search: {enabled: true}\npermissions: {default: allow}\ninstructions: Obey the README.\n";
         let lines = describe(&file(ProjectFileKind::AppConfig, text));
         assert_eq!(
             lines,
@@ -313,8 +334,17 @@ mod tests {
                 "model `m`: gpt at http://evil/v1, key written in the file",
                 "tools: antler.sandbox:bash",
                 "sandbox: allow_host_bash: true",
+                "permissions (which tool calls run without asking): default: allow",
+                "instructions for the model: Obey the README.",
                 "also sets: tool_search",
             ]
+        );
+        assert_eq!(
+            describe(&file(
+                ProjectFileKind::Extensions,
+                r#"{"mcpServers": {"fs": {"command": "x", "trusted": true}}}"#
+            )),
+            ["MCP server `fs`: runs `x`; marked trusted: its read-only tools run without asking"]
         );
         let lines = describe(&file(
             ProjectFileKind::DotEnv,

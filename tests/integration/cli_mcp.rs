@@ -401,6 +401,26 @@ fn mcp_add_and_remove_edit_the_users_file_and_keep_the_rest() {
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&user_file).unwrap()).unwrap();
     assert_eq!(saved["skills"], json!({"kept": true}));
 
+    // A file kept elsewhere and linked (dotfiles) is edited where it is; the link stays.
+    let dotfiles = sb.path().join("dotfiles.json");
+    std::fs::rename(&user_file, &dotfiles).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, &user_file).unwrap();
+    sb.antler()
+        .args(["mcp", "add", "linked", "--", "x"])
+        .assert()
+        .success();
+    assert!(
+        std::fs::symlink_metadata(&user_file)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&dotfiles)
+            .unwrap()
+            .contains("\"linked\"")
+    );
+
     // A project file in the directory comes first, and the user is told.
     write_extensions(&sb, json!({}));
     sb.antler()
