@@ -120,7 +120,17 @@ fn read(file: &Path) -> Result<Option<String>, CliError> {
 /// Writes `text` in place of `file`, or of the file it links to (a dotfiles link stays a
 /// link).
 fn write(file: &Path, text: &str) -> Result<(), CliError> {
-    let real = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let link = std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
+    let real = match std::fs::canonicalize(file) {
+        Ok(real) => real,
+        Err(_) if link => {
+            return Err(CliError::failure(format!(
+                "{} is a link to a file that does not exist; it was not changed",
+                file.display()
+            )));
+        }
+        Err(_) => file.to_path_buf(),
+    };
     crate::private_file::write_atomically(&real, text.as_bytes())
         .map_err(|e| CliError::failure(format!("{}: {e}", file.display())))
 }

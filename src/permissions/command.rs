@@ -14,10 +14,29 @@ const SHELL_SYNTAX: &[char] = &[
 /// Programs that run another program, or code, given in their arguments: approving one
 /// would approve anything.
 const RUNNERS: &[&str] = &[
-    "awk", "bash", "bun", "bunx", "busybox", "chroot", "command", "dash", "deno", "doas", "env",
-    "eval", "exec", "find", "fish", "flock", "gawk", "ionice", "ksh", "lua", "nice", "node",
-    "nohup", "npx", "perl", "php", "pipx", "pnpx", "ruby", "script", "setsid", "sh", "ssh",
-    "stdbuf", "su", "sudo", "time", "timeout", "uvx", "watch", "xargs", "zsh",
+    ".", "ash", "awk", "bash", "builtin", "bun", "bunx", "busybox", "chroot", "command", "coproc",
+    "csh", "dash", "deno", "doas", "emacs", "enable", "env", "eval", "exec", "find", "fish",
+    "flock", "gawk", "ionice", "ksh", "lua", "mksh", "nice", "node", "nohup", "npx", "nu", "nvim",
+    "perl", "php", "pipx", "pnpx", "pwsh", "rsync", "ruby", "script", "sed", "setsid", "sh",
+    "source", "ssh", "stdbuf", "su", "sudo", "tar", "tcsh", "time", "timeout", "trap", "uvx", "vi",
+    "vim", "watch", "xargs", "zsh",
+];
+
+/// Subcommands that run other programs or code (`uv run`, `docker exec`, `git config`):
+/// no "always" for them.
+const RUNNING_SUBCOMMANDS: &[&str] = &[
+    "alias",
+    "bisect",
+    "config",
+    "difftool",
+    "dlx",
+    "exec",
+    "filter-branch",
+    "mergetool",
+    "rebase",
+    "run",
+    "submodule",
+    "x",
 ];
 
 /// Programs whose second word is a subcommand that says what they do (`git status` and
@@ -67,27 +86,32 @@ pub fn coverable(command: &str) -> bool {
     is_simple(command) && !names_output(command) && !mentions_instructions(command)
 }
 
-/// Whether a word of `command` is an option that names a file to write (`-o`, `--output`,
-/// `--out-file=...`).
+/// Whether a word of `command` may name a file to write outside the plain case: an output
+/// option (`-o`, a cluster with `o`/`O` such as `-sLo`, `--out…`, `of=`), an absolute path
+/// (also after `=` or glued to an option), a `..` or a `.git` path.
 fn names_output(command: &str) -> bool {
     command.split_whitespace().skip(1).any(|word| {
-        word == "-o"
-            || (word.starts_with("-o") && !word.starts_with("--"))
+        let cluster = word.starts_with('-') && !word.starts_with("--");
+        let value = word.split_once('=').map_or("", |(_, v)| v);
+        (cluster && word.contains(['o', 'O']))
             || word.starts_with("--out")
+            || word.starts_with("of=")
+            || word.starts_with('/')
+            || value.starts_with('/')
+            || (cluster && word.contains('/'))
+            || word.contains("..")
+            || word.contains(".git")
     })
 }
 
 /// Whether a word of `command` names an instructions file (AGENTS.md, CLAUDE.md), whose
 /// text instructs later sessions.
+/// Anywhere in it, in any case: `-oAGENTS.md`, `wAGENTS.md` and `AGENTS.md/` write it too.
 pub fn mentions_instructions(command: &str) -> bool {
-    command
-        .split(|c: char| c.is_whitespace() || SHELL_SYNTAX.contains(&c) || c == '=')
-        .filter_map(|word| word.rsplit('/').next())
-        .any(|name| {
-            crate::config::INSTRUCTION_FILES
-                .iter()
-                .any(|f| f.eq_ignore_ascii_case(name))
-        })
+    let lower = command.to_lowercase();
+    crate::config::INSTRUCTION_FILES
+        .iter()
+        .any(|f| lower.contains(&f.to_lowercase()))
 }
 
 /// The parts of `command` a deny rule is checked against: the whole and every piece
@@ -114,16 +138,21 @@ pub fn parts(command: &str) -> Vec<String> {
 
 /// `piece` as the program it runs sees it, roughly: see [`parts`].
 fn normalised(piece: &str) -> String {
-    let mut words = piece.split_whitespace().peekable();
+    // Quotes and backslashes change no word for this purpose (`'rm'`, `\rm`).
+    let unquoted: String = piece.chars().filter(|c| !"'\"\\".contains(*c)).collect();
+    let mut words = unquoted.split_whitespace().peekable();
     while let Some(word) = words.peek() {
         let program = word.rsplit('/').next().unwrap_or(word);
-        // `NAME=value`, a runner, its options and its numbers (`timeout 5`, `nice -n 10`).
+        // `NAME=value`, a runner, its options and its numbers (`timeout 5s`, `nice -n 10`),
+        // shell keywords.
         let skipped = word.contains('=')
             || word.starts_with('-')
             || RUNNERS.contains(&program)
-            || word
-                .chars()
-                .all(|c| c.is_ascii_digit() || c == '.' || c == 's');
+            || ["!", "if", "then", "else", "do", "while", "until"].contains(word)
+            || (word.starts_with(|c: char| c.is_ascii_digit())
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || ".smh".contains(c)));
         if !skipped {
             break;
         }
@@ -151,7 +180,7 @@ pub fn prefix(command: &str) -> Option<Vec<String>> {
         || ["python", "pypy", "ruby", "perl", "node", "php"]
             .iter()
             .any(|p| program.starts_with(p));
-    if program.contains('/') || runner {
+    if program.contains(['/', '=']) || runner {
         return None;
     }
     let mut prefix = vec![program.to_string()];
@@ -161,7 +190,7 @@ pub fn prefix(command: &str) -> Option<Vec<String>> {
             && second
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if !subcommand {
+        if !subcommand || RUNNING_SUBCOMMANDS.contains(&second) {
             return None;
         }
         prefix.push(second.to_string());
@@ -211,8 +240,17 @@ mod tests {
             "git diff --no-index --output=AGENTS.md a b",
             "git diff --output=/home/u/.bashrc",
             "curl -o x https://e",
+            "curl -sLoAGENTS.md https://e",
+            "wget -Ox https://e",
+            "sed -n wagents.md x",
+            "rename s/x/AGENTS.md/ x",
             "cp notes docs/claude.md",
             "tee AGENTS.md",
+            "cp x /home/u/.bashrc",
+            "cp x ../../.bashrc",
+            "cp x .git/hooks/pre-commit",
+            "dd if=x of=y",
+            "install --target=/usr/bin x",
         ] {
             assert!(!coverable(hostile), "{hostile}");
         }
@@ -235,6 +273,12 @@ mod tests {
             "./run.sh",
             "/usr/bin/ls",
             "sudo ls",
+            "FOO=1 ls",
+            "uv run x",
+            "docker exec c sh",
+            "git config core.pager x",
+            ". ./env.sh",
+            "sed s/a/b/ f",
         ] {
             assert_eq!(prefix(none), None, "{none}");
         }
@@ -261,7 +305,11 @@ mod tests {
             "command rm -rf x",
             "sudo -E rm -rf x",
             "timeout 5 rm -rf x",
+            "timeout 5s rm -rf x",
             "rm   -rf x",
+            "'rm' -rf x",
+            "\\rm -rf x",
+            "if rm -rf x",
         ] {
             let p = parts(disguised);
             assert!(p.iter().any(|x| x == "rm -rf x"), "{disguised}: {p:?}");

@@ -95,6 +95,10 @@ impl Policy {
             if named && call.effect == Effect::WritesFiles {
                 return Verdict::Allow;
             }
+            // Asking never widens `default: deny`.
+            if let deny @ Verdict::Deny { .. } = self.by_effect(call) {
+                return deny;
+            }
             return Verdict::Ask {
                 reason: format!(
                     "it changes {file}, whose text instructs every later session in this project"
@@ -364,6 +368,11 @@ mod tests {
         ));
         let all = Policy::new(PermissionsConfig::default(), vec![], vec![], true);
         assert_eq!(all.decide(&write("AGENTS.md")), Verdict::Allow);
+        let deny = Policy::new(config("default: deny"), vec![], vec![], false);
+        assert!(matches!(
+            deny.decide(&write("AGENTS.md")),
+            Verdict::Deny { .. }
+        ));
     }
 
     #[test]

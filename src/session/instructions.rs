@@ -58,7 +58,7 @@ impl Instructions {
         };
         let mut files = Vec::new();
         if let Some(dir) = config_dir {
-            files.extend(first_in(dir, None));
+            files.extend(first_in(dir, None).map(|path| (path, None)));
         }
         files.extend(project_files(workspace));
         let mut sections: Vec<String> = Vec::new();
@@ -67,8 +67,9 @@ impl Instructions {
         }
         let mut budget = MAX_TOTAL_BYTES;
         let mut read = Vec::new();
-        for path in files {
-            let Some(text) = read_bounded(&path, MAX_FILE_BYTES.min(budget)) else {
+        for (path, within) in files {
+            let Some(text) = read_bounded(&path, within.as_deref(), MAX_FILE_BYTES.min(budget))
+            else {
                 continue;
             };
             budget = budget.saturating_sub(text.len());
@@ -115,7 +116,8 @@ fn read_base(path: &Path) -> Result<String, InstructionsError> {
 
 /// AGENTS.md, else CLAUDE.md, in `dir`: a regular file, or a link to another instructions
 /// file inside `within` (`CLAUDE.md -> AGENTS.md` is common; a link to `.env` or a key
-/// would send that file to the model). The path returned is the link's target.
+/// would send that file to the model). The path returned is the one found (the link);
+/// [`read_bounded`] checks again what it opened.
 fn first_in(dir: &Path, within: Option<&Path>) -> Option<PathBuf> {
     NAMES.iter().map(|name| dir.join(name)).find_map(|path| {
         let target = std::fs::canonicalize(&path).ok()?;
@@ -130,7 +132,7 @@ fn first_in(dir: &Path, within: Option<&Path>) -> Option<PathBuf> {
 
 /// The project's files, outermost first: from the repository root (the nearest folder
 /// with `.git`) down to `workspace`; outside a repository, the workspace's only.
-fn project_files(workspace: &Path) -> Vec<PathBuf> {
+fn project_files(workspace: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
     let mut folders: Vec<&Path> = Vec::new();
     let mut repository = false;
     for dir in workspace.ancestors() {
@@ -153,13 +155,14 @@ fn project_files(workspace: &Path) -> Vec<PathBuf> {
         .iter()
         .rev()
         .filter_map(|dir| first_in(dir, Some(&root)))
+        .map(|path| (path, Some(root.clone())))
         .collect()
 }
 
 /// Up to `max` bytes of `path` as text, cut at a character boundary, without invisible
 /// characters (a reviewer of the file cannot see them; the model can); `None` when it
 /// cannot be read or holds nothing.
-fn read_bounded(path: &Path, max: usize) -> Option<String> {
+fn read_bounded(path: &Path, within: Option<&Path>, max: usize) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut bytes = Vec::new();
     // Non-blocking, and checked on the handle: a file swapped for a pipe or a device
@@ -170,7 +173,11 @@ fn read_bounded(path: &Path, max: usize) -> Option<String> {
         .open(path)
         .inspect_err(|e| tracing::warn!("{} is not used: {e}", path.display()))
         .ok()?;
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
+    if !file.metadata().is_ok_and(|m| m.is_file()) || !opened_allowed(&file, within) {
+        tracing::warn!(
+            "{} is not used: it is not an instructions file of the project",
+            path.display()
+        );
         return None;
     }
     file.take(max as u64 + 1).read_to_end(&mut bytes).ok()?;
@@ -189,6 +196,21 @@ fn read_bounded(path: &Path, max: usize) -> Option<String> {
         );
     }
     (!text.trim().is_empty()).then_some(text)
+}
+
+/// Whether the file opened is an instructions file inside `within` (checked on the handle,
+/// so a link swapped after it was found is caught).
+fn opened_allowed(file: &std::fs::File, within: Option<&Path>) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) else {
+        // Without /proc the check made when the file was found stands.
+        return true;
+    };
+    let named = real
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| NAMES.iter().any(|f| f.eq_ignore_ascii_case(n)));
+    named && within.is_none_or(|root| real.starts_with(root))
 }
 
 #[cfg(test)]
@@ -302,6 +324,20 @@ mod tests {
         let got = load(&work, None, &PromptOptions::default());
         assert_eq!(got.files, [work.join("CLAUDE.md")]);
         assert!(got.parts.instructions.contains("linked rules"));
+    }
+
+    #[test]
+    fn what_was_opened_is_checked_on_the_handle() {
+        let root = tempfile::tempdir().unwrap();
+        let inside = root.path().join("AGENTS.md");
+        let other = root.path().join("notes.txt");
+        std::fs::write(&inside, "x").unwrap();
+        std::fs::write(&other, "x").unwrap();
+        let real_root = root.path().canonicalize().unwrap();
+        let open = |p: &Path| std::fs::File::open(p).unwrap();
+        assert!(opened_allowed(&open(&inside), Some(&real_root)));
+        assert!(!opened_allowed(&open(&other), Some(&real_root)));
+        assert!(!opened_allowed(&open(&inside), Some(Path::new("/nowhere"))));
     }
 
     #[test]

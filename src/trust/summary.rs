@@ -219,10 +219,9 @@ fn app_config(text: &str) -> Vec<String> {
         ));
     }
     if let Some(instructions) = map.get("instructions").and_then(Value::as_str) {
-        lines.push(format!(
-            "instructions for the model: {}",
-            crate::text::short_line(instructions, 120).0
-        ));
+        let (shown, cut) = crate::text::short_line(instructions, 120);
+        let more = if cut { " …" } else { "" };
+        lines.push(format!("instructions for the model: {shown}{more}"));
     }
     let others: Vec<&str> = map
         .keys()
