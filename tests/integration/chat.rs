@@ -376,6 +376,8 @@ fn an_elicitation_is_answered_in_a_form_and_its_values_reach_the_server() {
     term.type_keys("who am I?\r");
     term.wait_for("MCP server `fx` asks");
     term.wait_for("Who are you?");
+    // The form takes keys after a pause (typed-ahead keys do not answer a server).
+    term.wait_for("Enter send");
     // Enter with the required name empty is refused, in words.
     term.type_keys("\r");
     term.wait_for("Name is required");

@@ -493,8 +493,10 @@ impl App {
     pub fn tick(&mut self) -> bool {
         self.tick += 1;
         let mut changed = self.running() || self.starting.is_some();
-        if let Some(Dialog::Approval(approval)) = &mut self.dialog {
-            changed |= approval.tick();
+        match &mut self.dialog {
+            Some(Dialog::Approval(approval)) => changed |= approval.arming.tick(),
+            Some(Dialog::Form(form)) => changed |= form.arming.tick(),
+            _ => {}
         }
         if self
             .flash

@@ -7,6 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::dialog_view::View;
+use super::dialogs::Arming;
 use super::input::Input;
 use super::theme::Theme;
 use super::wrap::wrap_text;
@@ -15,10 +16,6 @@ use crate::protocol::{ApprovalAnswer, ApprovalRequest, Command, Preview};
 /// Preview rows (after wrapping) shown at once; PgUp/PgDn scroll them. Few enough that
 /// the tool, the reason and the answers fit a small terminal with them.
 const PREVIEW_ROWS: usize = 10;
-
-/// Ticks (of ~100 ms) a new dialog ignores keys for, so that keys typed ahead for the next
-/// message (`a`, `y`, Enter) do not answer a question the user has not seen.
-pub const ARM_TICKS: u64 = 5;
 
 /// The answers, in the order shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,8 +43,8 @@ pub struct ApprovalDialog {
     pub scroll: usize,
     /// How many rows the wrapped preview had when last drawn (for PgDn).
     rows: std::cell::Cell<usize>,
-    /// Ticks left before it takes keys (Esc, which denies, always works).
-    pub arming: u64,
+    /// The wait before it takes keys.
+    pub arming: Arming,
 }
 
 impl ApprovalDialog {
@@ -59,23 +56,16 @@ impl ApprovalDialog {
             message: None,
             scroll: 0,
             rows: std::cell::Cell::new(0),
-            arming: 0,
+            arming: Arming::default(),
         }
     }
 
-    /// The dialog as it opens in the chat: keys are taken only after [`ARM_TICKS`].
+    /// The dialog as it opens in the chat: it takes keys after a pause ([`Arming`]).
     pub fn opening(request: ApprovalRequest) -> Self {
         Self {
-            arming: ARM_TICKS,
+            arming: Arming::opened(),
             ..Self::new(request)
         }
-    }
-
-    /// One tick passed; true when the dialog became ready for keys.
-    pub fn tick(&mut self) -> bool {
-        let was = self.arming;
-        self.arming = self.arming.saturating_sub(1);
-        was == 1
     }
 
     /// The answers offered ("always" only when the core offers it).
@@ -98,9 +88,7 @@ impl ApprovalDialog {
 
     /// Handles a key: `Some` is the answer to send (the dialog then closes).
     pub fn key(&mut self, key: KeyEvent) -> Option<Command> {
-        if self.arming > 0 && key.code != KeyCode::Esc {
-            // Still typing: the dialog waits for a pause.
-            self.arming = ARM_TICKS;
+        if self.arming.holds(&key) {
             return None;
         }
         if let Some(message) = &mut self.message {
@@ -283,7 +271,7 @@ impl ApprovalDialog {
         View {
             title: String::from("Allow this call?"),
             body,
-            footer: if self.arming > 0 {
+            footer: if !self.arming.ready() {
                 "…"
             } else {
                 "y once · a always · n deny · m deny with a message · ↑↓ Enter"
@@ -429,7 +417,7 @@ mod tests {
 
         /// Lets the open dialog take keys.
         fn arm(app: &mut crate::ui::tui::App) {
-            for _ in 0..ARM_TICKS {
+            for _ in 0..Arming::TICKS {
                 app.tick();
             }
         }

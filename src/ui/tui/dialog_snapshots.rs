@@ -11,6 +11,13 @@ use crate::protocol::ThreadMeta;
 use crate::protocol::{ServerState, ServerStatus};
 use crate::protocol::{ToolsView, Update};
 
+/// Lets a dialog that answers someone else take keys (it waits for a pause in typing).
+fn arm(app: &mut super::App) {
+    for _ in 0..super::dialogs::Arming::TICKS {
+        app.tick();
+    }
+}
+
 fn asked(app: &mut super::App, text: &str) {
     type_text(app, text);
     app.key(key(KeyCode::Enter));
@@ -374,6 +381,9 @@ fn elicitation_form() {
             }),
         ],
     );
+    // Typed before the form was seen: not taken.
+    type_text(&mut app, "zz");
+    arm(&mut app);
     type_text(&mut app, "ab");
     app.key(key(KeyCode::Enter));
     assert_snapshot!(render(&mut app, 80, 24));
@@ -401,6 +411,7 @@ fn elicitation_url() {
             }),
         ],
     );
+    arm(&mut app);
     assert_snapshot!(render(&mut app, 80, 20));
     // A question that comes meanwhile waits behind the form, and opens once it closes.
     app.update(Update::Clarify(ClarificationRequest {

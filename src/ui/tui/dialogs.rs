@@ -51,6 +51,44 @@ pub enum Dialog {
     },
 }
 
+/// The pause a dialog that answers someone else (an approval, a server's elicitation)
+/// waits for before it takes keys, so that keys typed ahead for the next message (`a`,
+/// `y`, Enter) do not answer a question the user has not seen. Every key that comes
+/// meanwhile starts the wait again; Esc (which refuses) works at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Arming(u64);
+
+impl Arming {
+    /// Ticks (of ~100 ms) without a key before the dialog takes keys.
+    pub const TICKS: u64 = 5;
+
+    /// A dialog that just opened.
+    pub fn opened() -> Self {
+        Self(Self::TICKS)
+    }
+
+    /// Whether it takes keys.
+    pub fn ready(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// A key came: true when the dialog must ignore it.
+    pub fn holds(&mut self, key: &KeyEvent) -> bool {
+        if self.0 == 0 || key.code == KeyCode::Esc {
+            return false;
+        }
+        self.0 = Self::TICKS;
+        true
+    }
+
+    /// One tick passed; true when the dialog became ready.
+    pub fn tick(&mut self) -> bool {
+        let was = self.0;
+        self.0 = self.0.saturating_sub(1);
+        was == 1
+    }
+}
+
 /// A question with options and a free-text answer.
 #[derive(Debug)]
 pub struct ClarifyDialog {

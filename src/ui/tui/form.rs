@@ -34,6 +34,8 @@ pub struct FormDialog {
     pub selected: usize,
     /// Why the last submit was refused.
     pub error: Option<String>,
+    /// The wait before an elicitation takes keys (a prompt's own form takes them at once).
+    pub arming: super::dialogs::Arming,
 }
 
 /// What a key did to a form.
@@ -77,7 +79,10 @@ impl FormDialog {
             ElicitationForm::Form { fields } => fields.clone(),
             ElicitationForm::Url { .. } => Vec::new(),
         };
-        Self::new(Purpose::Elicitation(request), fields, 0)
+        Self {
+            arming: super::dialogs::Arming::opened(),
+            ..Self::new(Purpose::Elicitation(request), fields, 0)
+        }
     }
 
     fn new(purpose: Purpose, fields: Vec<FormField>, selected: usize) -> Self {
@@ -95,6 +100,7 @@ impl FormDialog {
             values,
             selected,
             error: None,
+            arming: Default::default(),
         }
     }
 
@@ -175,6 +181,9 @@ impl FormDialog {
 
     /// Handles a key.
     pub fn key(&mut self, key: KeyEvent) -> FormOutcome {
+        if self.arming.holds(&key) {
+            return FormOutcome::Stay;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let last = self.fields.len().saturating_sub(1);
         match key.code {
@@ -219,6 +228,12 @@ mod tests {
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    /// A form past its wait, as after a pause.
+    fn ready(mut form: FormDialog) -> FormDialog {
+        form.arming = Default::default();
+        form
     }
 
     fn type_text(form: &mut FormDialog, text: &str) {
@@ -275,7 +290,7 @@ mod tests {
 
     #[test]
     fn an_elicitation_is_checked_then_accepted_declined_or_cancelled() {
-        let mut form = FormDialog::elicitation(request());
+        let mut form = ready(FormDialog::elicitation(request()));
         assert_eq!(form.key(key(KeyCode::Enter)), FormOutcome::Stay);
         assert_eq!(form.error.as_deref(), Some("name is required"));
         type_text(&mut form, "Ada");
@@ -309,7 +324,7 @@ mod tests {
                     .unwrap()
             )
         );
-        let mut form = FormDialog::elicitation(request());
+        let mut form = ready(FormDialog::elicitation(request()));
         assert_eq!(
             form.key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)),
             FormOutcome::Close(Some(Command::Elicit {
@@ -317,7 +332,7 @@ mod tests {
                 answer: ElicitationAnswer::Decline
             }))
         );
-        let mut form = FormDialog::elicitation(request());
+        let mut form = ready(FormDialog::elicitation(request()));
         assert_eq!(
             form.key(key(KeyCode::Esc)),
             FormOutcome::Close(Some(Command::Elicit {

@@ -25,7 +25,11 @@ pub(super) fn form(d: &FormDialog, width: usize, theme: &Theme) -> View {
         Purpose::Elicitation(request) => (
             format!("MCP server `{}` asks", request.server),
             request.message.clone(),
-            "Tab next field · Enter send · Ctrl-D decline · Esc cancel",
+            if d.arming.ready() {
+                "Tab next field · Enter send · Ctrl-D decline · Esc cancel"
+            } else {
+                "…"
+            },
         ),
     };
     let mut body = wrap_text(&heading, bold, width, &[], &[]);
@@ -41,7 +45,11 @@ pub(super) fn form(d: &FormDialog, width: usize, theme: &Theme) -> View {
         return View {
             title,
             body,
-            footer: "Enter opened · Ctrl-D decline · Esc cancel",
+            footer: if d.arming.ready() {
+                "Enter opened · Ctrl-D decline · Esc cancel"
+            } else {
+                "…"
+            },
             focus: None,
             cursor: None,
         };
