@@ -35,6 +35,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
+/// Takes the exclusive lock of `path` (a `.lock` file beside it, owner-only) that every
+/// antler process takes before a read-modify-write of that file; blocks until it is free
+/// and holds it until the returned guard is dropped.
+pub fn lock(path: &Path) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&name)?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| std::io::Error::from(errno))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

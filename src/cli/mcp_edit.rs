@@ -17,6 +17,7 @@ pub fn add(args: &McpAddArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_
     let run = || -> Result<(), CliError> {
         let file = target(paths, cwd, env)?;
         let entry = entry(args)?;
+        let _locked = locked(&file)?;
         let text = read(&file)?;
         let new = add_server(text.as_deref(), &file, &args.name, entry, args.force, env)
             .map_err(|e| CliError::usage(e.to_string()))?;
@@ -37,6 +38,7 @@ pub fn add(args: &McpAddArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_
 pub fn remove(args: &McpRemoveArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_>) -> Exit {
     let run = || -> Result<(), CliError> {
         let file = target(paths, cwd, env)?;
+        let _locked = locked(&file)?;
         let text = read(&file)?;
         let new = remove_server(text.as_deref(), &file, &args.name)
             .map_err(|e| CliError::usage(e.to_string()))?;
@@ -107,6 +109,12 @@ fn entry(args: &McpAddArgs) -> Result<Value, CliError> {
         entry["description"] = json!(description);
     }
     Ok(entry)
+}
+
+/// Holds the file's lock while it is read and written (two `mcp add` at once lose nothing).
+fn locked(file: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, CliError> {
+    crate::private_file::lock(file)
+        .map_err(|e| CliError::failure(format!("{}: cannot lock it: {e}", file.display())))
 }
 
 fn read(file: &Path) -> Result<Option<String>, CliError> {

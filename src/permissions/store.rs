@@ -107,6 +107,8 @@ impl ApprovalStore {
 
     /// Adds `approval` to `project` (replacing one for the same tool and prefix).
     pub fn add(&self, project: &Path, approval: Approval) -> Result<(), StoreError> {
+        // Another antler may be adding one too: one read-modify-write at a time.
+        let _locked = crate::private_file::lock(&self.path).map_err(|e| self.error(e))?;
         // An unreadable store is reported, never overwritten.
         let mut contents = self.read()?;
         contents.version = VERSION;
@@ -165,6 +167,28 @@ mod tests {
         assert_eq!(kept.len(), 2);
         assert_eq!(kept[0].schema, "s2");
         assert!(store.approvals(b).unwrap().is_empty());
+    }
+
+    #[test]
+    fn approvals_added_at_once_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ApprovalStore::in_dir(dir.path());
+        let project = Path::new("/p");
+        std::thread::scope(|scope| {
+            for i in 0..8 {
+                let store = store.clone();
+                scope.spawn(move || {
+                    let approval = Approval {
+                        tool: format!("t{i}"),
+                        schema: String::from("s"),
+                        prefix: None,
+                        approved_at: 1,
+                    };
+                    store.add(project, approval).unwrap();
+                });
+            }
+        });
+        assert_eq!(store.approvals(project).unwrap().len(), 8);
     }
 
     #[test]

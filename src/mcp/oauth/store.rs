@@ -5,7 +5,7 @@
 //! Nothing here is ever logged.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -169,22 +169,7 @@ impl TokenStore {
     /// beside the credentials), so that a refresh token is used by one of them only and
     /// the others read the rotated one; blocks until it is free.
     fn lock(&self) -> Result<nix::fcntl::Flock<std::fs::File>, StoreError> {
-        let dir = self
-            .path
-            .parent()
-            .ok_or_else(|| self.io("no parent folder"))?;
-        std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
-        let mut name = self.path.clone().into_os_string();
-        name.push(".lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&name)
-            .map_err(|e| self.io(e))?;
-        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-            .map_err(|(_, errno)| self.io(errno))
+        crate::private_file::lock(&self.path).map_err(|e| self.io(e))
     }
 
     /// The store rmcp's authorization manager uses for the server at `url`.
