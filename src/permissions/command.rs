@@ -72,7 +72,7 @@ const SUBCOMMAND_PROGRAMS: &[&str] = &[
 
 /// Whether `command` is one program with plain arguments, separated by spaces (nothing
 /// the shell would interpret beyond splitting words).
-pub fn is_simple(command: &str) -> bool {
+fn is_simple(command: &str) -> bool {
     !command.trim().is_empty()
         && !command.contains(SHELL_SYNTAX)
         && !command

@@ -69,7 +69,8 @@ impl ApprovalStore {
     }
 
     /// The store file.
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    fn path(&self) -> &Path {
         &self.path
     }
 
