@@ -187,6 +187,14 @@ pub struct ModelConfig {
     /// seconds (default 120): a stalled stream is retried instead of hanging the session.
     #[serde(default, deserialize_with = "lenient::optional")]
     pub stream_idle_timeout_seconds: Option<u64>,
+    /// The longest the stream may send only keep-alive comments before its first chunk, in
+    /// seconds (default 600).
+    #[serde(default, deserialize_with = "lenient::optional")]
+    pub first_chunk_timeout_seconds: Option<u64>,
+    /// The longest one model call may take in all, retries included, in seconds (default
+    /// 1800): a stream that never ends fails instead of hanging the run.
+    #[serde(default, deserialize_with = "lenient::optional")]
+    pub call_timeout_seconds: Option<u64>,
     /// How often a failed call is retried (default 3).
     #[serde(default, deserialize_with = "lenient::optional")]
     pub max_retries: Option<u32>,
@@ -223,6 +231,11 @@ impl fmt::Debug for ModelConfig {
                 "stream_idle_timeout_seconds",
                 &self.stream_idle_timeout_seconds,
             )
+            .field(
+                "first_chunk_timeout_seconds",
+                &self.first_chunk_timeout_seconds,
+            )
+            .field("call_timeout_seconds", &self.call_timeout_seconds)
             .field("max_retries", &self.max_retries)
             .field("retry_base_delay_ms", &self.retry_base_delay_ms)
             .finish_non_exhaustive()

@@ -186,6 +186,8 @@ fn known_keys(parent: &[Segment]) -> Vec<String> {
             temperature: None,
             request_timeout_seconds: None,
             stream_idle_timeout_seconds: None,
+            first_chunk_timeout_seconds: None,
+            call_timeout_seconds: None,
             max_retries: None,
             retry_base_delay_ms: None,
             tool_call_format: Some(Default::default()),

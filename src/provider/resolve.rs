@@ -32,7 +32,8 @@ pub enum ResolveError {
     #[error(
         "unknown model `{requested}`: config.yaml defines {}; pass one of those to --model, \
          or set OPENAI_API_KEY or OPENAI_BASE_URL to use `{requested}` as a model id there",
-        .configured.join(", ")
+        crate::text::quoted_list(.configured.iter().map(String::as_str)),
+        requested = crate::text::quoted(.requested)
     )]
     UnknownModel {
         /// What was asked for.
@@ -202,6 +203,12 @@ fn from_config(model: &ModelConfig, env: EnvLookup<'_>) -> Result<OpenAiSettings
     }
     if let Some(seconds) = model.stream_idle_timeout_seconds {
         settings.stream_idle_timeout = Duration::from_secs(seconds);
+    }
+    if let Some(seconds) = model.first_chunk_timeout_seconds {
+        settings.first_chunk_timeout = Duration::from_secs(seconds);
+    }
+    if let Some(seconds) = model.call_timeout_seconds {
+        settings.call_timeout = Duration::from_secs(seconds);
     }
     if let Some(retries) = model.max_retries {
         settings.max_retries = retries;

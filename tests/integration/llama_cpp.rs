@@ -88,3 +88,63 @@ fn frames_of(recording: &str) -> Vec<(Duration, String)> {
         .map(|f| (Duration::ZERO, f))
         .collect()
 }
+
+/// A model config for the mock with the given extra keys.
+fn local_model(sandbox: &Sandbox, mock: &MockOpenAi, keys: &str) {
+    sandbox.write(
+        "config.yaml",
+        &format!(
+            "models:\n  - name: local\n    base_url: {}\n    model: m\n    max_retries: 0\n{keys}",
+            mock.base_url()
+        ),
+    );
+}
+
+/// A stream of keep-alive comments that never ends (a broken proxy) fails at the first
+/// chunk's bound, and the error says which bound it was.
+#[test]
+fn a_stream_of_only_keep_alives_fails_at_the_first_chunk_bound() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::KeepAlive {
+        events: vec![],
+        every: Duration::from_millis(100),
+    }]);
+    local_model(&sandbox, &mock, "    first_chunk_timeout_seconds: 1\n");
+    let out = sandbox
+        .antler()
+        .args(["-m", "local", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("only keep-alive comments") && stderr.contains("first chunk timeout"),
+        "{stderr}"
+    );
+}
+
+/// A stream that sent a chunk and then only keep-alives is ended by the bound on the whole
+/// call, named as such.
+#[test]
+fn a_stream_that_never_ends_fails_at_the_call_bound() {
+    let sandbox = Sandbox::new();
+    let started =
+        crate::mock_openai::reply::chunk(json!({"role": "assistant", "content": "Hel"}), None);
+    let mock = MockOpenAi::start(vec![Reply::KeepAlive {
+        events: vec![started],
+        every: Duration::from_millis(100),
+    }]);
+    local_model(&sandbox, &mock, "    call_timeout_seconds: 1\n");
+    let out = sandbox
+        .antler()
+        .args(["-m", "local", "-p", "hi", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error = result["errors"][0].as_str().unwrap_or_default();
+    assert!(
+        error.contains("longer than 1s in all") && error.contains("call timeout"),
+        "{result}"
+    );
+}

@@ -27,16 +27,41 @@ impl OpenAiProvider {
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ProviderError> {
         let body = build_request(&self.settings, request);
-        let secret = self.settings.api_key.as_deref();
         let texts = self.settings.tool_call_format != ToolCallFormat::Native;
         let held = HoldBack::new(events);
         let forward = |event: ModelEvent| held.event(event);
         let events: &(dyn Fn(ModelEvent) + Send + Sync) = if texts { &forward } else { events };
+        let calls = self.attempts(&body, request, events, texts, &held);
+        let bound = self.settings.call_timeout;
+        tokio::time::timeout(bound, calls)
+            .await
+            .unwrap_or_else(|_| {
+                tracing::info!(endpoint = %self.endpoint, ?bound, "model call timed out");
+                Err(ProviderError::Transport {
+                    endpoint: self.endpoint.clone(),
+                    message: format!(
+                        "the model call took longer than {bound:?} in all, retries included \
+                     (call timeout: the model's call_timeout_seconds)"
+                    ),
+                })
+            })
+    }
+
+    /// The attempts of one call, until one succeeds or the last has failed.
+    async fn attempts(
+        &self,
+        body: &CreateChatCompletionRequest,
+        request: &ModelRequest,
+        events: &(dyn Fn(ModelEvent) + Send + Sync),
+        texts: bool,
+        held: &HoldBack<'_>,
+    ) -> Result<ModelReply, ProviderError> {
+        let secret = self.settings.api_key.as_deref();
         let mut tries = 0;
         loop {
             tries += 1;
             tracing::debug!(endpoint = %self.endpoint, model = %self.settings.model, tries, "model call");
-            let error = match self.attempt(&body, events).await {
+            let error = match self.attempt(body, events).await {
                 Ok(mut reply) => {
                     if texts {
                         self.adopt_text_call(&mut reply, request);
@@ -90,7 +115,15 @@ impl OpenAiProvider {
         let idle = self.settings.stream_idle_timeout;
         let mut pieces = watch.pieces.subscribe();
         let mut reply = Accumulator::default();
-        while let Some(chunk) = next_unless_silent(&mut stream, &mut pieces, idle).await? {
+        // Keep-alive comments keep a stream alive, but only so long before its first chunk:
+        // a proxy that sends nothing else would otherwise hold the call forever.
+        let first = self.settings.first_chunk_timeout;
+        let mut deadline = Some(tokio::time::Instant::now() + first);
+        while let Some(chunk) = next_unless_silent(&mut stream, &mut pieces, idle, deadline)
+            .await
+            .map_err(|e| e.unwrap_or(AttemptError::FirstChunkTimeout(first)))?
+        {
+            deadline = None;
             let chunk = chunk.map_err(AttemptError::from_client)?;
             reply.push(chunk, events).map_err(AttemptError::MidStream)?;
         }
@@ -124,16 +157,26 @@ impl OpenAiProvider {
 }
 
 /// The stream's next item, waiting as long as the body keeps sending something (`pieces`
-/// changes with every piece of it) and failing after `idle` of silence.
+/// changes with every piece of it) and failing after `idle` of silence, or at `deadline`
+/// whatever arrives (`Err(None)`: the first chunk's deadline passed).
 async fn next_unless_silent<S: Stream + Unpin>(
     stream: &mut S,
     pieces: &mut tokio::sync::watch::Receiver<u64>,
     idle: Duration,
-) -> Result<Option<S::Item>, AttemptError> {
+    deadline: Option<tokio::time::Instant>,
+) -> Result<Option<S::Item>, Option<AttemptError>> {
+    let passed = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(passed);
     loop {
         tokio::select! {
             biased;
             item = stream.next() => return Ok(item),
+            () = &mut passed => return Err(None),
             heard = tokio::time::timeout(idle, pieces.changed()) => match heard {
                 // Bytes that made no item yet (a comment, part of a line): still alive.
                 Ok(Ok(())) => continue,
@@ -141,9 +184,9 @@ async fn next_unless_silent<S: Stream + Unpin>(
                 Ok(Err(_)) => {
                     return tokio::time::timeout(idle, stream.next())
                         .await
-                        .map_err(|_| AttemptError::IdleTimeout(idle));
+                        .map_err(|_| Some(AttemptError::IdleTimeout(idle)));
                 }
-                Err(_) => return Err(AttemptError::IdleTimeout(idle)),
+                Err(_) => return Err(Some(AttemptError::IdleTimeout(idle))),
             },
         }
     }

@@ -33,6 +33,12 @@ pub(super) enum AttemptError {
     /// The stream stalled between two chunks.
     #[error("the stream sent nothing for {0:?} (stream idle timeout)")]
     IdleTimeout(Duration),
+    /// The stream sent only keep-alive comments for too long before its first chunk.
+    #[error(
+        "the stream sent only keep-alive comments for {0:?}, no reply (first chunk timeout: \
+         the model's first_chunk_timeout_seconds)"
+    )]
+    FirstChunkTimeout(Duration),
     /// The stream ended before `[DONE]` or a finish reason.
     #[error("the stream ended before the reply was complete")]
     CutStream,
@@ -84,7 +90,10 @@ impl AttemptError {
         match self {
             Self::Status(status) => RETRYABLE_STATUSES.contains(&status.status),
             Self::Transport { retryable, .. } => *retryable,
-            Self::RequestTimeout(_) | Self::IdleTimeout(_) | Self::CutStream => true,
+            Self::RequestTimeout(_)
+            | Self::IdleTimeout(_)
+            | Self::FirstChunkTimeout(_)
+            | Self::CutStream => true,
             Self::MidStream(_) => true,
             Self::Protocol(_) => false,
         }

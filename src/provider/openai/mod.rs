@@ -43,6 +43,10 @@ pub struct OpenAiSettings {
     pub request_timeout: Duration,
     /// The longest the stream may send nothing at all (SSE comments count).
     pub stream_idle_timeout: Duration,
+    /// The longest the stream may send only comments before its first chunk.
+    pub first_chunk_timeout: Duration,
+    /// The longest one call may take in all, its retries included.
+    pub call_timeout: Duration,
     /// How often a failed call is tried again.
     pub max_retries: u32,
     /// The first retry's backoff ceiling; it doubles per retry.
@@ -58,6 +62,11 @@ impl OpenAiSettings {
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
     /// The default stream idle timeout.
     pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+    /// The default first chunk timeout: generous, since a local server reading a long
+    /// prompt on a CPU sends only keep-alives until it is done.
+    pub const DEFAULT_FIRST_CHUNK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+    /// The default bound on one call.
+    pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
     /// The default number of retries.
     pub const DEFAULT_MAX_RETRIES: u32 = 3;
 
@@ -71,6 +80,8 @@ impl OpenAiSettings {
             temperature: None,
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
+            first_chunk_timeout: Self::DEFAULT_FIRST_CHUNK_TIMEOUT,
+            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
             max_retries: Self::DEFAULT_MAX_RETRIES,
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(30),
@@ -89,6 +100,8 @@ impl fmt::Debug for OpenAiSettings {
             .field("temperature", &self.temperature)
             .field("request_timeout", &self.request_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("first_chunk_timeout", &self.first_chunk_timeout)
+            .field("call_timeout", &self.call_timeout)
             .field("max_retries", &self.max_retries)
             .field("backoff_base", &self.backoff_base)
             .field("backoff_cap", &self.backoff_cap)

@@ -33,6 +33,14 @@ pub enum Reply {
     /// stream with its keep-alive comments; pieces are raw SSE text, `data:` lines and
     /// `: comment` lines alike, and end the body with whatever they end with).
     Paced(Vec<(std::time::Duration, String)>),
+    /// An SSE stream that sends these events, then only `: keep-alive` comments, one every
+    /// `every`, until the client hangs up (a broken proxy, or a server that never answers).
+    KeepAlive {
+        /// The `data:` events sent first.
+        events: Vec<String>,
+        /// The pause between two comments.
+        every: std::time::Duration,
+    },
 }
 
 impl Reply {

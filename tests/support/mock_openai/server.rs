@@ -91,6 +91,7 @@ fn respond(reply: Reply) -> Response {
         }
         Reply::Json(value) => axum::Json(value).into_response(),
         Reply::Paced(pieces) => paced(pieces),
+        Reply::KeepAlive { events, every } => sse(events, End::KeepAlive(every)),
     }
 }
 
@@ -125,6 +126,8 @@ enum End {
     Cut,
     /// Silence until the client hangs up or the server's runtime is dropped.
     Stall,
+    /// A keep-alive comment after each pause, until the client hangs up.
+    KeepAlive(std::time::Duration),
 }
 
 /// An SSE response fed through a one-slot channel by its own task, so that every event is
@@ -148,6 +151,16 @@ fn sse(events: Vec<String>, end: End) -> Response {
                 let _ = tx.send(Err(cut)).await;
             }
             End::Stall => tx.closed().await,
+            End::KeepAlive(every) => loop {
+                tokio::time::sleep(every).await;
+                if tx
+                    .send(Ok(Bytes::from_static(b": keep-alive\n\n")))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            },
         }
     });
     let stream = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
