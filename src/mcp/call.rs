@@ -75,11 +75,26 @@ fn lock(
 pub(super) fn offer(calls: &super::connect::Progress, update: ProgressNotificationParam) {
     let calls = lock(calls);
     let Some(slot) = calls.get(&update.progress_token) else {
+        tracing::debug!(token = ?update.progress_token, "progress for no call in flight is dropped");
         return;
     };
+    let out_of_range =
+        !update.progress.is_finite() || update.total.is_some_and(|total| !total.is_finite());
+    if out_of_range {
+        tracing::debug!(
+            progress = update.progress,
+            total = ?update.total,
+            "progress with a number that is not finite: shown as 0 / without a total"
+        );
+    }
     let next = shown(update);
     slot.send_if_modified(|current| {
-        if current.as_ref().is_some_and(|c| c.progress > next.progress) {
+        if let Some(shown) = current.as_ref().filter(|c| c.progress > next.progress) {
+            tracing::debug!(
+                progress = next.progress,
+                before = shown.progress,
+                "progress that goes back is dropped"
+            );
             return false;
         }
         *current = Some(next);

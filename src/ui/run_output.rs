@@ -49,8 +49,12 @@ impl RunPrinter {
         }
     }
 
-    /// Renders one event as it happens.
+    /// Renders one event as it happens. Notices reach stderr in every format (the JSON
+    /// formats carry them too), so a person or a CI log always sees a refusal.
     pub fn event(&self, event: &Event) {
+        if let Event::Notice { message, .. } = event {
+            eprintln!("note: {}", crate::text::printable(message));
+        }
         match self.format {
             OutputFormat::StreamJson => self.stdout(&json_line(event)),
             OutputFormat::Json => {}
@@ -120,7 +124,6 @@ impl RunPrinter {
             Event::TurnCompleted { .. } if self.live_text && self.take_open_line() => {
                 self.stdout("\n");
             }
-            Event::Notice { message, .. } => eprintln!("note: {message}"),
             Event::Retrying { .. } if self.live_text && self.take_open_line() => {
                 // The streamed text of this attempt is void; start the next one on a new line.
                 self.stdout("\n");
