@@ -57,6 +57,54 @@ pub fn short_line(text: &str, max_chars: usize) -> (String, bool) {
     (printable(&line), false)
 }
 
+/// [`short_line`] of 80 characters with `…` where it was cut: how a message quotes a name,
+/// URL or value it was given, so hostile input of any size is shown as a short line.
+pub fn quoted(text: &str) -> String {
+    let (mut line, cut) = short_line(text, 80);
+    if cut {
+        line.push('…');
+    }
+    line
+}
+
+/// Names for a message, each [`quoted`], at most 20 of them and how many more: a list
+/// taken from input (a file's servers, a server's prompts) can be of any length.
+pub fn quoted_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 20;
+    let mut shown = Vec::new();
+    let mut more = 0;
+    for name in names {
+        if shown.len() < SHOWN {
+            shown.push(quoted(name));
+        } else {
+            more += 1;
+        }
+    }
+    let mut list = shown.join(", ");
+    if more > 0 {
+        list.push_str(&format!(" and {more} more"));
+    }
+    list
+}
+
+/// The most text from outside (stdin, an MCP server's prompt) that becomes one user turn.
+pub const MAX_TURN_BYTES: usize = 512 * 1024;
+
+/// `text` cut at [`MAX_TURN_BYTES`] on a character boundary, the cut marked for the model;
+/// also says whether it was cut.
+pub fn cap_turn(text: &str) -> (String, bool) {
+    if text.len() <= MAX_TURN_BYTES {
+        return (text.to_string(), false);
+    }
+    let mut end = MAX_TURN_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut kept = text[..end].trim_end().to_string();
+    kept.push_str(&format!("\n... [cut at {MAX_TURN_BYTES} bytes]"));
+    (kept, true)
+}
+
 /// [`printable`] for text of several lines: newlines and tabs are kept.
 pub fn printable_lines(text: &str) -> String {
     text.split('\n')
@@ -79,6 +127,21 @@ pub fn fence_for(content: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_values_are_one_short_escaped_line() {
+        let long = "x".repeat(10_000);
+        let shown = quoted(&long);
+        assert_eq!(shown.chars().count(), 81);
+        assert!(shown.ends_with('…'));
+        assert_eq!(quoted("a\nb\u{1b}[2J"), "a b\\u{1b}[2J");
+        let names: Vec<String> = (0..25).map(|n| n.to_string()).collect();
+        let list = quoted_list(names.iter().map(String::as_str));
+        assert!(
+            list.starts_with("0, 1, 2") && list.ends_with("19 and 5 more"),
+            "{list}"
+        );
+    }
 
     #[test]
     fn separators_bidi_zero_width_and_tags_are_invisible() {

@@ -48,6 +48,16 @@ async fn run(
         Some(text) => Some(parse_server_prompt(text, &args.prompt_args)?),
         None => None,
     };
+    // Its folder is opened now, before any tool runs: the answer is written into that
+    // folder, never through a link planted during the run.
+    let last_message = match &args.output_last_message {
+        Some(path) => Some(
+            crate::output_file::OutputFile::at_start(path).map_err(|err| {
+                CliError::usage(format!("--output-last-message {}: {err}", path.display()))
+            })?,
+        ),
+        None => None,
+    };
     let prompt = match (&server_prompt, args.prompt_text()) {
         (Some(_), None) => String::new(),
         (_, given) => read_prompt(given)?,
@@ -88,9 +98,12 @@ async fn run(
     if let Ok(result) = &result {
         printer.finish(result);
     }
-    let written = match (&result, &args.output_last_message) {
-        (Ok(result), Some(path)) => std::fs::write(path, &result.result).map_err(|err| {
-            CliError::failure(format!("--output-last-message {}: {err}", path.display()))
+    let written = match (&result, &last_message) {
+        (Ok(result), Some(file)) => file.write(result.result.as_bytes()).map_err(|err| {
+            CliError::failure(format!(
+                "--output-last-message {}: {err}",
+                file.path().display()
+            ))
         }),
         _ => Ok(()),
     };
@@ -150,7 +163,7 @@ fn prompt_arguments(
         {
             return Err(CliError::usage(format!(
                 "--arg: `{}` is given twice",
-                name.trim()
+                crate::text::quoted(name.trim())
             )));
         }
     }
@@ -231,11 +244,8 @@ pub(super) fn start_thread(args: &RunArgs) -> StartThread {
 /// The prompt from `-p`, `-p -` (stdin) or piped stdin.
 fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     let from_stdin = || {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map(|_| text)
-            .map_err(|e| CliError::usage(format!("cannot read the prompt from stdin: {e}")))
+        let text = read_stdin("the prompt")?;
+        Ok::<_, CliError>(capped(&text, "the prompt from stdin"))
     };
     let no_prompt = || {
         CliError::usage(
@@ -246,7 +256,7 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     };
     let prompt = match arg {
         Some("-") => from_stdin()?,
-        Some(text) if piped_stdin() => with_piped(text, &read_piped()?),
+        Some(text) if piped_stdin() => with_piped(text, &read_stdin("the piped input")?),
         Some(text) => text.to_string(),
         None if !std::io::stdin().is_terminal() => {
             let text = from_stdin()?;
@@ -263,8 +273,9 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     Ok(prompt)
 }
 
-/// The most of piped input sent after a prompt.
-const MAX_PIPED_BYTES: usize = 512 * 1024;
+/// The most of piped input sent after a prompt, of a prompt read from stdin and of an MCP
+/// server's prompt: text that becomes the user's turn whole.
+const MAX_PIPED_BYTES: usize = crate::text::MAX_TURN_BYTES;
 
 /// Whether stdin is data piped or redirected in (a pipe or a file), not a terminal or
 /// `/dev/null`: only then is it read after a `-p` prompt.
@@ -277,14 +288,25 @@ fn piped_stdin() -> bool {
 }
 
 /// At most [`MAX_PIPED_BYTES`] (and one more, to tell that there was more) of stdin,
-/// invalid UTF-8 replaced: piped input may be anything, of any size.
-fn read_piped() -> Result<String, CliError> {
+/// invalid UTF-8 replaced: piped input may be anything, of any size. `what` names it in
+/// the error.
+fn read_stdin(what: &str) -> Result<String, CliError> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_PIPED_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| CliError::usage(format!("cannot read the piped input: {e}")))?;
+        .map_err(|e| CliError::usage(format!("cannot read {what} from stdin: {e}")))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `text` cut at [`MAX_PIPED_BYTES`] with the cut marked for the model and a notice on
+/// stderr naming `what` was cut.
+fn capped(text: &str, what: &str) -> String {
+    let (text, cut) = crate::text::cap_turn(text);
+    if cut {
+        eprintln!("note: {what} was cut at {} KiB", MAX_PIPED_BYTES / 1024);
+    }
+    text
 }
 
 /// The prompt, then the piped input as context (`git diff | antler -p "review this"`),
@@ -293,15 +315,9 @@ fn with_piped(prompt: &str, piped: &str) -> String {
     if piped.trim().is_empty() {
         return prompt.to_string();
     }
-    let mut end = piped.len().min(MAX_PIPED_BYTES);
-    while !piped.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut text = piped[..end].trim_end().to_string();
-    if end < piped.len() {
-        text.push_str(&format!("\n... [cut at {MAX_PIPED_BYTES} bytes]"));
-    }
-    let fence = crate::text::fence_for(&text);
+    let text = capped(piped, "the piped input");
+    let text = text.trim_end();
+    let fence = crate::text::fence_for(text);
     format!("{prompt}\n\n[piped input]\n{fence}\n{text}\n{fence}")
 }
 

@@ -24,7 +24,11 @@ const MAX_ARGUMENTS: usize = 32;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PromptError {
     /// No such server, or it offers no prompts.
-    #[error("no MCP server called `{server}` offers prompts{}", known_list(.known))]
+    #[error(
+        "no MCP server called `{}` offers prompts{}",
+        crate::text::quoted(.server),
+        known_list(.known)
+    )]
     UnknownServer {
         /// The name asked for.
         server: String,
@@ -32,7 +36,11 @@ pub enum PromptError {
         known: Vec<String>,
     },
     /// The server has no prompt of that name.
-    #[error("MCP server `{server}` has no prompt `{name}`{}", known_list(.known))]
+    #[error(
+        "MCP server `{server}` has no prompt `{}`{}",
+        crate::text::quoted(.name),
+        known_list(.known)
+    )]
     UnknownPrompt {
         /// The server.
         server: String,
@@ -42,7 +50,11 @@ pub enum PromptError {
         known: Vec<String>,
     },
     /// An argument the prompt does not declare.
-    #[error("the prompt `{prompt}` has no argument `{argument}`{}", known_list(.known))]
+    #[error(
+        "the prompt `{prompt}` has no argument `{}`{}",
+        crate::text::quoted(.argument),
+        known_list(.known)
+    )]
     UnknownArgument {
         /// `server:name`.
         prompt: String,
@@ -71,7 +83,10 @@ fn known_list(known: &[String]) -> String {
     if known.is_empty() {
         String::new()
     } else {
-        format!(" (there are: {})", known.join(", "))
+        format!(
+            " (there are: {})",
+            crate::text::quoted_list(known.iter().map(String::as_str))
+        )
     }
 }
 
@@ -206,6 +221,15 @@ impl McpManager {
         let text = message_text(&result);
         if text.trim().is_empty() {
             return Err(PromptError::Empty(prompt.command()));
+        }
+        // The user's turn, sent whole to the model: bounded like any text from outside.
+        let (text, cut) = crate::text::cap_turn(&text);
+        if cut {
+            tracing::warn!(
+                "the prompt `{}` was cut at {} KiB",
+                prompt.command(),
+                crate::text::MAX_TURN_BYTES / 1024
+            );
         }
         Ok(text)
     }

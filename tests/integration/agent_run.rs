@@ -193,6 +193,37 @@ fn the_prompt_can_come_from_stdin() {
     assert_eq!(requests[2].messages()[1]["content"], "bare p");
 }
 
+/// A prompt from stdin of any size is cut like piped input after a prompt: at 512 KiB,
+/// marked for the model, with a notice (read no further than that).
+#[test]
+fn a_huge_prompt_on_stdin_is_capped_like_piped_input() {
+    let sandbox = Sandbox::new();
+    let mock = MockOpenAi::start(vec![Reply::text("a"), Reply::text("b"), Reply::text("c")]);
+    let huge = "y".repeat(5 * 1024 * 1024);
+    for args in [&["-p", "-"][..], &[], &["-p", "review"]] {
+        let out = agent(&sandbox, &mock)
+            .args(args)
+            .write_stdin(huge.clone())
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("was cut at 512 KiB"), "{args:?}: {stderr}");
+    }
+    for request in mock.requests() {
+        assert!(request.raw.len() < 600 * 1024, "{}", request.raw.len());
+        let sent = request.messages()[1]["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            sent.contains("[cut at 524288 bytes]"),
+            "{}",
+            &sent[sent.len() - 60..]
+        );
+    }
+}
+
 #[test]
 fn usage_and_configuration_errors_exit_2_with_what_to_do() {
     let sandbox = Sandbox::new();
@@ -982,11 +1013,13 @@ fn output_last_message_writes_the_final_answer() {
         .assert()
         .success();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "The answer.");
+    // A folder that is not there is found before the run, not after it.
     agent(&sandbox, &mock)
         .args(["-p", "q", "--output-last-message", "no/such/dir/a.txt"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicates::str::contains(
             "--output-last-message no/such/dir/a.txt",
         ));
+    assert_eq!(mock.requests().len(), 1);
 }

@@ -303,6 +303,48 @@ fn mcp_prompt_runs_a_server_prompt_with_its_arguments_in_p() {
     );
 }
 
+/// A server's prompt of 10 MB is cut as piped input is, not sent whole to the model.
+#[test]
+fn a_huge_server_prompt_is_capped_before_it_becomes_the_turn() {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&["--prompts"])}));
+    let mock = MockOpenAi::start(vec![Reply::text("ok"), Reply::text("ok")]);
+    let small = agent(&sandbox, &mock)
+        .args([
+            "--mcp-prompt",
+            "fx:greet",
+            "--arg",
+            "name=Ada",
+            "--arg",
+            "style=pad:10",
+        ])
+        .output()
+        .unwrap();
+    assert_success(&small);
+    let out = agent(&sandbox, &mock)
+        .args(["--mcp-prompt", "fx:greet", "--arg", "name=Ada"])
+        .args(["--arg", "style=pad:10000000"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`fx:greet` was cut at 512 KiB"), "{stderr}");
+    let requests = mock.requests();
+    let turn = |n: usize| {
+        requests[n].messages().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(turn(0), "Greet Ada xxxxxxxxxx.\n\nKeep it to one line.");
+    assert!(
+        requests[1].raw.len() < 600 * 1024,
+        "{}",
+        requests[1].raw.len()
+    );
+    assert!(turn(1).ends_with("[cut at 524288 bytes]"));
+}
+
 #[test]
 fn p_declines_an_elicitation_and_says_so() {
     let sandbox = Sandbox::new();

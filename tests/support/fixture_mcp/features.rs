@@ -87,6 +87,14 @@ pub fn get_prompt(name: &str, arguments: &JsonObject) -> Result<GetPromptResult,
         .get("style")
         .and_then(Value::as_str)
         .unwrap_or("plainly");
+    // `style=pad:N`: N more bytes of text, for the tests of a client's bounds.
+    let style = match style
+        .strip_prefix("pad:")
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        Some(bytes) => "x".repeat(bytes),
+        None => style.to_string(),
+    };
     Ok(GetPromptResult::new(vec![
         PromptMessage::new_text(Role::User, format!("Greet {who} {style}.")),
         PromptMessage::new(Role::User, ContentBlock::text("Keep it to one line.")),
