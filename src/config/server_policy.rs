@@ -50,9 +50,10 @@ impl DeferMode {
     }
 }
 
-/// `enabled_tools` / `disabled_tools`: exact names or globs on the server's own tool
-/// names, ignoring case. A tool filtered out does not exist for antler: not bound, listed,
-/// searchable or callable.
+/// `enabled_tools` / `disabled_tools`: exact names or globs, ignoring case, on every name a
+/// tool goes by: the server's own and the one antler shows (`srv_danger_wipe` for the
+/// server's `danger.wipe`), since the user copies either. A tool filtered out does not
+/// exist for antler: not bound, listed, searchable or callable.
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
     enabled: Option<(Vec<String>, GlobSet)>,
@@ -86,17 +87,13 @@ impl ToolFilter {
         })
     }
 
-    /// Whether the server's tool `name` is kept: listed in `enabled_tools` (when given)
-    /// and not in `disabled_tools`.
-    pub fn allows(&self, name: &str) -> bool {
-        let enabled = self
-            .enabled
-            .as_ref()
-            .is_none_or(|(_, set)| set.is_match(name));
-        let disabled = self
-            .disabled
-            .as_ref()
-            .is_some_and(|(_, set)| set.is_match(name));
+    /// Whether the tool that goes by `names` is kept: one of them is listed in
+    /// `enabled_tools` (when given) and none in `disabled_tools` (hiding what the user
+    /// evidently meant is the safe side).
+    pub fn allows(&self, names: &[&str]) -> bool {
+        let any = |set: &GlobSet| names.iter().any(|name| set.is_match(name));
+        let enabled = self.enabled.as_ref().is_none_or(|(_, set)| any(set));
+        let disabled = self.disabled.as_ref().is_some_and(|(_, set)| any(set));
         enabled && !disabled
     }
 
@@ -109,7 +106,7 @@ impl ToolFilter {
     /// The patterns that match none of `names`, with their list: most likely a typo, or a
     /// tool the server renamed (worth a warning: a `disabled_tools` entry that matches
     /// nothing hides nothing).
-    pub fn unmatched<'a>(&'a self, names: &[&str]) -> Vec<(&'static str, &'a str)> {
+    pub fn unmatched<'a>(&'a self, names: &[String]) -> Vec<(&'static str, &'a str)> {
         let mut unmatched = Vec::new();
         for (list, side) in [
             ("enabled_tools", &self.enabled),
@@ -208,19 +205,32 @@ mod tests {
     #[test]
     fn enabled_then_disabled_by_name_or_glob() {
         let all = filter(None, None);
-        assert!(all.is_empty() && all.allows("anything"));
+        assert!(all.is_empty() && all.allows(&["anything"]));
         let f = filter(Some(&["get_*", "echo"]), Some(&["get_secret*"]));
-        assert!(f.allows("echo") && f.allows("get_time"));
-        assert!(!f.allows("get_secret_key"), "disabled wins");
-        assert!(!f.allows("delete_all"), "not enabled");
-        assert!(!f.allows("echo2"), "exact names are exact");
+        assert!(f.allows(&["echo"]) && f.allows(&["get_time"]));
+        assert!(!f.allows(&["get_secret_key"]), "disabled wins");
+        assert!(!f.allows(&["delete_all"]), "not enabled");
+        assert!(!f.allows(&["echo2"]), "exact names are exact");
         assert!(
-            !f.allows("Get_Secret_Key"),
+            !f.allows(&["Get_Secret_Key"]),
             "case does not tell tools apart"
         );
-        assert!(f.allows("ECHO"));
+        assert!(f.allows(&["ECHO"]));
         let none = filter(Some(&[]), None);
-        assert!(!none.allows("echo"), "an empty enabled list keeps nothing");
+        assert!(
+            !none.allows(&["echo"]),
+            "an empty enabled list keeps nothing"
+        );
+    }
+
+    #[test]
+    fn any_name_a_tool_goes_by_counts() {
+        let f = filter(None, Some(&["danger_*"]));
+        assert!(!f.allows(&["danger.wipe", "danger_wipe", "srv_danger_wipe"]));
+        assert!(f.allows(&["safe.read", "safe_read", "srv_safe_read"]));
+        let shown = filter(Some(&["srv_get_*"]), Some(&["srv_get_secret"]));
+        assert!(shown.allows(&["get.time", "get_time", "srv_get_time"]));
+        assert!(!shown.allows(&["get secret", "get_secret", "srv_get_secret"]));
     }
 
     #[test]
@@ -249,7 +259,7 @@ mod tests {
     fn patterns_that_match_no_tool_are_found() {
         let f = filter(Some(&["get_*", "typo"]), Some(&["get_secret", "gone_*"]));
         assert_eq!(
-            f.unmatched(&["get_time", "get_secret"]),
+            f.unmatched(&["get_time".into(), "get_secret".into()]),
             [("enabled_tools", "typo"), ("disabled_tools", "gone_*")]
         );
         assert!(filter(None, None).unmatched(&[]).is_empty());

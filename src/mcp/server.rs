@@ -160,9 +160,9 @@ impl McpServer {
         if tools.is_empty() {
             return;
         }
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        let names: Vec<String> = tools.iter().flat_map(|t| self.names_of(&t.name)).collect();
         for (list, pattern) in self.config.policy.tools.unmatched(&names) {
-            tracing::warn!(server = %self.config.name, "`{list}` entry {pattern:?} matches none of the server's {} tools", names.len());
+            tracing::warn!(server = %self.config.name, "`{list}` entry {pattern:?} matches none of the server's {} tools", tools.len());
         }
     }
 
@@ -265,8 +265,21 @@ impl McpServer {
         &'a self,
         all: &'a [rmcp::model::Tool],
     ) -> impl Iterator<Item = &'a rmcp::model::Tool> + 'a {
-        all.iter()
-            .filter(|tool| self.config.policy.tools.allows(&tool.name))
+        all.iter().filter(|tool| {
+            let names = self.names_of(&tool.name);
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            self.config.policy.tools.allows(&names)
+        })
+    }
+
+    /// The names the server's tool `name` goes by: its own, sanitised, and as shown
+    /// (before a cut or a disambiguating suffix, which keep its start).
+    fn names_of(&self, name: &str) -> [String; 3] {
+        [
+            name.to_string(),
+            super::naming::sanitize(name),
+            super::naming::base_name(&self.config.name, name, self.config.tool_name_prefix),
+        ]
     }
 
     /// The server's tools that its entry's filter keeps (an idle server's from its

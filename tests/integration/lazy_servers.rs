@@ -252,6 +252,58 @@ fn a_tool_whose_schema_changed_behind_its_manifest_does_not_run() {
     assert_eq!(finished(&events, "c2")["is_error"], true);
 }
 
+/// A filter names tools as the user sees them: `danger_*` hides the server's `danger.wipe`
+/// and `danger wipe2` (shown `srv_danger_wipe`, `srv_danger_wipe2`), and the shown name
+/// works as a pattern too; tools it does not name stay.
+#[test]
+fn a_filter_matches_the_names_the_user_sees() {
+    let sandbox = Sandbox::new();
+    let tool =
+        |name: &str| json!({"name": name, "description": "d", "inputSchema": {"type": "object"}});
+    let catalog = json!({"srv": [tool("danger.wipe"), tool("danger wipe2"), tool("safe.read"),
+        tool("other.tool")]});
+    let file = sandbox.write("catalog.json", &catalog.to_string());
+    let entry = |filter: Value| {
+        let mut entry = json!({"command": fixture_bin(), "args": ["--catalog", file]});
+        entry
+            .as_object_mut()
+            .unwrap()
+            .extend(filter.as_object().unwrap().clone());
+        entry
+    };
+    let names = |filter: Value| {
+        write_extensions(&sandbox, json!({"srv": entry(filter)}));
+        let (tools, code, stderr) = sandbox.json(&["tools", "list", "--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        let mut names: Vec<String> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .filter(|name| name.starts_with("srv_"))
+            .collect();
+        names.sort();
+        (names, stderr)
+    };
+    let (all, _) = names(json!({}));
+    assert_eq!(
+        all,
+        [
+            "srv_danger_wipe",
+            "srv_danger_wipe2",
+            "srv_other_tool",
+            "srv_safe_read"
+        ]
+    );
+    let (kept, stderr) = names(json!({"disabled_tools": ["danger_*"]}));
+    assert_eq!(kept, ["srv_other_tool", "srv_safe_read"]);
+    assert!(!stderr.contains("matches none"), "{stderr}");
+    let (kept, _) = names(json!({"disabled_tools": ["srv_danger_wipe2"]}));
+    assert_eq!(kept, ["srv_danger_wipe", "srv_other_tool", "srv_safe_read"]);
+    let (kept, _) = names(json!({"enabled_tools": ["srv_safe_*", "other.tool"]}));
+    assert_eq!(kept, ["srv_other_tool", "srv_safe_read"]);
+}
+
 #[test]
 fn filtered_tools_do_not_exist_and_defer_never_binds() {
     let sandbox = deferred();
