@@ -4,12 +4,14 @@
 //! → front-ends, all speaking the vocabulary of [`protocol`]. See `docs/ARCHITECTURE.md`.
 
 pub mod agent;
+pub mod bounded_read;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod deferred;
 pub mod http;
 pub mod mcp;
+pub mod output_file;
 pub mod pending;
 pub mod permissions;
 pub mod private_file;

@@ -119,12 +119,9 @@ fn open_log_file(path: Option<PathBuf>) -> anyhow::Result<std::fs::File> {
             .context("neither XDG_STATE_HOME nor HOME is set")?
             .join("antler.log"),
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        antler::private_file::create_dir(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))
+    antler::private_file::open_log(&path).with_context(|| format!("cannot open {}", path.display()))
 }

@@ -1,16 +1,168 @@
-//! Small state files of antler's own (trust, approvals, OAuth tokens), written whole and
-//! readable by the owner only.
+//! antler's own folders and state files (trust, approvals, OAuth tokens, manifests):
+//! created owner-only (0700 folders, 0600 files), written whole, and used only while they
+//! are still private — a state file another user could have written (a link, another
+//! owner, group- or world-writable, or in such a folder) is refused, as ssh refuses a key.
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
+
+/// Creates `dir` and its missing parents owner-only (0700).
+pub fn create_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Creates the file `path` owner-only (0600) if it does not exist, never through a link;
+/// an existing file is left as it is.
+pub fn create_file(path: &Path) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map(drop)
+}
+
+/// Opens the log at `path` for appending, created owner-only (it may hold prompts and
+/// tool arguments). A link is followed only to what is not a regular file (`/dev/stderr`,
+/// a pipe): one planted in the workspace must not make antler append to `~/.bashrc`.
+pub fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
+    let open = |flags: i32| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .custom_flags(flags)
+            .open(path)
+    };
+    match open(libc::O_NOFOLLOW) {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "it is a symbolic link to a file; antler does not write its log through a \
+                     link (remove it, or name the file itself)",
+                ));
+            }
+            open(0)
+        }
+        opened => opened,
+    }
+}
+
+/// Makes one of antler's own folders (`dir`, made by an earlier version with the umask's
+/// 0755) and the database files in it owner-only. Returns the old mode when it changed.
+pub fn tighten_dir(dir: &Path) -> std::io::Result<Option<u32>> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mode = meta.mode() & 0o777;
+    if !meta.is_dir() || mode & 0o077 == 0 || meta.uid() != nix::unistd::geteuid().as_raw() {
+        return Ok(None);
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let loose = entry
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.mode() & 0o077 != 0);
+        if loose {
+            std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(Some(mode))
+}
+
+/// Why `meta` (of `path`, a state file or a folder above it) may have been written by
+/// someone else, with how to fix it; `None` when it is private.
+fn unsafe_because(path: &Path, meta: &std::fs::Metadata, folder: bool) -> Option<String> {
+    let me = nix::unistd::geteuid().as_raw();
+    let shown = path.display();
+    let subject = if folder {
+        format!("its folder {shown}")
+    } else {
+        String::from("it")
+    };
+    let mode = meta.mode() & 0o7777;
+    // A folder of root's (`/`, `/home`) is fine, and a sticky one like /tmp lets no one
+    // replace what another user put in it.
+    if meta.uid() != me && !(folder && meta.uid() == 0) {
+        return Some(format!(
+            "{subject} belongs to another user (uid {}), so it is not used",
+            meta.uid()
+        ));
+    }
+    let sticky = mode & 0o1000 != 0;
+    if mode & 0o022 != 0 && !(folder && sticky) {
+        return Some(format!(
+            "{subject} is writable by others (mode {mode:04o}), so it is not used; run \
+             `chmod go-w {shown}`"
+        ));
+    }
+    None
+}
+
+/// Whether `file`, opened from `path`, one of antler's state files, can only have been
+/// written by the user: a regular file of theirs, writable by no one else, in folders no
+/// one else can write to. The error says what is wrong and how to fix it (the caller
+/// names the file).
+pub fn check_private(path: &Path, file: &std::fs::File) -> std::io::Result<()> {
+    let refused =
+        |reason: String| std::io::Error::new(std::io::ErrorKind::PermissionDenied, reason);
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(refused(format!(
+            "it is {}, not a regular file",
+            crate::bounded_read::kind_of(&meta)
+        )));
+    }
+    if let Some(reason) = unsafe_because(path, &meta, false) {
+        return Err(refused(reason));
+    }
+    let absolute = std::path::absolute(path)?;
+    for folder in absolute.ancestors().skip(1) {
+        let meta = std::fs::metadata(folder)?;
+        if let Some(reason) = unsafe_because(folder, &meta, true) {
+            return Err(refused(reason));
+        }
+    }
+    Ok(())
+}
+
+/// Reads `path`, one of antler's state files, if it exists and is private
+/// ([`check_private`]; never through a link), up to `limit` bytes.
+pub fn read_private(path: &Path, limit: u64, what: &str) -> std::io::Result<Option<Vec<u8>>> {
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "it is a symbolic link, so it is not used (antler keeps its state in plain \
+                 files: replace the link with the file)",
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    check_private(path, &file)?;
+    crate::bounded_read::read_open(file, limit, what).map(Some)
+}
 
 /// Writes `bytes` to `path` through an owner-only (0600) temporary file beside it, synced
 /// and renamed over the old one, so that a crash never leaves half a file and two writers
 /// never share a temporary.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    create_dir(dir)?;
     let name = path.file_name().map_or_else(
         || std::ffi::OsString::from("state"),
         std::ffi::OsStr::to_os_string,
@@ -40,14 +192,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// and holds it until the returned guard is dropped.
 pub fn lock(path: &Path) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    create_dir(dir)?;
     let mut name = path.as_os_str().to_os_string();
     name.push(".lock");
+    // Never through a link: a planted `.lock` link would be created and truncated there.
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&name)?;
     nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, errno)| std::io::Error::from(errno))
@@ -56,7 +210,61 @@ pub fn lock(path: &Path) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+
+    fn set_mode(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn only_private_state_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trust.json");
+        assert!(read_private(&path, 100, "x").unwrap().is_none());
+        write_atomically(&path, b"{}").unwrap();
+        assert_eq!(read_private(&path, 100, "x").unwrap().unwrap(), b"{}");
+        set_mode(&path, 0o666);
+        let err = read_private(&path, 100, "x").unwrap_err().to_string();
+        assert!(
+            err.contains("is writable by others (mode 0666), so it is not used; run `chmod go-w"),
+            "{err}"
+        );
+        set_mode(&path, 0o600);
+        set_mode(dir.path(), 0o777);
+        let err = read_private(&path, 100, "x").unwrap_err().to_string();
+        assert!(
+            err.contains("its folder") && err.contains("is writable by others"),
+            "{err}"
+        );
+        set_mode(dir.path(), 0o700);
+        let link = dir.path().join("approvals.json");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        let err = read_private(&link, 100, "x").unwrap_err().to_string();
+        assert!(err.contains("is a symbolic link"), "{err}");
+        let err = read_private(&path, 1, "a state file")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("more than the 1 B antler reads of a state file"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn folders_are_made_and_tightened_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("share/antler");
+        create_dir(&data).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o777;
+        assert_eq!(mode(&data), 0o700);
+        assert_eq!(tighten_dir(&data).unwrap(), None);
+        set_mode(&data, 0o755);
+        let db = data.join("threads.db");
+        std::fs::write(&db, b"x").unwrap();
+        set_mode(&db, 0o644);
+        assert_eq!(tighten_dir(&data).unwrap(), Some(0o755));
+        assert_eq!((mode(&data), mode(&db)), (0o700, 0o600));
+        assert_eq!(tighten_dir(&dir.path().join("none")).unwrap(), None);
+    }
 
     #[test]
     fn writes_whole_owner_only_files_and_leaves_no_temporary() {

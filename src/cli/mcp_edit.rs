@@ -43,7 +43,11 @@ pub fn remove(args: &McpRemoveArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLoo
         let new = remove_server(text.as_deref(), &file, &args.name)
             .map_err(|e| CliError::usage(e.to_string()))?;
         write(&file, &new)?;
-        println!("Removed MCP server `{}` from {}", args.name, file.display());
+        println!(
+            "Removed MCP server `{}` from {}",
+            crate::text::quoted(&args.name),
+            file.display()
+        );
         Ok(())
     };
     run().map_or_else(CliError::report, |()| Exit::Success)
@@ -76,7 +80,7 @@ fn entry(args: &McpAddArgs) -> Result<Value, CliError> {
                 Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
                 _ => Err(CliError::usage(format!(
                     "--{flag} {}: expected NAME=VALUE",
-                    crate::text::printable(v)
+                    crate::text::quoted(v)
                 ))),
             })
             .collect()
@@ -118,7 +122,11 @@ fn locked(file: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, CliError> {
 }
 
 fn read(file: &Path) -> Result<Option<String>, CliError> {
-    match std::fs::read_to_string(file) {
+    match crate::bounded_read::read_to_string(
+        file,
+        crate::bounded_read::CONFIG_BYTES,
+        "a config file",
+    ) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(CliError::failure(format!("{}: {e}", file.display()))),

@@ -20,6 +20,9 @@ use crate::setup::{Setup, SetupError};
 use crate::trust::ProjectTrust;
 use crate::ui::{listing, search as search_ui};
 
+/// The most of a `--queries` file that is read.
+const MAX_INPUT_BYTES: u64 = 64 << 20;
+
 /// How long MCP servers get to exit when a command is done.
 pub(super) const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -245,7 +248,11 @@ async fn tools_search(
         .map_or(setup.app.value.tool_search.max_results, usize::from);
     let search = ToolSearch::new(catalog.clone(), limit);
     if let Some(file) = &args.queries {
-        let text = match std::fs::read_to_string(cwd.join(file)) {
+        let text = match crate::bounded_read::read_to_string(
+            &cwd.join(file),
+            MAX_INPUT_BYTES,
+            "a queries file",
+        ) {
             Ok(text) => text,
             Err(err) => {
                 return Ok(Err(format!(

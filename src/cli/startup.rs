@@ -41,7 +41,7 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
     };
     let store = crate::config::dirs::data_dir(&env).map(|dir| TrustStore::in_dir(&dir));
     let mut trust = ProjectTrust::new(store, on_untrusted);
-    let mut notices = Vec::new();
+    let mut notices = tighten_own_folders(&env);
     if matches!(invocation, Invocation::Trust | Invocation::Edit) {
         return Ok(Startup {
             trust: Arc::new(trust),
@@ -177,4 +177,30 @@ fn ask(untrusted: &[&ProjectFile], trust: &ProjectTrust, cwd: &Path) -> Answer {
         "q" | "quit" => Answer::Quit,
         _ => Answer::No,
     }
+}
+
+/// Makes antler's data and log folders owner-only where an earlier version left them as the
+/// umask made them (0755, with `threads.db` 0644: every conversation readable by every
+/// local user), saying so; once tightened they stay so, and nothing is said again.
+fn tighten_own_folders(env: crate::config::EnvLookup<'_>) -> Vec<String> {
+    let folders = [
+        crate::config::dirs::data_dir(env),
+        crate::config::dirs::state_dir(env),
+    ];
+    folders
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| match crate::private_file::tighten_dir(&dir) {
+            Ok(Some(mode)) => Some(format!(
+                "{} was readable by other users (mode {mode:04o}); it holds your \
+                 conversations and is now private to you (0700, its files 0600)",
+                dir.display()
+            )),
+            Ok(None) => None,
+            Err(err) => Some(format!(
+                "{} is readable by other users and could not be made private: {err}",
+                dir.display()
+            )),
+        })
+        .collect()
 }

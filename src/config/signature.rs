@@ -28,7 +28,8 @@ impl FileSignature {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let content = match std::fs::read(&resolved) {
+        let bound = crate::bounded_read::CONFIG_BYTES;
+        let content = match crate::bounded_read::read(&resolved, bound, "a config file") {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),

@@ -49,10 +49,12 @@ struct RawTool {
 /// Reads a catalog file into tools named exactly as live MCP tools would be
 /// (`{server}_{tool}`, sanitised and unique), in file order.
 pub fn load_catalog_file(path: &Path) -> Result<Vec<ToolInfo>, CatalogFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CatalogFileError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    const MAX_CATALOG_BYTES: u64 = 256 << 20;
+    let text = crate::bounded_read::read_to_string(path, MAX_CATALOG_BYTES, "a catalog file")
+        .map_err(|source| CatalogFileError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
     parse_catalog(&text).map_err(|err| CatalogFileError::Parse {
         path: path.to_path_buf(),
         line: err.line(),

@@ -8,6 +8,7 @@
 //! Files are written whole to a temporary name and renamed, so a reader never sees half
 //! of one; a file that does not parse or belongs to another entry is ignored.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -16,7 +17,6 @@ use sha2::{Digest, Sha256};
 
 use super::connect::Connection;
 use crate::config::{EnvLookup, McpServerConfig, TransportKind};
-use crate::tools::sandbox::files::{CappedReadError, OpenError, read_capped};
 
 /// The folder's name inside the data folder.
 const DIR: &str = "mcp-manifests";
@@ -231,27 +231,14 @@ impl ManifestStore {
     /// The manifest saved for the entry with `hash`, if there is a usable one.
     pub fn load(&self, hash: &str) -> Option<Manifest> {
         let path = self.file(hash);
-        // Regular files only, opened without blocking: a pipe planted here cannot hang
-        // the start.
-        let shown = path.display().to_string();
-        let bytes = match read_capped(&path, &shown, MAX_FILE_BYTES) {
-            Ok(bytes) => bytes,
-            Err(CappedReadError::Open(OpenError::Io(err)))
-                if err.kind() == std::io::ErrorKind::NotFound =>
-            {
-                return None;
-            }
-            Err(CappedReadError::Open(err)) => {
-                let why = err.message("read", &shown);
-                tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {why}");
-                return None;
-            }
-            Err(CappedReadError::Read(err)) => {
-                tracing::warn!(path = %path.display(), "ignoring the MCP manifest: {err}");
-                return None;
-            }
-            Err(CappedReadError::TooLarge) => {
-                tracing::warn!(path = %path.display(), "ignoring an MCP manifest over {MAX_FILE_BYTES} bytes");
+        // Regular files of the user's only, opened without blocking or following a link:
+        // a pipe planted here cannot hang the start, nor another user's forged description
+        // reach the model.
+        let bytes = match crate::private_file::read_private(&path, MAX_FILE_BYTES, "a manifest") {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return None,
+            Err(err) => {
+                tracing::warn!("ignoring the MCP manifest {}: {err}", path.display());
                 return None;
             }
         };
@@ -280,7 +267,7 @@ impl ManifestStore {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(&self.dir).map_err(write_error)?;
+        crate::private_file::create_dir(&self.dir).map_err(write_error)?;
         // A name of our own per writer: two antler processes saving at once never mix.
         let temporary = self.dir.join(format!(
             ".{}.{}.{}.tmp",
@@ -288,7 +275,11 @@ impl ManifestStore {
             std::process::id(),
             fastrand::u64(..)
         ));
-        let written = std::fs::File::create(&temporary)
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temporary)
             .map_err(write_error)
             .and_then(|file| {
                 let mut out = std::io::BufWriter::new(Capped {

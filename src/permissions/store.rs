@@ -82,12 +82,18 @@ impl ApprovalStore {
     }
 
     fn read(&self) -> Result<Contents, StoreError> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contents::default()),
+        // Approvals someone else could have written are not used.
+        let read = crate::private_file::read_private(
+            &self.path,
+            crate::bounded_read::STATE_BYTES,
+            "a state file",
+        );
+        let bytes = match read {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Contents::default()),
             Err(e) => return Err(self.error(e)),
         };
-        let contents: Contents = serde_json::from_str(&text).map_err(|e| {
+        let contents: Contents = serde_json::from_slice(&bytes).map_err(|e| {
             self.error(format!(
                 "not an approvals file antler can read ({e}); nothing in it is approved"
             ))

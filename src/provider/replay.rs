@@ -122,6 +122,9 @@ impl TurnLine {
     }
 }
 
+/// The most of a replay file that is read: a recording of hundreds of long turns.
+const MAX_REPLAY_BYTES: u64 = 256 << 20;
+
 /// A provider that plays recorded turns in order, for CI and tests without a model.
 #[derive(Debug)]
 pub struct ReplayProvider {
@@ -134,7 +137,12 @@ impl ReplayProvider {
     /// Reads every turn of the file; a bad line is an error naming `file:line` and field.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ProviderError> {
         let path = path.as_ref().display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|error| ProviderError::Replay {
+        let text = crate::bounded_read::read_to_string(
+            Path::new(&path),
+            MAX_REPLAY_BYTES,
+            "a replay file",
+        )
+        .map_err(|error| ProviderError::Replay {
             path: path.clone(),
             message: format!("cannot read the file: {error}"),
         })?;
@@ -221,8 +229,11 @@ pub struct RecordingProvider {
 impl RecordingProvider {
     /// Creates (or truncates) the file at `path` and records `inner`'s replies into it.
     pub fn create(path: impl AsRef<Path>, inner: Arc<dyn Provider>) -> Result<Self, ProviderError> {
+        // Never through a link: a tool of an earlier run may have planted one.
+        let file =
+            crate::output_file::OutputFile::at_start(path.as_ref()).and_then(|file| file.create());
         let path = path.as_ref().display().to_string();
-        let file = File::create(&path).map_err(|error| ProviderError::Replay {
+        let file = file.map_err(|error| ProviderError::Replay {
             path: path.clone(),
             message: format!("cannot create the file: {error}"),
         })?;

@@ -17,6 +17,14 @@ pub enum StoreError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The database file could not be created (owner-only, never through a link).
+    #[error("{path}: cannot create the database file: {source}", path = path.display())]
+    CreateFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// The file exists but is not a SQLite database.
     #[error(
         "{path}: not a SQLite database (move it away and antler creates a new one)",
@@ -49,13 +57,20 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// No thread has this id (or id prefix).
-    #[error("no thread {0}")]
+    #[error("no thread `{}`", crate::text::quoted(.0))]
     NotFound(String),
     /// An id prefix too short to be worth matching.
-    #[error("thread id {0:?} is too short: give at least 4 characters")]
+    #[error(
+        "thread id `{}` is too short: give at least 4 characters",
+        crate::text::quoted(.0)
+    )]
     PrefixTooShort(String),
     /// An id prefix that matches more than one thread.
-    #[error("thread id {prefix:?} is ambiguous: it matches {}", candidates.join(", "))]
+    #[error(
+        "thread id `{}` is ambiguous: it matches {}",
+        crate::text::quoted(.prefix),
+        candidates.join(", ")
+    )]
     Ambiguous {
         /// The prefix as given.
         prefix: String,

@@ -64,9 +64,11 @@ pub struct ProjectFile {
 }
 
 impl ProjectFile {
-    /// Reads the file at `path`.
+    /// Reads the file at `path`: a regular file of at most
+    /// [`crate::bounded_read::CONFIG_BYTES`] (it is read before anyone decided to trust it).
     pub fn read(kind: ProjectFileKind, path: &Path) -> std::io::Result<Self> {
-        let content = std::fs::read(path)?;
+        let content =
+            crate::bounded_read::read(path, crate::bounded_read::CONFIG_BYTES, "a config file")?;
         Self::with_content(kind, path, content)
     }
 

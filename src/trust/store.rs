@@ -70,9 +70,16 @@ impl TrustStore {
     }
 
     fn read(&self) -> Result<Contents, TrustStoreError> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contents::default()),
+        // A store someone else could have written is not used: a planted entry would run
+        // an extensions file's commands.
+        let read = crate::private_file::read_private(
+            &self.path,
+            crate::bounded_read::STATE_BYTES,
+            "a state file",
+        );
+        let bytes = match read {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Contents::default()),
             Err(source) => {
                 return Err(TrustStoreError::Io {
                     path: self.path.clone(),
@@ -81,7 +88,7 @@ impl TrustStore {
             }
         };
         let contents: Contents =
-            serde_json::from_str(&text).map_err(|e| TrustStoreError::Invalid {
+            serde_json::from_slice(&bytes).map_err(|e| TrustStoreError::Invalid {
                 path: self.path.clone(),
                 message: e.to_string(),
             })?;

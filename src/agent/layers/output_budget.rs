@@ -28,7 +28,8 @@ impl OutputBudget {
     /// chosen by the model), never overwriting or following an existing file.
     fn save(&self, call: &ToolCall, text: &str) -> std::io::Result<PathBuf> {
         use std::io::Write;
-        std::fs::create_dir_all(&self.dir)?;
+        use std::os::unix::fs::OpenOptionsExt;
+        crate::private_file::create_dir(&self.dir)?;
         let stem = format!(
             "{}-{}",
             file_name_part(&call.name, "tool"),
@@ -44,6 +45,7 @@ impl OutputBudget {
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
+                .mode(0o600)
                 .open(&path)
             {
                 Ok(mut file) => {

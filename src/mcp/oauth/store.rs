@@ -5,7 +5,6 @@
 //! Nothing here is ever logged.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -13,7 +12,6 @@ use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
 
 use crate::config::EnvLookup;
-use crate::tools::sandbox::files::{CappedReadError, OpenError, read_capped};
 
 /// The file's name in the data folder.
 const FILE: &str = "mcp-oauth.json";
@@ -80,19 +78,12 @@ impl TokenStore {
     }
 
     fn read(&self) -> Result<Saved, StoreError> {
-        let shown = self.path.display().to_string();
-        let bytes = match read_capped(&self.path, &shown, MAX_FILE_BYTES) {
-            Ok(bytes) => bytes,
-            Err(CappedReadError::Open(OpenError::Io(err)))
-                if err.kind() == std::io::ErrorKind::NotFound =>
-            {
-                return Ok(Saved::default());
-            }
-            Err(CappedReadError::Open(err)) => return Err(self.io(err.message("read", &shown))),
-            Err(CappedReadError::Read(err)) => return Err(self.io(err)),
-            Err(CappedReadError::TooLarge) => {
-                return Err(self.io(format!("larger than {MAX_FILE_BYTES} bytes")));
-            }
+        // Tokens someone else could have planted are not used.
+        let read = crate::private_file::read_private(&self.path, MAX_FILE_BYTES, "a token file");
+        let bytes = match read {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Saved::default()),
+            Err(err) => return Err(self.io(err)),
         };
         serde_json::from_slice(&bytes).map_err(|err| StoreError::Corrupt {
             path: self.path.clone(),
@@ -106,9 +97,7 @@ impl TokenStore {
             .path
             .parent()
             .ok_or_else(|| self.io("no parent folder"))?;
-        std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| self.io(e))?;
+        crate::private_file::create_dir(dir).map_err(|e| self.io(e))?;
         let text = serde_json::to_vec_pretty(saved).map_err(|e| self.io(e))?;
         crate::private_file::write_atomically(&self.path, &text).map_err(|e| self.io(e))
     }
@@ -246,6 +235,7 @@ impl CredentialStore for ServerCredentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
 
     #[tokio::test]
     async fn credentials_are_kept_per_server_in_a_private_file() {

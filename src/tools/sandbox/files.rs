@@ -4,28 +4,12 @@
 
 use std::fs::File;
 use std::io::ErrorKind;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-
-/// What a path is when it is not a regular file, for the error.
-fn kind_of(meta: &std::fs::Metadata) -> &'static str {
-    let kind = meta.file_type();
-    if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a named pipe"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    }
-}
 
 /// Why a file was not opened; the message is for the model, with the path as it wrote it.
 pub fn not_regular(path: &str, meta: &std::fs::Metadata) -> String {
-    let kind = kind_of(meta);
+    let kind = crate::bounded_read::kind_of(meta);
     if meta.is_dir() {
         format!("Error: `{path}` is a directory, not a file; use `ls` to list it")
     } else {
@@ -40,16 +24,14 @@ pub fn not_regular(path: &str, meta: &std::fs::Metadata) -> String {
 /// non-blocking, and the file opened must be the regular file that was checked (a swap
 /// for a pipe in between is caught).
 pub fn open_read(target: &Path, shown: &str) -> Result<File, OpenError> {
-    let meta = std::fs::metadata(target).map_err(OpenError::Io)?;
-    if !meta.is_file() {
-        return Err(OpenError::NotRegular(not_regular(shown, &meta)));
-    }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(target)
-        .map_err(OpenError::Io)?;
-    same_regular_file(file, &meta, shown)
+    use crate::bounded_read::Refused;
+    crate::bounded_read::open_regular(target).map_err(|refused| match refused {
+        Refused::NotRegular(meta) => OpenError::NotRegular(not_regular(shown, &meta)),
+        Refused::Changed => OpenError::NotRegular(format!(
+            "Error: `{shown}` changed while it was being opened; try again"
+        )),
+        Refused::Io(err) => OpenError::Io(err),
+    })
 }
 
 /// Opens `target` for writing (created if missing, emptied if it exists) if it is, or will
@@ -82,23 +64,6 @@ pub fn open_write(target: &Path, shown: &str) -> Result<File, OpenError> {
     }
     // Emptied only now that it is known to be a regular file.
     file.set_len(0).map_err(OpenError::Io)?;
-    Ok(file)
-}
-
-fn same_regular_file(
-    file: File,
-    checked: &std::fs::Metadata,
-    shown: &str,
-) -> Result<File, OpenError> {
-    let meta = file.metadata().map_err(OpenError::Io)?;
-    if !meta.is_file() {
-        return Err(OpenError::NotRegular(not_regular(shown, &meta)));
-    }
-    if (meta.dev(), meta.ino()) != (checked.dev(), checked.ino()) {
-        return Err(OpenError::NotRegular(format!(
-            "Error: `{shown}` changed while it was being opened; try again"
-        )));
-    }
     Ok(file)
 }
 

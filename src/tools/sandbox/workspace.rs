@@ -55,7 +55,7 @@ pub enum WorkspaceError {
 /// `extensions_config.json`, `mcp_config.json`. A prompt-injected tool call must not be
 /// able to plant an MCP server command or an endpoint there (in the working directory or
 /// the workspace root; project trust covers every other way of writing them).
-const STARTUP_FILES: &[&str] = &[
+pub const STARTUP_FILES: &[&str] = &[
     ".env",
     "config.yaml",
     "extensions_config.json",
@@ -79,7 +79,7 @@ impl ThreadOutputs {
     /// Points the handle at `folder` (`None`: no thread).
     pub fn set(&self, folder: Option<&Path>) {
         let folder = folder.map(|f| {
-            let _ = std::fs::create_dir_all(f);
+            let _ = crate::private_file::create_dir(f);
             canonical_or_same(f)
         });
         *self
