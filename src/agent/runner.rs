@@ -804,14 +804,20 @@ async fn timed(
     tool: Option<Arc<dyn Tool>>,
     permissions: &Permissions,
 ) -> (usize, ToolOutput, u64) {
-    if let Some(tool) = &tool
-        && let Err(refused) = permissions.check(&ctx, call, tool.as_ref()).await
-    {
-        return (i, refused, 0);
-    }
+    let admitted = match &tool {
+        Some(tool) => match permissions.check(&ctx, call, tool.as_ref()).await {
+            Ok(admitted) => Some(admitted),
+            Err(refused) => return (i, refused, 0),
+        },
+        None => None,
+    };
     let started = Instant::now();
-    let output = execute(ctx, call, tool).await;
+    let output = execute(ctx.clone(), call, tool).await;
     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let output = match admitted {
+        Some(admitted) => admitted.settle(&ctx, call, output).await,
+        None => output,
+    };
     (i, output, ms)
 }
 

@@ -6,8 +6,10 @@
 //! [`Event::ApprovalRequested`] and answered through [`Approvals`].
 
 pub mod command;
+pub mod guard;
 pub mod policy;
 pub mod store;
+mod watch;
 
 use std::path::PathBuf;
 
@@ -16,8 +18,10 @@ use serde_json::Value;
 use crate::pending::{Pending, next_id};
 use crate::protocol::{ApprovalAnswer, ApprovalRequest, Denial, Event, Preview, ToolCall};
 use crate::tools::{Effect, Tool, ToolContext, ToolOutput, ToolSource};
+pub use guard::{Guarded, Watched};
 pub use policy::{CallFacts, Policy, Verdict};
 pub use store::{Approval, ApprovalStore, schema_hash};
+pub use watch::Admitted;
 
 /// Where the chat's answers to approval requests arrive, by request id.
 pub type Approvals = Pending<ApprovalAnswer>;
@@ -33,6 +37,8 @@ pub struct Permissions {
     store: Option<(ApprovalStore, PathBuf)>,
     /// Who answers a call that must ask (none in `-p`: it is refused).
     approver: Option<Approvals>,
+    /// The files no call may change unasked, checked around every call that may write.
+    guarded: Guarded,
 }
 
 impl Permissions {
@@ -46,26 +52,34 @@ impl Permissions {
             policy,
             store,
             approver,
+            guarded: Guarded::default(),
         }
+    }
+
+    /// The gate with `guarded` watched around the calls that may write.
+    pub fn watching(self, guarded: Guarded) -> Self {
+        Self { guarded, ..self }
     }
 
     /// A gate that lets every call run (tests, and agents built without a session).
     pub fn allow_all() -> Self {
-        Self {
-            policy: Policy::new(Default::default(), Vec::new(), Vec::new(), true),
-            store: None,
-            approver: None,
-        }
+        Self::new(
+            Policy::new(Default::default(), Vec::new(), Vec::new(), true),
+            None,
+            None,
+        )
     }
 
     /// Lets `call` of `tool` run, or says why not as the tool error the model gets. A call
     /// that must ask waits for the user's answer; a dropped call withdraws its question.
+    /// A call that may write is admitted with the guarded files fingerprinted: hand its
+    /// output to [`Admitted::settle`].
     pub async fn check(
         &self,
         ctx: &ToolContext<'_>,
         call: &ToolCall,
         tool: &dyn Tool,
-    ) -> Result<(), ToolOutput> {
+    ) -> Result<Admitted<'_>, ToolOutput> {
         let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let subject = tool.subject(&arguments);
         let effect = tool.effect();
@@ -79,26 +93,49 @@ impl Permissions {
             effect,
             server,
         };
-        let (reason, by_rule) = match self.policy.decide(&facts) {
-            Verdict::Allow => return Ok(()),
+        let asked = self.decide(ctx, call, tool, &arguments, &facts).await?;
+        // A change the gate itself asked about (the call names an instructions file) was
+        // approved; any other is checked once the call is done.
+        let instructions_approved = asked && self.policy.names_instructions(&facts);
+        Ok(Admitted::new(
+            self,
+            ctx,
+            call,
+            &facts,
+            instructions_approved,
+        ))
+    }
+
+    /// Whether `facts`' call runs: `Ok(true)` when the user approved it.
+    async fn decide(
+        &self,
+        ctx: &ToolContext<'_>,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        arguments: &Value,
+        facts: &CallFacts<'_>,
+    ) -> Result<bool, ToolOutput> {
+        let server = facts.server;
+        let (reason, by_rule) = match self.policy.decide(facts) {
+            Verdict::Allow => return Ok(false),
             Verdict::Deny { reason } => {
                 return Err(refuse(ctx, call, Denial::Rule, &reason, None));
             }
             Verdict::Ask { reason, by_rule } => (reason, by_rule),
         };
-        if !by_rule && self.approved(tool, &facts) {
-            return Ok(());
+        if !by_rule && self.approved(tool, facts) {
+            return Ok(false);
         }
         let Some(approver) = &self.approver else {
             return Err(refuse(ctx, call, Denial::NoApprover, &reason, None));
         };
-        let always = (!by_rule).then(|| always_label(&facts)).flatten();
+        let always = (!by_rule).then(|| always_label(facts)).flatten();
         let request = ApprovalRequest {
             id: next_id(),
             tool: crate::text::printable(&call.name),
             server: server.map(crate::text::printable),
             reason: reason.clone(),
-            preview: shown(preview(tool, &arguments, &facts).await),
+            preview: shown(preview(tool, arguments, facts).await),
             always,
         };
         let waiter = approver.register(request.id);
@@ -108,13 +145,13 @@ impl Permissions {
             request: request.clone(),
         });
         match waiter.answer().await {
-            Some(ApprovalAnswer::Once) => Ok(()),
+            Some(ApprovalAnswer::Once) => Ok(true),
             // "Always" counts only where it was offered (never for an `ask` rule's call).
             Some(ApprovalAnswer::Always) if request.always.is_some() => {
-                self.remember(ctx, tool, &facts);
-                Ok(())
+                self.remember(ctx, tool, facts);
+                Ok(true)
             }
-            Some(ApprovalAnswer::Always) => Ok(()),
+            Some(ApprovalAnswer::Always) => Ok(true),
             Some(ApprovalAnswer::Deny { message }) => {
                 Err(refuse(ctx, call, Denial::User, &reason, message.as_deref()))
             }
@@ -358,7 +395,8 @@ mod tests {
             gate.check(&ctx, &call(path), tool),
         )
         .await
-        .expect("the check waited for an answer that never came");
+        .expect("the check waited for an answer that never came")
+        .map(drop);
         (result, seen.into_inner().unwrap())
     }
 

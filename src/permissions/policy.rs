@@ -126,6 +126,17 @@ impl Policy {
         self.by_effect(call)
     }
 
+    /// Whether `call` would write an instructions file as far as its text shows (what the
+    /// gate asks about before it runs).
+    pub fn names_instructions(&self, call: &CallFacts<'_>) -> bool {
+        instructions_written(call).is_some()
+    }
+
+    /// `--permission-mode allow-all`: every call runs, whatever it changes.
+    pub fn allows_everything(&self) -> bool {
+        self.allow_all
+    }
+
     /// The default for a call no rule names.
     fn by_effect(&self, call: &CallFacts<'_>) -> Verdict {
         let what = match call.effect {

@@ -16,7 +16,7 @@ use crate::config::{EnvLookup, ModelConfig, Rule};
 use crate::deferred::{TOOL_SEARCH, TokenizerError};
 use crate::mcp::McpManager;
 use crate::mcp::elicitation::Elicitations;
-use crate::permissions::{ApprovalStore, Approvals, Permissions, Policy};
+use crate::permissions::{ApprovalStore, Approvals, Guarded, Permissions, Policy, Watched};
 use crate::protocol::{
     ClarificationRequest, ContextView, Message, RunResult, RunStatus, ServerState, SessionInfo,
     ThreadMeta, ToolsView,
@@ -24,10 +24,11 @@ use crate::protocol::{
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
 use crate::provider::resolve::{ModelError, openai_provider};
 use crate::provider::{Provider, ProviderError};
-use crate::session::instructions::{Instructions, InstructionsError, PromptOptions};
+use crate::session::instructions::{self, Instructions, InstructionsError, PromptOptions};
 use crate::setup::{Setup, SetupError};
 use crate::store::{StoreError, StoreSink, ThreadStore, default_path, title_from};
 use crate::tools::builtin::Clarifications;
+use crate::tools::sandbox::{STARTUP_FILES, ThreadOutputs};
 
 /// How long MCP servers get to exit when the session closes.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -449,7 +450,7 @@ impl Session {
     ) -> Result<RunResult, SessionError> {
         let place = self.thread_for(&text)?;
         // The thread's tools read their saved outputs there, and Landlock names it.
-        if let Err(err) = std::fs::create_dir_all(&place.outputs) {
+        if let Err(err) = crate::private_file::create_dir(&place.outputs) {
             self.forget_if_empty();
             return Err(SessionError::Outputs(err));
         }
@@ -584,7 +585,30 @@ fn permissions(
     let project = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let store =
         crate::config::dirs::data_dir(env).map(|dir| (ApprovalStore::in_dir(&dir), project));
-    Arc::new(Permissions::new(policy, store, approvals))
+    Arc::new(Permissions::new(policy, store, approvals).watching(guarded(setup, env, cwd)))
+}
+
+/// The files no call may change unasked: every place an instructions file of this session
+/// could be, and antler's start-up files (in the workspace root and the working directory,
+/// and the config files in use).
+fn guarded(setup: &Setup, env: EnvLookup<'_>, cwd: &Path) -> Guarded {
+    let workspace = workspace_of(setup, cwd);
+    let config_dir = crate::config::dirs::config_dir(env);
+    let instructions = instructions::candidate_paths(config_dir.as_deref(), &workspace)
+        .into_iter()
+        .map(|path| (path, Watched::Instructions));
+    let startup = [workspace.as_path(), cwd]
+        .into_iter()
+        .flat_map(|dir| STARTUP_FILES.iter().map(move |name| dir.join(name)))
+        .chain(setup.protected(&ThreadOutputs::default()).files)
+        .map(|path| (path, Watched::Startup));
+    Guarded::new(instructions.chain(startup).collect(), &workspace)
+}
+
+/// The workspace root `sandbox.workspace` names (the working directory by default).
+fn workspace_of(setup: &Setup, cwd: &Path) -> PathBuf {
+    let sandbox = &setup.app.value.sandbox;
+    cwd.join(sandbox.workspace.as_deref().unwrap_or(Path::new(".")))
 }
 
 /// The session's additions to the system prompt, read once (the instruction files named in
@@ -595,8 +619,7 @@ fn instructions(
     cwd: &Path,
     options: &PromptOptions,
 ) -> Result<Instructions, InstructionsError> {
-    let sandbox = &setup.app.value.sandbox;
-    let workspace = cwd.join(sandbox.workspace.as_deref().unwrap_or(Path::new(".")));
+    let workspace = workspace_of(setup, cwd);
     let config_dir = crate::config::dirs::config_dir(env);
     let loaded = Instructions::load(
         options,

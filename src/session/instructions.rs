@@ -14,6 +14,8 @@ use crate::agent::prompt::PromptParts;
 const MAX_FILE_BYTES: usize = 32 * 1024;
 /// The most instructions text in all.
 const MAX_TOTAL_BYTES: usize = 64 * 1024;
+/// The most of `--system-prompt-file` that is read.
+const MAX_BASE_BYTES: u64 = 1 << 20;
 /// The file names looked for in each folder, the first found wins.
 const NAMES: &[&str] = crate::config::INSTRUCTION_FILES;
 
@@ -107,7 +109,8 @@ fn read_base(path: &Path) -> Result<String, InstructionsError> {
         path: path.display().to_string(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+    let text = crate::bounded_read::read_to_string(path, MAX_BASE_BYTES, "a system prompt file")
+        .map_err(|e| error(e.to_string()))?;
     if text.trim().is_empty() {
         return Err(error(String::from("the file is empty")));
     }
@@ -130,9 +133,9 @@ fn first_in(dir: &Path, within: Option<&Path>) -> Option<PathBuf> {
     })
 }
 
-/// The project's files, outermost first: from the repository root (the nearest folder
-/// with `.git`) down to `workspace`; outside a repository, the workspace's only.
-fn project_files(workspace: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+/// The project's folders, outermost first: from the repository root (the nearest folder
+/// with `.git`) down to `workspace`; outside a repository, the workspace only.
+fn project_folders(workspace: &Path) -> Vec<&Path> {
     let mut folders: Vec<&Path> = Vec::new();
     let mut repository = false;
     for dir in workspace.ancestors() {
@@ -145,17 +148,34 @@ fn project_files(workspace: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
     if !repository {
         folders.truncate(1);
     }
+    folders.reverse();
+    folders
+}
+
+/// The project's files, outermost first (see [`project_folders`]).
+fn project_files(workspace: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+    let folders = project_folders(workspace);
     let Some(root) = folders
-        .last()
+        .first()
         .and_then(|dir| std::fs::canonicalize(dir).ok())
     else {
         return Vec::new();
     };
     folders
         .iter()
-        .rev()
         .filter_map(|dir| first_in(dir, Some(&root)))
         .map(|path| (path, Some(root.clone())))
+        .collect()
+}
+
+/// Every path an instructions file of a session could be at, found or not (a new one
+/// would instruct the next session): each name in the user's config folder and in every
+/// project folder.
+pub fn candidate_paths(config_dir: Option<&Path>, workspace: &Path) -> Vec<PathBuf> {
+    config_dir
+        .into_iter()
+        .chain(project_folders(workspace))
+        .flat_map(|dir| NAMES.iter().map(move |name| dir.join(name)))
         .collect()
 }
 

@@ -29,10 +29,13 @@ pub use confine::{LandlockStatus, landlock_status};
 pub use glob::GLOB;
 pub use grep::GREP;
 pub use ls::LS;
+pub use preview::unified_diff;
 pub use read_file::READ_FILE;
 pub use runtime::{JobError, SandboxError, SandboxRuntime, SharedSandbox};
 pub use secrets::{DEFAULT_DENY_READ, SecretFiles};
 pub use str_replace::STR_REPLACE;
 pub use web_fetch::WEB_FETCH;
-pub use workspace::{Hidden, HiddenCount, Protected, ThreadOutputs, Workspace, WorkspaceError};
+pub use workspace::{
+    Hidden, HiddenCount, Protected, STARTUP_FILES, ThreadOutputs, Workspace, WorkspaceError,
+};
 pub use write_file::WRITE_FILE;

@@ -45,7 +45,11 @@ pub(super) fn current_text(target: &Path, path: &str) -> Result<String, String> 
 
 /// The change from `old` to `new` of the workspace file `target`, as a bounded diff.
 pub(super) fn diff(workspace: &Workspace, target: &Path, old: &str, new: &str) -> Preview {
-    let shown = workspace.display(target);
+    unified_diff(&workspace.display(target), old, new)
+}
+
+/// The change from `old` to `new` of the file shown as `shown`, as a bounded diff.
+pub fn unified_diff(shown: &str, old: &str, new: &str) -> Preview {
     let text = similar::TextDiff::configure()
         .timeout(DIFF_DEADLINE)
         .diff_lines(old, new)
@@ -65,7 +69,10 @@ pub(super) fn diff(workspace: &Workspace, target: &Path, old: &str, new: &str) -
     if diff.is_empty() {
         diff = String::from("(no change)\n");
     }
-    Preview::Diff { path: shown, diff }
+    Preview::Diff {
+        path: shown.to_string(),
+        diff,
+    }
 }
 
 #[cfg(test)]

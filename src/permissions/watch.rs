@@ -1,0 +1,235 @@
+//! What the gate does after a call that may write: the guarded files it changed without a
+//! rule allowing it are put back (or, where someone can answer, the user is asked whether
+//! to keep the change), and the model and the user are told.
+
+use super::guard::{Before, Change, Watched};
+use super::{CallFacts, Permissions};
+use crate::pending::next_id;
+use crate::protocol::{ApprovalAnswer, ApprovalRequest, Event, Preview, ToolCall};
+use crate::tools::{Effect, RunScope, ToolContext, ToolOutput};
+
+/// A call the gate let through, with the guarded files as they stood before it when the
+/// call may write. Settle it with the call's output; dropped unsettled (the run was
+/// interrupted mid-call), it still puts back what the call changed.
+#[derive(Debug)]
+pub struct Admitted<'a> {
+    gate: &'a Permissions,
+    before: Option<Before<'a>>,
+    name: String,
+    /// A file tool's file, as the workspace shows it.
+    subject: Option<String>,
+    /// The gate asked the user about an instructions file this call names, and they agreed.
+    instructions_approved: bool,
+    scope: RunScope,
+}
+
+impl<'a> Admitted<'a> {
+    pub(super) fn new(
+        gate: &'a Permissions,
+        ctx: &ToolContext<'_>,
+        call: &ToolCall,
+        facts: &CallFacts<'_>,
+        instructions_approved: bool,
+    ) -> Self {
+        let watch = may_write(facts.effect) && !gate.policy.allows_everything();
+        Self {
+            gate,
+            before: watch.then(|| gate.guarded.before()),
+            name: crate::text::printable(&call.name),
+            subject: (facts.effect == Effect::WritesFiles)
+                .then(|| facts.subject.map(str::to_string))
+                .flatten(),
+            instructions_approved,
+            scope: ctx.scope.clone(),
+        }
+    }
+
+    /// The call's output, with what it changed of the guarded files settled: allowed,
+    /// kept by the user, or put back, each said to the model and the user.
+    pub async fn settle(
+        mut self,
+        ctx: &ToolContext<'_>,
+        call: &ToolCall,
+        mut output: ToolOutput,
+    ) -> ToolOutput {
+        let Some(before) = self.before.take() else {
+            return output;
+        };
+        let mut pending = Undo(before.changes());
+        pending.0.retain(|change| !self.allowed(change));
+        pending.0.reverse();
+        // Each change stays in `pending` while the user is asked, so that it is put back
+        // if the run ends meanwhile.
+        while let Some(change) = pending.0.last() {
+            let answer = self.ask_to_keep(ctx, call, change).await;
+            let Some(change) = pending.0.pop() else {
+                break;
+            };
+            let said = match answer {
+                Some(Keep::Yes) => {
+                    self.scope.add_notice(format!(
+                        "kept the change `{}` made to {}",
+                        self.name,
+                        self.gate.guarded.shown(&change.path)
+                    ));
+                    continue;
+                }
+                Some(Keep::No(message)) => message,
+                None => None,
+            };
+            let report = self.put_back(&change);
+            output.content.push_str(&format!("\n\n{report}"));
+            if let Some(said) = said.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+                output.content.push_str(&format!(" The user says: {said}"));
+            }
+        }
+        output
+    }
+
+    /// Whether a rule or the user allowed `change`: an instructions file that this file
+    /// tool's call names (the gate asked, or a rule names that path), or one the user was
+    /// asked about for this call.
+    fn allowed(&self, change: &Change) -> bool {
+        change.watched == Watched::Instructions
+            && (self.instructions_approved
+                || self
+                    .subject
+                    .as_deref()
+                    .is_some_and(|s| self.gate.guarded.names(s, &change.path)))
+    }
+
+    /// Asks the user whether to keep `change`, where someone can answer.
+    async fn ask_to_keep(
+        &self,
+        ctx: &ToolContext<'_>,
+        call: &ToolCall,
+        change: &Change,
+    ) -> Option<Keep> {
+        let approver = self.gate.approver.as_ref()?;
+        let shown = crate::text::printable(&self.gate.guarded.shown(&change.path));
+        let preview = match change.texts() {
+            Some((old, new)) => crate::tools::sandbox::unified_diff(&shown, &old, &new),
+            None => Preview::Arguments {
+                text: format!("{shown} changed (not as text)"),
+            },
+        };
+        let request = ApprovalRequest {
+            id: next_id(),
+            tool: self.name.clone(),
+            server: None,
+            reason: format!(
+                "it changed {shown}, which {}, and no rule allows that: allow keeps the \
+                 change, deny puts the file back",
+                what(change.watched)
+            ),
+            preview: super::shown(preview),
+            always: None,
+        };
+        let waiter = approver.register(request.id);
+        (ctx.events)(Event::ApprovalRequested {
+            turn: ctx.turn,
+            call_id: call.id.clone(),
+            request,
+        });
+        Some(match waiter.answer().await {
+            Some(ApprovalAnswer::Once | ApprovalAnswer::Always) => Keep::Yes,
+            Some(ApprovalAnswer::Deny { message }) => Keep::No(message),
+            None => Keep::No(None),
+        })
+    }
+
+    /// Puts `change` back; says what happened to the user (a notice) and returns what to
+    /// tell the model.
+    fn put_back(&self, change: &Change) -> String {
+        let shown = crate::text::printable(&self.gate.guarded.shown(&change.path));
+        let what = what(change.watched);
+        let how = match change.watched {
+            Watched::Instructions => {
+                "ask the user to change it, or write it with write_file so that they are asked"
+            }
+            Watched::Startup => "ask the user to edit it",
+        };
+        match change.undo() {
+            Ok(()) => {
+                self.scope.add_notice(format!(
+                    "`{}` changed {shown}, which no rule allows: antler put it back as it was",
+                    self.name
+                ));
+                tracing::warn!("`{}` changed {shown}; put back as it was", self.name);
+                format!(
+                    "[antler: this call changed {shown}, which {what}; no rule allows that, so \
+                     antler put it back as it was. Do not try again: {how}.]"
+                )
+            }
+            Err(err) => {
+                self.scope.add_notice(format!(
+                    "`{}` changed {shown}, which no rule allows, and antler could not put it \
+                     back ({err}): check it before the next session",
+                    self.name
+                ));
+                format!(
+                    "[antler: this call changed {shown}, which {what}; no rule allows that. \
+                     Do not try again: {how}.]"
+                )
+            }
+        }
+    }
+}
+
+impl Drop for Admitted<'_> {
+    /// A call that never finished (interrupted) is given no chance to keep a change: what
+    /// it changed is put back.
+    fn drop(&mut self) {
+        let Some(before) = self.before.take() else {
+            return;
+        };
+        for change in before.changes() {
+            if !self.allowed(&change) {
+                self.put_back(&change);
+            }
+        }
+    }
+}
+
+/// Changes still to settle: put back if the settling is dropped (the run was interrupted
+/// while the user was asked).
+struct Undo(Vec<Change>);
+
+impl Drop for Undo {
+    fn drop(&mut self) {
+        for change in &self.0 {
+            if let Err(err) = change.undo() {
+                tracing::warn!("{} could not be put back: {err}", change.path.display());
+            }
+        }
+    }
+}
+
+/// The user's answer to "keep this change?".
+enum Keep {
+    Yes,
+    /// No, with a message for the model.
+    No(Option<String>),
+}
+
+/// Why a watched file matters, in words.
+fn what(watched: Watched) -> &'static str {
+    match watched {
+        Watched::Instructions => "instructs every later session in this project",
+        Watched::Startup => "configures antler itself and runs at its next start",
+    }
+}
+
+/// Whether a call of this effect may change files: reads, searches and the web do not,
+/// nor a trusted server's tool it marks read-only.
+fn may_write(effect: Effect) -> bool {
+    match effect {
+        Effect::ReadOnly | Effect::Network => false,
+        Effect::Server {
+            read_only_hint,
+            destructive_hint,
+            trusted,
+        } => !(trusted && read_only_hint && !destructive_hint),
+        Effect::WritesFiles | Effect::RunsCommands | Effect::Undeclared => true,
+    }
+}
