@@ -58,7 +58,7 @@ pub struct Cli {
     /// Change one config.yaml setting for this run (repeatable; the value is YAML):
     /// `--set tool_output.max_chars=40000`, `--set 'permissions.allow=[grep]'`.
     #[arg(long = "set", global = true, value_name = "KEY=VALUE",
-          value_parser = crate::config::Override::parse)]
+          value_parser = OverrideParser)]
     pub set: Vec<crate::config::Override>,
     /// More log output on stderr (-v info, -vv debug); `ANTLER_LOG` takes a full filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -534,5 +534,33 @@ pub enum Exit {
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> Self {
         ExitCode::from(exit as u8)
+    }
+}
+
+/// `--set`'s parser: its error is antler's own message, which quotes the value cut short,
+/// where clap's would repeat the whole value first.
+#[derive(Debug, Clone, Copy)]
+struct OverrideParser;
+
+impl clap::builder::TypedValueParser for OverrideParser {
+    type Value = crate::config::Override;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let failed = |message: String| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("{message}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| failed(String::from("--set: the value is not UTF-8")))?;
+        crate::config::Override::parse(text).map_err(failed)
     }
 }

@@ -22,8 +22,8 @@ fn server(setup: &Setup, env: EnvLookup<'_>, name: &str) -> Result<McpServerConf
         .ok_or_else(|| {
             CliError::usage(format!(
                 "no MCP server `{}` in the extensions config (there are: {})",
-                crate::text::short_line(name, 80).0,
-                known.join(", ")
+                crate::text::quoted(name),
+                crate::text::quoted_list(known)
             ))
         })
 }
@@ -47,14 +47,20 @@ pub async fn login(
     let show = |url: &str| {
         eprintln!(
             "To sign in to MCP server `{}`, open this address in a browser:\n\n  {}\n",
-            config.name,
+            crate::text::quoted(&config.name),
             crate::text::printable(url)
         );
     };
     oauth::login(&config, tokens, &show, interactive && !args.no_browser)
         .await
-        .map_err(|err| CliError::failure(format!("login to `{}` failed: {err}", config.name)))?;
-    eprintln!("Signed in to MCP server `{}`.", config.name);
+        .map_err(|err| {
+            let name = crate::text::quoted(&config.name);
+            CliError::failure(format!("login to `{name}` failed: {err}"))
+        })?;
+    eprintln!(
+        "Signed in to MCP server `{}`.",
+        crate::text::quoted(&config.name)
+    );
     Ok(Exit::Success)
 }
 
@@ -63,6 +69,7 @@ pub fn logout(setup: &Setup, env: EnvLookup<'_>, name: &str) -> Result<Exit, Cli
     let config = server(setup, env, name)?;
     let had =
         oauth::logout(&config, tokens(setup)?).map_err(|err| CliError::failure(err.to_string()))?;
+    let name = crate::text::quoted(name);
     if had {
         eprintln!("Signed out of MCP server `{name}`: its tokens are forgotten.");
     } else {

@@ -101,11 +101,11 @@ pub fn remove_server(text: Option<&str>, path: &Path, name: &str) -> Result<Stri
         let known: Vec<&str> = servers.keys().map(String::as_str).collect();
         return Err(EditError::Missing {
             path: shown,
-            name: crate::text::printable(name),
+            name: crate::text::quoted(name),
             known: if known.is_empty() {
                 String::from("none")
             } else {
-                known.join(", ")
+                crate::text::quoted_list(known)
             },
         });
     }
@@ -120,7 +120,7 @@ fn check_name(name: &str) -> Result<(), EditError> {
     if fine {
         Ok(())
     } else {
-        Err(EditError::BadName(crate::text::printable(name)))
+        Err(EditError::BadName(crate::text::quoted(name)))
     }
 }
 

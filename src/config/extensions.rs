@@ -228,6 +228,7 @@ pub fn parse_extensions_config(
         .filter(|k| !KNOWN_TOP_LEVEL.contains(&k.as_str()))
         .map(|k| {
             let at = position_suffix(text, &[Segment::Key(k.clone())]);
+            let k = crate::text::quoted(k);
             format!("{file}{at}: unknown top-level key `{k}` is ignored")
         })
         .collect();
@@ -247,7 +248,7 @@ pub fn parse_extensions_config(
 
     let mut config = ExtensionsConfig::default();
     for (name, mut raw) in servers {
-        let key = format!("mcpServers.{name}");
+        let key = format!("mcpServers.{}", crate::text::quoted(&name));
         let at_server = |field: &[Segment]| {
             let mut full = vec![
                 Segment::Key("mcpServers".into()),
@@ -418,26 +419,37 @@ fn server_from_raw(
                     transport.as_str()
                 )));
             };
-            let parsed = reqwest::Url::parse(url)
-                .map_err(|e| Skip::at("url", format!("invalid `url` {url:?}: {e}")))?;
+            let parsed = reqwest::Url::parse(url).map_err(|e| {
+                let url = crate::text::quoted(url);
+                Skip::at("url", format!("invalid `url` \"{url}\": {e}"))
+            })?;
             for (name, value) in &raw.headers {
                 if http::HeaderName::try_from(name.as_str()).is_err() {
                     return Err(Skip::at(
                         "headers",
-                        format!("{name:?} is not a valid HTTP header name"),
+                        format!(
+                            "\"{}\" is not a valid HTTP header name",
+                            crate::text::quoted(name)
+                        ),
                     ));
                 }
                 if http::HeaderValue::try_from(value.as_str()).is_err() {
                     return Err(Skip::at(
                         "headers",
-                        format!("the value of {name:?} is not a valid HTTP header value"),
+                        format!(
+                            "the value of \"{}\" is not a valid HTTP header value",
+                            crate::text::quoted(name)
+                        ),
                     ));
                 }
             }
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(Skip::at(
                     "url",
-                    format!("the `url` {url:?} must start with http:// or https://"),
+                    format!(
+                        "the `url` \"{}\" must start with http:// or https://",
+                        crate::text::quoted(url)
+                    ),
                 ));
             }
         }

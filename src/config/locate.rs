@@ -22,6 +22,16 @@ pub(crate) enum Segment {
 
 /// `models[0].name` style.
 pub(crate) fn display_path(path: &[Segment]) -> String {
+    // Keys come from the file: a message shows each as a short line.
+    joined(path, crate::text::quoted)
+}
+
+/// The key path whole, as [`display_path`] writes it but uncut: for comparing keys.
+pub(crate) fn key_path(path: &[Segment]) -> String {
+    joined(path, str::to_string)
+}
+
+fn joined(path: &[Segment], key_text: fn(&str) -> String) -> String {
     let mut out = String::new();
     for segment in path {
         match segment {
@@ -29,7 +39,7 @@ pub(crate) fn display_path(path: &[Segment]) -> String {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                out.push_str(key);
+                out.push_str(&key_text(key));
             }
             Segment::Index(i) => out.push_str(&format!("[{i}]")),
         }

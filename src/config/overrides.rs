@@ -4,7 +4,7 @@
 
 use yaml_serde::Value as Yaml;
 
-use super::locate::{Segment, display_path};
+use super::locate::{Segment, key_path};
 use super::{AppConfig, ConfigError};
 
 /// One `--set`.
@@ -19,7 +19,7 @@ pub struct Override {
 impl Override {
     /// Parses `key.path=value` (`models[0].temperature=0.2`).
     pub fn parse(text: &str) -> Result<Self, String> {
-        let shown = crate::text::printable(text);
+        let shown = crate::text::quoted(text);
         let Some((key, value)) = text.split_once('=') else {
             return Err(format!(
                 "--set {shown}: expected KEY=VALUE, such as tool_output.max_chars=40000"
@@ -56,19 +56,24 @@ fn parse_key(key: &str) -> Result<Vec<Segment>, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
+            let part = crate::text::quoted(part);
             return Err(format!("`{part}` is not a key (letters, digits, `_`, `-`)"));
         }
         segments.push(Segment::Key(name.to_string()));
         while !rest.is_empty() {
             let Some(close) = rest.find(']') else {
-                return Err(format!("`{part}`: `[` without `]`"));
+                return Err(format!("`{}`: `[` without `]`", crate::text::quoted(part)));
             };
-            let index: usize = rest[1..close]
-                .parse()
-                .map_err(|_| format!("`{part}`: an index is a number, as in models[0]"))?;
+            let index: usize = rest[1..close].parse().map_err(|_| {
+                format!(
+                    "`{}`: an index is a number, as in models[0]",
+                    crate::text::quoted(part)
+                )
+            })?;
             segments.push(Segment::Index(index));
             rest = &rest[close + 1..];
             if !rest.is_empty() && !rest.starts_with('[') {
+                let (part, rest) = (crate::text::quoted(part), crate::text::quoted(rest));
                 return Err(format!("`{part}`: unexpected `{rest}`"));
             }
         }
@@ -92,13 +97,14 @@ pub fn apply(tree: &mut Yaml, overrides: &[Override]) -> Result<(), ConfigError>
                 .map_err(|err| invalid(err.to_string()))?;
         // Keys a section keeps for other programs (DeerFlow's) are not ours to set either.
         let extra = super::app_load::extra_keys(&checked);
-        let named = |key: &str| display_path(&o.key).starts_with(key);
+        let named = |key: &str| key_path(&o.key).starts_with(key);
         if let Some(key) = unknown
             .iter()
             .find(|k| named(k))
             .cloned()
-            .or_else(|| extra.iter().map(|k| display_path(k)).find(|k| named(k)))
+            .or_else(|| extra.iter().map(|k| key_path(k)).find(|k| named(k)))
         {
+            let key = crate::text::quoted(&key);
             return Err(invalid(format!("config.yaml has no key `{key}`")));
         }
     }

@@ -432,3 +432,56 @@ fn mcp_add_and_remove_edit_the_users_file_and_keep_the_rest() {
                 .and(predicate::str::contains("extensions_config.json instead")),
         );
 }
+
+/// A message that quotes a name, URL or value it was given shows it as one short escaped
+/// line, however long the input: a 10,000-character name is refused without being echoed.
+#[test]
+fn messages_quote_hostile_input_cut_short() {
+    let sb = Sandbox::new();
+    let long = format!("{}\u{1b}[2J", "n".repeat(10_000));
+    let url = format!("ftp://x.example/{}?token=s3cr3t", "p".repeat(10_000));
+    let set = format!("models[0].name={}", "v".repeat(10_000));
+    let key = format!("{}=1", "k".repeat(10_000));
+    for args in [
+        vec!["mcp", "add", long.as_str(), "--", "x"],
+        vec!["mcp", "remove", long.as_str()],
+        vec![
+            "mcp",
+            "add",
+            "ok",
+            "--header",
+            long.as_str(),
+            "--url",
+            "https://x.example",
+        ],
+        vec!["mcp", "add", "web", "--url", url.as_str()],
+        vec!["--set", long.as_str(), "tools", "list"],
+        vec!["--set", key.as_str(), "tools", "list"],
+        vec!["--set", set.as_str(), "-p", "hi"],
+        vec!["-m", long.as_str(), "-p", "hi"],
+        vec!["--resume", long.as_str(), "-p", "hi"],
+        vec!["--allowed-tools", long.as_str(), "-p", "hi"],
+    ] {
+        let out = sb.antler().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{:.80}: {stderr:.300}",
+            args.join(" ")
+        );
+        assert!(
+            stderr.len() < 1_000 && !stderr.contains('\u{1b}'),
+            "{:.80}: {} bytes: {stderr:.300}",
+            args.join(" "),
+            stderr.len()
+        );
+    }
+    // The short ones are still shown whole.
+    let out = sb
+        .antler()
+        .args(["mcp", "remove", "nosuch"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no server `nosuch`"));
+}
