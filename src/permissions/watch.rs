@@ -233,3 +233,168 @@ fn may_write(effect: Effect) -> bool {
         Effect::WritesFiles | Effect::RunsCommands | Effect::Undeclared => true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::{Map, Value, json};
+
+    use super::*;
+    use crate::config::{PermissionsConfig, parse_rule_list};
+    use crate::permissions::{Approvals, Guarded, Policy};
+    use crate::tools::{Tool, ToolFuture, ToolInfo, ToolSource};
+
+    /// A command tool the policy allows by name.
+    struct Shell(ToolInfo);
+
+    impl Tool for Shell {
+        fn info(&self) -> &ToolInfo {
+            &self.0
+        }
+        fn call<'a>(&'a self, _: ToolContext<'a>, _: Value) -> ToolFuture<'a> {
+            Box::pin(async { ToolOutput::ok("ran") })
+        }
+        fn effect(&self) -> Effect {
+            Effect::RunsCommands
+        }
+        fn subject(&self, arguments: &Value) -> Option<String> {
+            arguments["command"].as_str().map(str::to_string)
+        }
+    }
+
+    fn shell() -> Shell {
+        Shell(ToolInfo {
+            name: String::from("sh"),
+            description: String::from("Runs a command."),
+            parameters: json!({"type": "object"}),
+            source: ToolSource::BuiltIn,
+            metadata: Map::new(),
+            parallel: false,
+        })
+    }
+
+    fn gate(guarded: &Guarded, approver: bool) -> Permissions {
+        let config = PermissionsConfig {
+            allow: parse_rule_list(&[String::from("sh")]).unwrap(),
+            ..Default::default()
+        };
+        Permissions::new(
+            Policy::new(config, Vec::new(), Vec::new(), false),
+            None,
+            approver.then(Approvals::default),
+        )
+        .watching(guarded.clone())
+    }
+
+    /// Checks a call, lets it plant `planted` in `file`, settles it answering any question
+    /// with `answer`; the output and the events.
+    async fn planting(
+        gate: &Permissions,
+        file: &std::path::Path,
+        answer: Option<ApprovalAnswer>,
+    ) -> (ToolOutput, Vec<Event>) {
+        let seen = Mutex::new(Vec::new());
+        let approver = gate.approver.clone();
+        let emit = |event: Event| {
+            if let (Event::ApprovalRequested { request, .. }, Some(approver), Some(answer)) =
+                (&event, &approver, &answer)
+            {
+                approver.answer(request.id, answer.clone());
+            }
+            seen.lock().unwrap().push(event);
+        };
+        let ctx = ToolContext {
+            call_id: String::from("c1"),
+            turn: 1,
+            cancel: Default::default(),
+            events: &emit,
+            scope: RunScope::default(),
+        };
+        let call = ToolCall {
+            id: String::from("c1"),
+            name: String::from("sh"),
+            arguments: json!({"command": "echo x >> AGENT''S.md"}).to_string(),
+        };
+        let tool = shell();
+        let admitted = gate.check(&ctx, &call, &tool).await.unwrap();
+        std::fs::write(file, "planted").unwrap();
+        let output = admitted.settle(&ctx, &call, ToolOutput::ok("ran")).await;
+        (output, seen.into_inner().unwrap())
+    }
+
+    #[tokio::test]
+    async fn where_someone_answers_the_user_decides_whether_a_change_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("AGENTS.md");
+        let guarded = Guarded::new(vec![(agents.clone(), Watched::Instructions)], dir.path());
+        let gate = gate(&guarded, true);
+        std::fs::write(&agents, "mine").unwrap();
+        let (output, events) = planting(&gate, &agents, Some(ApprovalAnswer::Once)).await;
+        assert_eq!(std::fs::read_to_string(&agents).unwrap(), "planted");
+        assert_eq!(output.content, "ran");
+        let Some(Event::ApprovalRequested { request, .. }) = events.first() else {
+            panic!("{events:?}");
+        };
+        assert!(
+            request.reason.contains("it changed AGENTS.md"),
+            "{}",
+            request.reason
+        );
+        assert!(
+            matches!(&request.preview, Preview::Diff { diff, .. } if diff.contains("+planted"))
+        );
+        assert_eq!(request.always, None);
+
+        std::fs::write(&agents, "mine").unwrap();
+        let deny = ApprovalAnswer::Deny {
+            message: Some(String::from("leave it")),
+        };
+        let (output, _) = planting(&gate, &agents, Some(deny)).await;
+        assert_eq!(std::fs::read_to_string(&agents).unwrap(), "mine");
+        assert!(
+            output.content.contains("antler put it back as it was")
+                && output.content.ends_with("The user says: leave it"),
+            "{}",
+            output.content
+        );
+    }
+
+    #[tokio::test]
+    async fn where_nobody_answers_a_change_is_put_back_and_a_dropped_call_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("AGENTS.md");
+        let guarded = Guarded::new(vec![(agents.clone(), Watched::Instructions)], dir.path());
+        let gate = gate(&guarded, false);
+        std::fs::write(&agents, "mine").unwrap();
+        let (output, events) = planting(&gate, &agents, None).await;
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(std::fs::read_to_string(&agents).unwrap(), "mine");
+        assert!(
+            output.content.contains("Do not try again"),
+            "{}",
+            output.content
+        );
+
+        // Interrupted mid-call: never settled, still put back.
+        let emit = |_: Event| {};
+        let scope = RunScope::default();
+        let ctx = ToolContext {
+            call_id: String::from("c2"),
+            turn: 1,
+            cancel: Default::default(),
+            events: &emit,
+            scope: scope.clone(),
+        };
+        let call = ToolCall {
+            id: String::from("c2"),
+            name: String::from("sh"),
+            arguments: json!({"command": "make"}).to_string(),
+        };
+        let admitted = gate.check(&ctx, &call, &shell()).await.unwrap();
+        std::fs::write(&agents, "planted").unwrap();
+        drop(admitted);
+        assert_eq!(std::fs::read_to_string(&agents).unwrap(), "mine");
+        assert!(scope.take_notices()[0].contains("put it back"));
+    }
+}
