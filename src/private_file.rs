@@ -134,6 +134,12 @@ pub fn check_private(path: &Path, file: &std::fs::File) -> std::io::Result<()> {
     Ok(())
 }
 
+/// [`read_private`] of a small state file (`trust.json`, `approvals.json`), bounded by
+/// [`crate::bounded_read::STATE_BYTES`].
+pub fn read_state(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    read_private(path, crate::bounded_read::STATE_BYTES, "a state file")
+}
+
 /// Reads `path`, one of antler's state files, if it exists and is private
 /// ([`check_private`]; never through a link), up to `limit` bytes.
 pub fn read_private(path: &Path, limit: u64, what: &str) -> std::io::Result<Option<Vec<u8>>> {

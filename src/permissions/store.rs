@@ -83,12 +83,7 @@ impl ApprovalStore {
 
     fn read(&self) -> Result<Contents, StoreError> {
         // Approvals someone else could have written are not used.
-        let read = crate::private_file::read_private(
-            &self.path,
-            crate::bounded_read::STATE_BYTES,
-            "a state file",
-        );
-        let bytes = match read {
+        let bytes = match crate::private_file::read_state(&self.path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(Contents::default()),
             Err(e) => return Err(self.error(e)),

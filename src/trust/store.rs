@@ -72,12 +72,7 @@ impl TrustStore {
     fn read(&self) -> Result<Contents, TrustStoreError> {
         // A store someone else could have written is not used: a planted entry would run
         // an extensions file's commands.
-        let read = crate::private_file::read_private(
-            &self.path,
-            crate::bounded_read::STATE_BYTES,
-            "a state file",
-        );
-        let bytes = match read {
+        let bytes = match crate::private_file::read_state(&self.path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(Contents::default()),
             Err(source) => {
