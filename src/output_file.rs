@@ -59,41 +59,50 @@ impl From<nix::Error> for OutputFileError {
 #[derive(Debug)]
 pub struct OutputFile {
     path: PathBuf,
-    folder_path: PathBuf,
-    folder: OwnedFd,
-    name: OsString,
+    target: Target,
+}
+
+#[derive(Debug)]
+enum Target {
+    /// A regular file (or none yet) in a folder opened at start, created with `mode`.
+    InFolder {
+        folder_path: PathBuf,
+        folder: OwnedFd,
+        name: OsString,
+        mode: u32,
+    },
+    /// A stream opened at start (`/dev/stdout`, `/dev/null`, a pipe such as `>(cmd)`):
+    /// what is written there does not stay in a file a later run reads.
+    Stream(File),
 }
 
 impl OutputFile {
-    /// Opens the folder of `path` now, and refuses a file that is already a link or not a
-    /// regular file (better said before the run than after it).
-    pub fn at_start(path: &Path) -> Result<Self, OutputFileError> {
-        let name = path
-            .file_name()
-            .map(OsString::from)
-            .ok_or(OutputFileError::NotAFile)?;
-        let folder_path = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
+    /// Opens the folder of `path` now (a regular file there is created with `mode`, before
+    /// the umask), and refuses a file that is already a link to a file or not a regular
+    /// file (better said before the run than after it). A device or a pipe, named or
+    /// linked to, is opened now.
+    pub fn at_start(path: &Path, mode: u32) -> Result<Self, OutputFileError> {
+        let stream = |meta: &std::fs::Metadata| {
+            use std::os::unix::fs::FileTypeExt;
+            meta.file_type().is_char_device() || meta.file_type().is_fifo()
         };
-        let folder = open(
-            &folder_path,
-            OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        )?;
-        let file = Self {
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => match std::fs::metadata(path) {
+                Ok(meta) if stream(&meta) => Target::Stream(open_stream(path)?),
+                _ => return Err(OutputFileError::Link),
+            },
+            Ok(meta) if stream(&meta) => Target::Stream(open_stream(path)?),
+            Ok(meta) if !meta.is_file() => {
+                return Err(OutputFileError::NotRegular(crate::bounded_read::kind_of(
+                    &meta,
+                )));
+            }
+            _ => in_folder(path, mode)?,
+        };
+        Ok(Self {
             path: path.to_path_buf(),
-            folder_path,
-            folder,
-            name,
-        };
-        match std::fs::symlink_metadata(&file.path) {
-            Ok(meta) if meta.file_type().is_symlink() => Err(OutputFileError::Link),
-            Ok(meta) if !meta.is_file() => Err(OutputFileError::NotRegular(
-                crate::bounded_read::kind_of(&meta),
-            )),
-            _ => Ok(file),
-        }
+            target,
+        })
     }
 
     /// The path as named.
@@ -102,8 +111,14 @@ impl OutputFile {
     }
 
     /// Creates (or empties) the file in the folder opened at start and returns it, open
-    /// for writing.
+    /// for writing (a stream opened at start: a handle to it).
     pub fn create(&self) -> Result<File, OutputFileError> {
+        let (folder, name, mode) = match &self.target {
+            Target::Stream(file) => return Ok(file.try_clone()?),
+            Target::InFolder {
+                folder, name, mode, ..
+            } => (folder, name, *mode),
+        };
         self.same_folder()?;
         let flags = OFlag::O_WRONLY
             | OFlag::O_CREAT
@@ -112,10 +127,10 @@ impl OutputFile {
             | OFlag::O_NOCTTY
             | OFlag::O_CLOEXEC;
         let file = File::from(openat(
-            &self.folder,
-            self.name.as_os_str(),
+            folder,
+            name.as_os_str(),
             flags,
-            Mode::from_bits_truncate(0o666),
+            Mode::from_bits_truncate(mode),
         )?);
         let meta = file.metadata()?;
         if !meta.is_file() {
@@ -141,8 +156,16 @@ impl OutputFile {
 
     /// Whether the folder's path still leads to the folder opened at start.
     fn same_folder(&self) -> Result<(), OutputFileError> {
-        let opened = fstat(&self.folder)?;
-        let now = std::fs::metadata(&self.folder_path);
+        let Target::InFolder {
+            folder_path,
+            folder,
+            ..
+        } = &self.target
+        else {
+            return Ok(());
+        };
+        let opened = fstat(folder)?;
+        let now = std::fs::metadata(folder_path);
         let same = now.is_ok_and(|meta| {
             use std::os::unix::fs::MetadataExt;
             (meta.dev(), meta.ino()) == (opened.st_dev, opened.st_ino)
@@ -150,9 +173,52 @@ impl OutputFile {
         if same {
             Ok(())
         } else {
-            Err(OutputFileError::Moved(self.folder_path.clone()))
+            Err(OutputFileError::Moved(folder_path.clone()))
         }
     }
+}
+
+/// The folder of `path`, opened now.
+fn in_folder(path: &Path, mode: u32) -> Result<Target, OutputFileError> {
+    let name = path
+        .file_name()
+        .map(OsString::from)
+        .ok_or(OutputFileError::NotAFile)?;
+    let folder_path = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let folder = open(
+        &folder_path,
+        OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(Target::InFolder {
+        folder_path,
+        folder,
+        name,
+        mode,
+    })
+}
+
+/// A device or pipe opened for writing without blocking on a pipe nobody reads (refused),
+/// then made blocking again for the writes.
+fn open_stream(path: &Path) -> Result<File, OutputFileError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ENXIO) => OutputFileError::Io(std::io::Error::other(
+                "it is a pipe nobody reads, so nothing can be written to it",
+            )),
+            _ => OutputFileError::Io(err),
+        })?;
+    let flags = nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_GETFL)?;
+    let blocking = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(blocking))?;
+    Ok(file)
 }
 
 #[cfg(test)]
@@ -165,7 +231,7 @@ mod tests {
         let outside = dir.path().join("outside");
         std::fs::write(&outside, "keep").unwrap();
         let path = dir.path().join("answer.txt");
-        let file = OutputFile::at_start(&path).unwrap();
+        let file = OutputFile::at_start(&path, 0o666).unwrap();
         file.write(b"one").unwrap();
         file.write(b"two").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
@@ -185,9 +251,28 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink(&outside, &path).unwrap();
         assert!(matches!(
-            OutputFile::at_start(&path),
+            OutputFile::at_start(&path, 0o666),
             Err(OutputFileError::Link)
         ));
+    }
+
+    #[test]
+    fn a_device_or_a_stream_named_at_start_is_written_to() {
+        let dir = tempfile::tempdir().unwrap();
+        OutputFile::at_start(Path::new("/dev/null"), 0o666)
+            .unwrap()
+            .write(b"gone")
+            .unwrap();
+        let link = dir.path().join("null");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        OutputFile::at_start(&link, 0o666)
+            .unwrap()
+            .write(b"gone")
+            .unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = OutputFile::at_start(&fifo, 0o666).unwrap_err();
+        assert!(err.to_string().contains("a pipe nobody reads"), "{err}");
     }
 
     #[test]
@@ -197,7 +282,7 @@ mod tests {
         let elsewhere = dir.path().join("elsewhere");
         std::fs::create_dir(&out).unwrap();
         std::fs::create_dir(&elsewhere).unwrap();
-        let file = OutputFile::at_start(&out.join("answer.txt")).unwrap();
+        let file = OutputFile::at_start(&out.join("answer.txt"), 0o666).unwrap();
         std::fs::rename(&out, dir.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(&elsewhere, &out).unwrap();
         let err = file.write(b"x").unwrap_err();

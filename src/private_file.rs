@@ -16,57 +16,75 @@ pub fn create_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Creates the file `path` owner-only (0600) if it does not exist, never through a link;
-/// an existing file is left as it is.
+/// an existing file (or the user's link to one, such as a database kept on another disk)
+/// is left as it is.
 pub fn create_file(path: &Path) -> std::io::Result<()> {
-    std::fs::OpenOptions::new()
+    let created = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map(drop)
+        .open(path);
+    match created {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) && path.is_file() => Ok(()),
+        other => other.map(drop),
+    }
 }
 
 /// Opens the log at `path` for appending, created owner-only (it may hold prompts and
-/// tool arguments). A link is followed only to what is not a regular file (`/dev/stderr`,
-/// a pipe): one planted in the workspace must not make antler append to `~/.bashrc`.
+/// tool arguments). A link is followed only to something that exists and is not a regular
+/// file (`/dev/stderr`, a pipe): one planted in the workspace must not make antler append
+/// to (or create) `~/.bashrc`. A pipe nobody reads is refused rather than waited on.
 pub fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
-    let open = |flags: i32| {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(flags)
-            .open(path)
-    };
-    match open(libc::O_NOFOLLOW) {
+    let opened = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let file = match opened {
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            let target = std::fs::metadata(path);
+            if !target.as_ref().is_ok_and(|m| !m.is_file()) {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::PermissionDenied,
-                    "it is a symbolic link to a file; antler does not write its log through a \
-                     link (remove it, or name the file itself)",
+                    "it is a symbolic link to a file, or to nothing; antler does not write its \
+                     log through a link (remove it, or name the file itself)",
                 ));
             }
-            open(0)
+            std::fs::OpenOptions::new()
+                .append(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)?
         }
-        opened => opened,
-    }
+        opened => opened?,
+    };
+    let flags = nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_GETFL)?;
+    let blocking = nix::fcntl::OFlag::from_bits_truncate(flags) - nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(blocking))?;
+    Ok(file)
 }
 
 /// Makes one of antler's own folders (`dir`, made by an earlier version with the umask's
 /// 0755) and the database files in it owner-only. Returns the old mode when it changed.
 pub fn tighten_dir(dir: &Path) -> std::io::Result<Option<u32>> {
-    let meta = match std::fs::symlink_metadata(dir) {
+    let meta = match std::fs::metadata(dir) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let mode = meta.mode() & 0o777;
-    if !meta.is_dir() || mode & 0o077 == 0 || meta.uid() != nix::unistd::geteuid().as_raw() {
+    let mode = meta.mode() & 0o7777;
+    // A setgid folder is shared on purpose: that is the user's choice.
+    let shared = mode & 0o2000 != 0;
+    if !meta.is_dir()
+        || mode & 0o077 == 0
+        || shared
+        || meta.uid() != nix::unistd::geteuid().as_raw()
+    {
         return Ok(None);
     }
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    let mode = mode & 0o777;
     for entry in std::fs::read_dir(dir)?.flatten() {
         let loose = entry
             .metadata()
@@ -98,13 +116,32 @@ fn unsafe_because(path: &Path, meta: &std::fs::Metadata, folder: bool) -> Option
         ));
     }
     let sticky = mode & 0o1000 != 0;
-    if mode & 0o022 != 0 && !(folder && sticky) {
+    // Group-writable is fine where the group is the user's own and no one else's (the
+    // umask 002 of user-private groups).
+    let others_write = mode & 0o002 != 0 || (mode & 0o020 != 0 && !own_group(meta.gid()));
+    if others_write && !(folder && sticky) {
         return Some(format!(
             "{subject} is writable by others (mode {mode:04o}), so it is not used; run \
              `chmod go-w {shown}`"
         ));
     }
     None
+}
+
+/// Whether the group `gid` is the user's private group: their own primary group, named
+/// like them, with no other member.
+fn own_group(gid: u32) -> bool {
+    use nix::unistd::{Gid, Group, User, getegid, geteuid};
+    if Gid::from_raw(gid) != getegid() {
+        return false;
+    }
+    let (Ok(Some(user)), Ok(Some(group))) = (
+        User::from_uid(geteuid()),
+        Group::from_gid(Gid::from_raw(gid)),
+    ) else {
+        return false;
+    };
+    group.name == user.name && group.mem.iter().all(|member| *member == user.name)
 }
 
 /// Whether `file`, opened from `path`, one of antler's state files, can only have been
@@ -124,9 +161,28 @@ pub fn check_private(path: &Path, file: &std::fs::File) -> std::io::Result<()> {
     if let Some(reason) = unsafe_because(path, &meta, false) {
         return Err(refused(reason));
     }
+    folders_private(path)
+}
+
+/// Whether the folders above `path` (links resolved: the real folders count) can be
+/// written by no one else; folders not made yet are skipped.
+fn folders_private(path: &Path) -> std::io::Result<()> {
+    let refused =
+        |reason: String| std::io::Error::new(std::io::ErrorKind::PermissionDenied, reason);
     let absolute = std::path::absolute(path)?;
-    for folder in absolute.ancestors().skip(1) {
-        let meta = std::fs::metadata(folder)?;
+    let Some(parent) = absolute.parent() else {
+        return Ok(());
+    };
+    let existing = parent
+        .ancestors()
+        .find_map(|dir| std::fs::canonicalize(dir).ok())
+        .unwrap_or_else(|| parent.to_path_buf());
+    for folder in existing.ancestors() {
+        let meta = match std::fs::metadata(folder) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
         if let Some(reason) = unsafe_because(folder, &meta, true) {
             return Err(refused(reason));
         }
@@ -149,7 +205,10 @@ pub fn read_private(path: &Path, limit: u64, what: &str) -> std::io::Result<Opti
         .open(path);
     let file = match opened {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // Not there yet: it will be written in these folders, which must be private too.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return folders_private(path).map(|()| None);
+        }
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,

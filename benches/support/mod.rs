@@ -145,8 +145,15 @@ pub fn antler_in(dir: &Path, base_url: &str) -> Command {
         .env_remove("RUST_LOG")
         .env("OPENAI_BASE_URL", base_url)
         .env("OPENAI_API_KEY", "sk-bench")
-        // The sandbox's config.yaml and extensions_config.json are the bench's own.
-        .args(["--trust-project", "-m", MOCK_MODEL])
+        // The sandbox's config.yaml and extensions_config.json are the bench's own, and the
+        // benches measure running tools, not asking for them (-p would refuse MCP calls).
+        .args([
+            "--trust-project",
+            "--permission-mode",
+            "allow-all",
+            "-m",
+            MOCK_MODEL,
+        ])
         .stdin(Stdio::null());
     cmd
 }

@@ -52,7 +52,7 @@ async fn run(
     // folder, never through a link planted during the run.
     let last_message = match &args.output_last_message {
         Some(path) => Some(
-            crate::output_file::OutputFile::at_start(path).map_err(|err| {
+            crate::output_file::OutputFile::at_start(path, 0o666).map_err(|err| {
                 CliError::usage(format!("--output-last-message {}: {err}", path.display()))
             })?,
         ),

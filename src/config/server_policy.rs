@@ -97,6 +97,14 @@ impl ToolFilter {
         enabled && !disabled
     }
 
+    /// Whether `disabled_tools` names `name` (the name a tool was finally given, hash
+    /// suffix and all, which only naming knows).
+    pub fn disables(&self, name: &str) -> bool {
+        self.disabled
+            .as_ref()
+            .is_some_and(|(_, set)| set.is_match(name))
+    }
+
     /// Whether the filter keeps every tool.
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {

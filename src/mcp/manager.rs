@@ -245,6 +245,10 @@ impl McpManager {
             let prefix = server.config().tool_name_prefix;
             for tool in server.tools().await {
                 let name = namer.name(&server.config().name, &tool.name, prefix);
+                // A name cut or suffixed to be unique is what the user sees and copies.
+                if server.config().policy.tools.disables(&name) {
+                    continue;
+                }
                 tools.push(Arc::new(McpTool::new(server.clone(), &tool, name)));
             }
         }

@@ -97,13 +97,7 @@ impl Permissions {
         // A change the gate itself asked about (the call names an instructions file) was
         // approved; any other is checked once the call is done.
         let instructions_approved = asked && self.policy.names_instructions(&facts);
-        Ok(Admitted::new(
-            self,
-            ctx,
-            call,
-            &facts,
-            instructions_approved,
-        ))
+        Ok(Admitted::new(self, ctx, call, &facts, instructions_approved).await)
     }
 
     /// Whether `facts`' call runs: `Ok(true)` when the user approved it.

@@ -2,7 +2,7 @@
 //! rule allowing it are put back (or, where someone can answer, the user is asked whether
 //! to keep the change), and the model and the user are told.
 
-use super::guard::{Before, Change, Watched};
+use super::guard::{Before, Change, Watched, mentions};
 use super::{CallFacts, Permissions};
 use crate::pending::next_id;
 use crate::protocol::{ApprovalAnswer, ApprovalRequest, Event, Preview, ToolCall};
@@ -17,14 +17,16 @@ pub struct Admitted<'a> {
     before: Option<Before<'a>>,
     name: String,
     /// A file tool's file, as the workspace shows it.
-    subject: Option<String>,
+    file: Option<String>,
+    /// A command's text.
+    command: Option<String>,
     /// The gate asked the user about an instructions file this call names, and they agreed.
     instructions_approved: bool,
     scope: RunScope,
 }
 
 impl<'a> Admitted<'a> {
-    pub(super) fn new(
+    pub(super) async fn new(
         gate: &'a Permissions,
         ctx: &ToolContext<'_>,
         call: &ToolCall,
@@ -32,13 +34,21 @@ impl<'a> Admitted<'a> {
         instructions_approved: bool,
     ) -> Self {
         let watch = may_write(facts.effect) && !gate.policy.allows_everything();
+        let before = match watch {
+            true => Some(gate.guarded.before().await),
+            false => None,
+        };
+        let subject = |effect: Effect| {
+            (facts.effect == effect)
+                .then(|| facts.subject.map(str::to_string))
+                .flatten()
+        };
         Self {
             gate,
-            before: watch.then(|| gate.guarded.before()),
+            before,
             name: crate::text::printable(&call.name),
-            subject: (facts.effect == Effect::WritesFiles)
-                .then(|| facts.subject.map(str::to_string))
-                .flatten(),
+            file: subject(Effect::WritesFiles),
+            command: subject(Effect::RunsCommands),
             instructions_approved,
             scope: ctx.scope.clone(),
         }
@@ -52,11 +62,14 @@ impl<'a> Admitted<'a> {
         call: &ToolCall,
         mut output: ToolOutput,
     ) -> ToolOutput {
+        // Held to the end: no other watched call runs while these changes are settled.
         let Some(before) = self.before.take() else {
             return output;
         };
-        let mut pending = Undo(before.changes());
-        pending.0.retain(|change| !self.allowed(change));
+        let (allowed, rest): (Vec<_>, Vec<_>) =
+            before.changes().into_iter().partition(|c| self.allowed(c));
+        allowed.iter().for_each(Change::keep);
+        let mut pending = Undo(rest);
         pending.0.reverse();
         // Each change stays in `pending` while the user is asked, so that it is put back
         // if the run ends meanwhile.
@@ -67,6 +80,7 @@ impl<'a> Admitted<'a> {
             };
             let said = match answer {
                 Some(Keep::Yes) => {
+                    change.keep();
                     self.scope.add_notice(format!(
                         "kept the change `{}` made to {}",
                         self.name,
@@ -83,19 +97,27 @@ impl<'a> Admitted<'a> {
                 output.content.push_str(&format!(" The user says: {said}"));
             }
         }
+        drop(before);
         output
     }
 
-    /// Whether a rule or the user allowed `change`: an instructions file that this file
-    /// tool's call names (the gate asked, or a rule names that path), or one the user was
-    /// asked about for this call.
-    fn allowed(&self, change: &Change) -> bool {
-        change.watched == Watched::Instructions
-            && (self.instructions_approved
-                || self
-                    .subject
-                    .as_deref()
-                    .is_some_and(|s| self.gate.guarded.names(s, &change.path)))
+    /// Whether a rule or the user allowed `change` to an instructions file: a file tool's
+    /// call that names it (the gate asked, or a rule names that path), or a command the
+    /// user approved because it names it (only for the workspace's files: a command
+    /// naming AGENTS.md does not cover yours or a parent folder's).
+    fn allowed(&self, change: &Change<'_>) -> bool {
+        let guarded = &self.gate.guarded;
+        let named_file = self
+            .file
+            .as_deref()
+            .is_some_and(|file| guarded.names(file, &change.path));
+        let named_by_command = self.instructions_approved
+            && guarded.in_workspace(&change.path)
+            && self
+                .command
+                .as_deref()
+                .is_some_and(|command| mentions(command, &change.path));
+        change.watched == Watched::Instructions && (named_file || named_by_command)
     }
 
     /// Asks the user whether to keep `change`, where someone can answer.
@@ -103,7 +125,7 @@ impl<'a> Admitted<'a> {
         &self,
         ctx: &ToolContext<'_>,
         call: &ToolCall,
-        change: &Change,
+        change: &Change<'_>,
     ) -> Option<Keep> {
         let approver = self.gate.approver.as_ref()?;
         let shown = crate::text::printable(&self.gate.guarded.shown(&change.path));
@@ -113,13 +135,18 @@ impl<'a> Admitted<'a> {
                 text: format!("{shown} changed (not as text)"),
             },
         };
+        let deny = if change.restorable() {
+            "deny puts the file back (what stands there now is kept aside)"
+        } else {
+            "it cannot be put back, so deny only reports it"
+        };
         let request = ApprovalRequest {
             id: next_id(),
             tool: self.name.clone(),
             server: None,
             reason: format!(
                 "it changed {shown}, which {}, and no rule allows that: allow keeps the \
-                 change, deny puts the file back",
+                 change, {deny}",
                 what(change.watched)
             ),
             preview: super::shown(preview),
@@ -140,7 +167,7 @@ impl<'a> Admitted<'a> {
 
     /// Puts `change` back; says what happened to the user (a notice) and returns what to
     /// tell the model.
-    fn put_back(&self, change: &Change) -> String {
+    fn put_back(&self, change: &Change<'_>) -> String {
         let shown = crate::text::printable(&self.gate.guarded.shown(&change.path));
         let what = what(change.watched);
         let how = match change.watched {
@@ -150,12 +177,18 @@ impl<'a> Admitted<'a> {
             Watched::Startup => "ask the user to edit it",
         };
         match change.undo() {
-            Ok(()) => {
+            Ok(aside) => {
+                let kept = aside
+                    .map(|aside| {
+                        format!(" (what the call left there is kept as {})", aside.display())
+                    })
+                    .unwrap_or_default();
                 self.scope.add_notice(format!(
-                    "`{}` changed {shown}, which no rule allows: antler put it back as it was",
+                    "`{}` changed {shown}, which no rule allows: antler put it back as it \
+                     was{kept}",
                     self.name
                 ));
-                tracing::warn!("`{}` changed {shown}; put back as it was", self.name);
+                tracing::warn!("`{}` changed {shown}; put back as it was{kept}", self.name);
                 format!(
                     "[antler: this call changed {shown}, which {what}; no rule allows that, so \
                      antler put it back as it was. Do not try again: {how}.]"
@@ -184,7 +217,9 @@ impl Drop for Admitted<'_> {
             return;
         };
         for change in before.changes() {
-            if !self.allowed(&change) {
+            if self.allowed(&change) {
+                change.keep();
+            } else {
                 self.put_back(&change);
             }
         }
@@ -193,9 +228,9 @@ impl Drop for Admitted<'_> {
 
 /// Changes still to settle: put back if the settling is dropped (the run was interrupted
 /// while the user was asked).
-struct Undo(Vec<Change>);
+struct Undo<'a>(Vec<Change<'a>>);
 
-impl Drop for Undo {
+impl Drop for Undo<'_> {
     fn drop(&mut self) {
         for change in &self.0 {
             if let Err(err) = change.undo() {
@@ -396,5 +431,67 @@ mod tests {
         drop(admitted);
         assert_eq!(std::fs::read_to_string(&agents).unwrap(), "mine");
         assert!(scope.take_notices()[0].contains("put it back"));
+    }
+
+    /// Approving a command that names AGENTS.md covers the workspace's AGENTS.md only: what
+    /// it changed of yours (or a parent folder's) is asked about again.
+    #[tokio::test]
+    async fn an_approved_command_covers_only_the_instructions_it_names_in_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        let user = dir.path().join("config");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(&user).unwrap();
+        let (ours, yours) = (workspace.join("AGENTS.md"), user.join("AGENTS.md"));
+        std::fs::write(&ours, "ours").unwrap();
+        std::fs::write(&yours, "yours").unwrap();
+        let guarded = Guarded::new(
+            vec![
+                (ours.clone(), Watched::Instructions),
+                (yours.clone(), Watched::Instructions),
+            ],
+            &workspace,
+        );
+        let gate =
+            Permissions::new(Policy::default(), None, Some(Approvals::default())).watching(guarded);
+        let asked = Mutex::new(Vec::new());
+        let approver = gate.approver.clone().unwrap();
+        let emit = |event: Event| {
+            if let Event::ApprovalRequested { request, .. } = &event {
+                let mut asked = asked.lock().unwrap();
+                let answer = match asked.is_empty() {
+                    true => ApprovalAnswer::Once,
+                    false => ApprovalAnswer::Deny { message: None },
+                };
+                asked.push(request.reason.clone());
+                approver.answer(request.id, answer);
+            }
+        };
+        let ctx = ToolContext {
+            call_id: String::from("c1"),
+            turn: 1,
+            cancel: Default::default(),
+            events: &emit,
+            scope: RunScope::default(),
+        };
+        let call = ToolCall {
+            id: String::from("c1"),
+            name: String::from("sh"),
+            arguments: json!({"command": "echo x >> AGENTS.md && make"}).to_string(),
+        };
+        let admitted = gate.check(&ctx, &call, &shell()).await.unwrap();
+        std::fs::write(&ours, "ours, edited").unwrap();
+        std::fs::write(&yours, "planted").unwrap();
+        admitted.settle(&ctx, &call, ToolOutput::ok("ran")).await;
+        assert_eq!(std::fs::read_to_string(&ours).unwrap(), "ours, edited");
+        assert_eq!(std::fs::read_to_string(&yours).unwrap(), "yours");
+        let asked = asked.into_inner().unwrap();
+        assert_eq!(asked.len(), 2, "{asked:?}");
+        let yours = std::fs::canonicalize(&yours).unwrap();
+        assert!(
+            asked[1].contains(&yours.display().to_string()),
+            "{}",
+            asked[1]
+        );
     }
 }

@@ -229,9 +229,10 @@ pub struct RecordingProvider {
 impl RecordingProvider {
     /// Creates (or truncates) the file at `path` and records `inner`'s replies into it.
     pub fn create(path: impl AsRef<Path>, inner: Arc<dyn Provider>) -> Result<Self, ProviderError> {
-        // Never through a link: a tool of an earlier run may have planted one.
-        let file =
-            crate::output_file::OutputFile::at_start(path.as_ref()).and_then(|file| file.create());
+        // Never through a link: a tool of an earlier run may have planted one. Owner-only:
+        // it holds the model's replies.
+        let file = crate::output_file::OutputFile::at_start(path.as_ref(), 0o600)
+            .and_then(|file| file.create());
         let path = path.as_ref().display().to_string();
         let file = file.map_err(|error| ProviderError::Replay {
             path: path.clone(),

@@ -358,7 +358,7 @@ fn a_manifest_others_could_write_is_not_used() {
         listed(&sandbox).0.contains("IGNORE ALL"),
         "the user's own file is used"
     );
-    for (path, loose) in [(&manifest, 0o664), (&folder, 0o777)] {
+    for (path, loose) in [(&manifest, 0o666), (&folder, 0o777)] {
         std::fs::write(&manifest, &forged).unwrap();
         set_mode(&manifest, 0o600);
         set_mode(path, loose);

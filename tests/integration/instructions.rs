@@ -290,3 +290,48 @@ fn a_rule_naming_the_path_lets_a_file_tool_write_an_instructions_file() {
     );
     assert!(!mock.requests()[1].tool_result("w").contains("put it back"));
 }
+
+/// A call that swaps a watched file's folder for a link gets antler to touch nothing
+/// through it: the swap is reported, the folder it points to is left alone.
+#[test]
+fn a_folder_swapped_for_a_link_makes_antler_touch_nothing_elsewhere() {
+    let sandbox = Sandbox::new();
+    let sub = sandbox.path().join("sub");
+    let victim = sandbox.path().join("victim");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join(".env"), "SECRET=keep\n").unwrap();
+    let config = SHELL.replace(
+        "allow_host_bash: true\n",
+        "allow_host_bash: true\n  workspace: ..\n",
+    );
+    std::fs::write(sub.join("config.yaml"), config).unwrap();
+    let command = format!("mv sub sub2 && ln -s {} sub", victim.display());
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c", "bash", json!({"command": command}))]),
+        Reply::text("done"),
+    ]);
+    let out = agent_asking(&sandbox, &mock)
+        .current_dir(&sub)
+        .args(["-p", "go", "--allowed-tools", "bash"])
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("its folder was replaced (perhaps by a link)"),
+        "{stderr}\n{}",
+        mock.requests()[1].tool_result("c")
+    );
+    let mut names: Vec<_> = std::fs::read_dir(&victim)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, [".env"]);
+    assert_eq!(
+        std::fs::read_to_string(victim.join(".env")).unwrap(),
+        "SECRET=keep\n"
+    );
+}

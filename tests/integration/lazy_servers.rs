@@ -302,6 +302,19 @@ fn a_filter_matches_the_names_the_user_sees() {
     assert_eq!(kept, ["srv_danger_wipe", "srv_other_tool", "srv_safe_read"]);
     let (kept, _) = names(json!({"enabled_tools": ["srv_safe_*", "other.tool"]}));
     assert_eq!(kept, ["srv_other_tool", "srv_safe_read"]);
+
+    // A name made unique with a suffix is the name shown, so it is a name to hide by.
+    let catalog = json!({"srv": [tool("dup.x"), tool("dup_x")]});
+    std::fs::write(&file, catalog.to_string()).unwrap();
+    let (all, _) = names(json!({}));
+    assert_eq!(all.len(), 2);
+    let suffixed = all
+        .iter()
+        .find(|n| n.len() > "srv_dup_x".len())
+        .unwrap()
+        .clone();
+    let (kept, _) = names(json!({"disabled_tools": [suffixed]}));
+    assert_eq!(kept, ["srv_dup_x"]);
 }
 
 #[test]

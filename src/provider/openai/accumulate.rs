@@ -8,6 +8,13 @@ use crate::protocol::ToolCall;
 use crate::protocol::{FinishReason, Usage};
 use crate::provider::{ModelEvent, ModelReply};
 
+/// The most text one reply may carry (content, reasoning and tool calls): far beyond any
+/// real answer, so that an endpoint streaming without end fails instead of exhausting
+/// memory before the call's timeout.
+const MAX_REPLY_BYTES: usize = 64 << 20;
+/// The most tool calls one reply may carry.
+const MAX_CALLS: usize = 1024;
+
 /// A tool call still arriving.
 #[derive(Debug, Default)]
 struct PartialCall {
@@ -26,6 +33,8 @@ pub(super) struct Accumulator {
     last_slot: Option<u64>,
     finish_reason: Option<FinishReason>,
     usage: Option<Usage>,
+    /// The bytes of text taken so far.
+    size: usize,
 }
 
 impl Accumulator {
@@ -48,15 +57,17 @@ impl Accumulator {
             }
             if let Some(delta) = choice.delta {
                 if let Some(text) = delta.reasoning_text() {
+                    self.take(text.len())?;
                     self.reasoning.push_str(text);
                     events(ModelEvent::ReasoningDelta(text.to_string()));
                 }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                    self.take(text.len())?;
                     self.content.push_str(&text);
                     events(ModelEvent::TextDelta(text));
                 }
                 for call in delta.tool_calls {
-                    self.push_call(call);
+                    self.push_call(call)?;
                 }
             }
             if let Some(reason) = choice
@@ -72,7 +83,19 @@ impl Accumulator {
 
     /// Adds a tool-call fragment to its slot. Without an `index`, a fragment with a new id
     /// starts the next call; any other extends the latest.
-    fn push_call(&mut self, delta: ToolCallDelta) {
+    /// Counts `bytes` more of the reply; an error past [`MAX_REPLY_BYTES`].
+    fn take(&mut self, bytes: usize) -> Result<(), String> {
+        self.size = self.size.saturating_add(bytes);
+        if self.size > MAX_REPLY_BYTES {
+            return Err(format!(
+                "the reply grew past {} MiB, more than any answer antler takes",
+                MAX_REPLY_BYTES >> 20
+            ));
+        }
+        Ok(())
+    }
+
+    fn push_call(&mut self, delta: ToolCallDelta) -> Result<(), String> {
         let slot = match delta.index {
             Some(index) => index,
             None => {
@@ -89,6 +112,14 @@ impl Accumulator {
             }
         };
         self.last_slot = Some(slot);
+        if !self.calls.contains_key(&slot) && self.calls.len() >= MAX_CALLS {
+            return Err(format!("the reply has more than {MAX_CALLS} tool calls"));
+        }
+        let size = delta.id.as_ref().map_or(0, String::len)
+            + delta.function.as_ref().map_or(0, |f| {
+                f.name.as_ref().map_or(0, String::len) + f.arguments.as_ref().map_or(0, String::len)
+            });
+        self.take(size)?;
         let call = self.calls.entry(slot).or_default();
         if let Some(id) = delta.id.filter(|id| !id.is_empty())
             && call.id.is_empty()
@@ -105,6 +136,7 @@ impl Accumulator {
                 call.arguments.push_str(&arguments);
             }
         }
+        Ok(())
     }
 
     /// Whether the server said why it stopped (so the end of the stream is no cut).
@@ -241,5 +273,31 @@ mod tests {
         let mut acc = Accumulator::default();
         let chunk: Chunk = serde_json::from_str(r#"{"error":{"message":"overloaded"}}"#).unwrap();
         assert_eq!(acc.push(chunk, &|_| {}), Err(String::from("overloaded")));
+    }
+
+    #[test]
+    fn a_reply_without_end_is_refused_past_its_bounds() {
+        let mut acc = Accumulator::default();
+        let piece = "x".repeat(1 << 20);
+        let text = format!(r#"{{"choices":[{{"delta":{{"content":"{piece}"}}}}]}}"#);
+        let chunk = || serde_json::from_str::<Chunk>(&text).unwrap();
+        for _ in 0..(MAX_REPLY_BYTES >> 20) {
+            acc.push(chunk(), &|_| {}).unwrap();
+        }
+        let err = acc.push(chunk(), &|_| {}).unwrap_err();
+        assert!(err.contains("grew past 64 MiB"), "{err}");
+
+        let mut acc = Accumulator::default();
+        for index in 0..MAX_CALLS {
+            let text =
+                format!(r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":{index}}}]}}}}]}}"#);
+            acc.push(serde_json::from_str(&text).unwrap(), &|_| {})
+                .unwrap();
+        }
+        let more = r#"{"choices":[{"delta":{"tool_calls":[{"index":99999}]}}]}"#;
+        let err = acc
+            .push(serde_json::from_str(more).unwrap(), &|_| {})
+            .unwrap_err();
+        assert!(err.contains("more than 1024 tool calls"), "{err}");
     }
 }

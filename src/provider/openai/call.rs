@@ -118,7 +118,8 @@ impl OpenAiProvider {
         // Keep-alive comments keep a stream alive, but only so long before its first chunk:
         // a proxy that sends nothing else would otherwise hold the call forever.
         let first = self.settings.first_chunk_timeout;
-        let mut deadline = Some(tokio::time::Instant::now() + first);
+        // A bound too far to count (`u64::MAX` seconds) is no bound.
+        let mut deadline = tokio::time::Instant::now().checked_add(first);
         while let Some(chunk) = next_unless_silent(&mut stream, &mut pieces, idle, deadline)
             .await
             .map_err(|e| e.unwrap_or(AttemptError::FirstChunkTimeout(first)))?
