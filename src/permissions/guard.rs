@@ -34,9 +34,17 @@ pub enum Watched {
     Startup,
 }
 
-/// The files watched in a session (cheap to clone: one shared set).
+/// The files watched in a session (cheap to clone: one shared set). Nothing is opened
+/// until the first call that may write: a run that makes none pays nothing.
 #[derive(Debug, Clone, Default)]
-pub struct Guarded(Arc<Inner>);
+pub struct Guarded(Arc<Lazy>);
+
+#[derive(Debug, Default)]
+struct Lazy {
+    files: Vec<(PathBuf, Watched)>,
+    workspace: PathBuf,
+    inner: std::sync::OnceLock<Inner>,
+}
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -133,8 +141,102 @@ pub struct Change<'a> {
 impl Guarded {
     /// Watches `files` in a session whose workspace root is `workspace`. A file that is a
     /// link to a regular file is watched together with what it points to. Files in a
-    /// folder that does not exist are not watched.
+    /// folder that does not exist when the first watched call starts are not watched.
     pub fn new(files: Vec<(PathBuf, Watched)>, workspace: &Path) -> Self {
+        Self(Arc::new(Lazy {
+            files,
+            workspace: workspace.to_path_buf(),
+            inner: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The folders opened and the files found, at the first use.
+    fn inner(&self) -> &Inner {
+        self.0
+            .inner
+            .get_or_init(|| Inner::open(self.0.files.clone(), &self.0.workspace))
+    }
+
+    /// Fingerprints every watched file now, once no other watched call runs.
+    pub async fn before(&self) -> Before<'_> {
+        let turn = self.inner().one_at_a_time.lock().await;
+        let owed = self.owed().clone();
+        let states = (0..self.inner().spots.len())
+            .map(|i| {
+                owed.get(&i)
+                    .cloned()
+                    .unwrap_or_else(|| self.state_of(i, true))
+            })
+            .collect();
+        Before {
+            guarded: self,
+            states,
+            _turn: turn,
+        }
+    }
+
+    /// Whether a file tool's `subject` (a workspace path as the workspace shows it) is
+    /// `path`.
+    pub fn names(&self, subject: &str, path: &Path) -> bool {
+        self.inner().workspace.join(subject) == path
+    }
+
+    /// Whether `path` is inside the workspace.
+    pub fn in_workspace(&self, path: &Path) -> bool {
+        path.starts_with(&self.inner().workspace)
+    }
+
+    /// `path` as the user reads it: relative to the workspace when inside it.
+    pub fn shown(&self, path: &Path) -> String {
+        path.strip_prefix(&self.inner().workspace)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    fn owed(&self) -> std::sync::MutexGuard<'_, HashMap<usize, State>> {
+        self.inner()
+            .owed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn spot(&self, i: usize) -> (&Folder, &OsStr) {
+        let spot = &self.inner().spots[i];
+        (&self.inner().folders[spot.folder], &spot.name)
+    }
+
+    /// How spot `i` stands now, seen from its folder; its content is kept only when `keep`.
+    fn state_of(&self, i: usize, keep: bool) -> State {
+        let (folder, name) = self.spot(i);
+        let Ok(stat) = fstatat(&folder.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) else {
+            return State::Absent;
+        };
+        match SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT {
+            SFlag::S_IFLNK => {
+                readlinkat(&folder.fd, name).map_or(State::Other(Stamp::of(&stat)), State::Link)
+            }
+            SFlag::S_IFREG => State::File {
+                stamp: Stamp::of(&stat),
+                mode: stat.st_mode & 0o7777,
+                content: keep.then(|| self.read(i)).flatten(),
+            },
+            _ => State::Other(Stamp::of(&stat)),
+        }
+    }
+
+    /// Spot `i`'s bytes if it is a regular file of at most [`MAX_KEPT_BYTES`].
+    fn read(&self, i: usize) -> Option<Vec<u8>> {
+        let (folder, name) = self.spot(i);
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let fd = openat(&folder.fd, name, flags, Mode::empty()).ok()?;
+        crate::bounded_read::read_open(fd.into(), MAX_KEPT_BYTES, "a watched file").ok()
+    }
+}
+
+impl Inner {
+    /// Opens the folders of `files` (see [`Guarded::new`]).
+    fn open(files: Vec<(PathBuf, Watched)>, workspace: &Path) -> Self {
         let mut inner = Inner {
             workspace: std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf()),
             ..Inner::default()
@@ -169,84 +271,9 @@ impl Guarded {
                 });
             }
         }
-        Self(Arc::new(inner))
+        inner
     }
 
-    /// Fingerprints every watched file now, once no other watched call runs.
-    pub async fn before(&self) -> Before<'_> {
-        let turn = self.0.one_at_a_time.lock().await;
-        let owed = self.owed().clone();
-        let states = (0..self.0.spots.len())
-            .map(|i| {
-                owed.get(&i)
-                    .cloned()
-                    .unwrap_or_else(|| self.state_of(i, true))
-            })
-            .collect();
-        Before {
-            guarded: self,
-            states,
-            _turn: turn,
-        }
-    }
-
-    /// Whether a file tool's `subject` (a workspace path as the workspace shows it) is
-    /// `path`.
-    pub fn names(&self, subject: &str, path: &Path) -> bool {
-        self.0.workspace.join(subject) == path
-    }
-
-    /// Whether `path` is inside the workspace.
-    pub fn in_workspace(&self, path: &Path) -> bool {
-        path.starts_with(&self.0.workspace)
-    }
-
-    /// `path` as the user reads it: relative to the workspace when inside it.
-    pub fn shown(&self, path: &Path) -> String {
-        path.strip_prefix(&self.0.workspace)
-            .unwrap_or(path)
-            .display()
-            .to_string()
-    }
-
-    fn owed(&self) -> std::sync::MutexGuard<'_, HashMap<usize, State>> {
-        self.0.owed.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn spot(&self, i: usize) -> (&Folder, &OsStr) {
-        let spot = &self.0.spots[i];
-        (&self.0.folders[spot.folder], &spot.name)
-    }
-
-    /// How spot `i` stands now, seen from its folder; its content is kept only when `keep`.
-    fn state_of(&self, i: usize, keep: bool) -> State {
-        let (folder, name) = self.spot(i);
-        let Ok(stat) = fstatat(&folder.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) else {
-            return State::Absent;
-        };
-        match SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT {
-            SFlag::S_IFLNK => {
-                readlinkat(&folder.fd, name).map_or(State::Other(Stamp::of(&stat)), State::Link)
-            }
-            SFlag::S_IFREG => State::File {
-                stamp: Stamp::of(&stat),
-                mode: stat.st_mode & 0o7777,
-                content: keep.then(|| self.read(i)).flatten(),
-            },
-            _ => State::Other(Stamp::of(&stat)),
-        }
-    }
-
-    /// Spot `i`'s bytes if it is a regular file of at most [`MAX_KEPT_BYTES`].
-    fn read(&self, i: usize) -> Option<Vec<u8>> {
-        let (folder, name) = self.spot(i);
-        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-        let fd = openat(&folder.fd, name, flags, Mode::empty()).ok()?;
-        crate::bounded_read::read_open(fd.into(), MAX_KEPT_BYTES, "a watched file").ok()
-    }
-}
-
-impl Inner {
     /// The index of the folder at `dir`, opened now if it is not yet.
     fn folder(&mut self, dir: &Path) -> Option<usize> {
         let path = std::fs::canonicalize(dir).ok()?;
@@ -291,7 +318,7 @@ impl<'a> Before<'a> {
                     guarded,
                     spot: i,
                     path: folder.path.join(name),
-                    watched: guarded.0.spots[i].watched,
+                    watched: guarded.inner().spots[i].watched,
                     before,
                     moved,
                 })
