@@ -370,14 +370,15 @@ impl Change<'_> {
     }
 
     /// Puts the file back as it stood before the call. What stands there now is moved
-    /// aside (named in the `Ok`), never deleted. A change that cannot be put back is
-    /// remembered, so that later calls are compared with the state it is owed.
+    /// aside (named in the `Ok`), never deleted. A put-back that failed is owed: later
+    /// calls are compared with the state the file should be in, so none can build on the
+    /// change. One that is impossible (see [`Change::restorable`]) is only reported.
     pub fn undo(&self) -> std::io::Result<Option<PathBuf>> {
         let undone = self.put_back();
         let mut owed = self.guarded.owed();
         match &undone {
-            Ok(_) => owed.remove(&self.spot),
-            Err(_) => owed.insert(self.spot, self.before.clone()),
+            Err(_) if self.restorable() => owed.insert(self.spot, self.before.clone()),
+            _ => owed.remove(&self.spot),
         };
         undone
     }
@@ -495,6 +496,8 @@ pub fn mentions(text: &str, path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     fn guarded(dir: &Path) -> Guarded {
@@ -654,17 +657,43 @@ mod tests {
         }
         drop(before);
         assert!(!claude.exists());
-        // Large, so not kept: its change is reported, and owed at the next call.
+        // A put-back that fails is owed at the next call: a write denied in the folder.
         let agents = dir.path().join("AGENTS.md");
-        std::fs::write(&agents, vec![b'a'; (MAX_KEPT_BYTES + 1) as usize]).unwrap();
+        std::fs::write(&agents, "mine").unwrap();
         let guarded = self::guarded(dir.path());
         let before = guarded.before().await;
         std::fs::write(&agents, "evil").unwrap();
         let changes = before.changes();
-        assert!(changes[0].undo().is_err());
+        let read_only = std::fs::Permissions::from_mode(0o500);
+        std::fs::set_permissions(dir.path(), read_only).unwrap();
+        let failed = changes[0].undo();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        if nix::unistd::geteuid().is_root() {
+            // root writes anyway: nothing owed to check.
+            return;
+        }
+        assert!(failed.is_err());
         drop((changes, before));
         let later = guarded.before().await;
-        assert_eq!(later.changes().len(), 1, "still owed");
+        let changes = later.changes();
+        assert_eq!(changes.len(), 1, "still owed");
+        changes[0].undo().unwrap();
+        assert_eq!(std::fs::read_to_string(&agents).unwrap(), "mine");
+    }
+
+    #[tokio::test]
+    async fn a_change_that_cannot_be_put_back_is_reported_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("AGENTS.md");
+        std::fs::write(&agents, vec![b'a'; (MAX_KEPT_BYTES + 1) as usize]).unwrap();
+        let guarded = guarded(dir.path());
+        let before = guarded.before().await;
+        std::fs::write(&agents, "evil").unwrap();
+        let changes = before.changes();
+        assert!(!changes[0].restorable());
+        assert!(changes[0].undo().is_err());
+        drop((changes, before));
+        assert!(guarded.before().await.changes().is_empty());
     }
 
     #[test]
