@@ -9,6 +9,8 @@ pub mod command;
 pub mod guard;
 pub mod policy;
 pub mod store;
+#[cfg(test)]
+mod testing;
 mod watch;
 
 use std::path::PathBuf;
@@ -315,54 +317,21 @@ fn refuse(
 mod tests {
     use std::sync::Mutex;
 
-    use serde_json::{Map, json};
-
+    use super::testing::{Fake, context};
     use super::*;
     use crate::config::{PermissionsConfig, parse_rule_list};
-    use crate::tools::{RunScope, ToolFuture, ToolInfo};
+    use crate::tools::RunScope;
 
     /// A tool that writes, named as a hostile server might name it.
-    struct Writer(ToolInfo);
-
-    impl Tool for Writer {
-        fn info(&self) -> &ToolInfo {
-            &self.0
-        }
-        fn call<'a>(&'a self, _: ToolContext<'a>, _: Value) -> ToolFuture<'a> {
-            Box::pin(async { ToolOutput::ok("wrote") })
-        }
-        fn effect(&self) -> Effect {
-            Effect::WritesFiles
-        }
-        fn subject(&self, arguments: &Value) -> Option<String> {
-            arguments["path"].as_str().map(str::to_string)
-        }
-    }
-
-    fn writer(description: &str) -> Writer {
-        Writer(ToolInfo {
-            name: String::from("write\u{1b}[2J"),
-            description: description.into(),
-            parameters: json!({"type": "object"}),
-            source: ToolSource::BuiltIn,
-            metadata: Map::new(),
-            parallel: false,
-        })
-    }
-
-    fn call(path: &str) -> ToolCall {
-        ToolCall {
-            id: String::from("c1"),
-            name: String::from("write\u{1b}[2J"),
-            arguments: json!({"path": path}).to_string(),
-        }
+    fn writer(description: &str) -> Fake {
+        Fake::new("write\u{1b}[2J", description, Effect::WritesFiles, "path")
     }
 
     /// Runs `check`, answering every request with `answer` (`None`: nobody answers, so a
     /// request fails the test); the events seen.
     async fn checked(
         gate: &Permissions,
-        tool: &Writer,
+        tool: &Fake,
         path: &str,
         answer: Option<ApprovalAnswer>,
     ) -> (Result<(), ToolOutput>, Vec<Event>) {
@@ -376,17 +345,11 @@ mod tests {
             }
             seen.lock().unwrap().push(event);
         };
-        let ctx = ToolContext {
-            call_id: String::from("c1"),
-            turn: 1,
-            cancel: Default::default(),
-            events: &emit,
-            scope: RunScope::default(),
-        };
+        let ctx = context("c1", &emit, RunScope::default());
         // A request nobody answers would wait for ever: that is a failure here.
         let result = tokio::time::timeout(
             std::time::Duration::from_secs(5),
-            gate.check(&ctx, &call(path), tool),
+            gate.check(&ctx, &tool.call("c1", path), tool),
         )
         .await
         .expect("the check waited for an answer that never came")

@@ -273,40 +273,14 @@ fn may_write(effect: Effect) -> bool {
 mod tests {
     use std::sync::Mutex;
 
-    use serde_json::{Map, Value, json};
-
     use super::*;
     use crate::config::{PermissionsConfig, parse_rule_list};
+    use crate::permissions::testing::{Fake, context};
     use crate::permissions::{Approvals, Guarded, Policy};
-    use crate::tools::{Tool, ToolFuture, ToolInfo, ToolSource};
 
     /// A command tool the policy allows by name.
-    struct Shell(ToolInfo);
-
-    impl Tool for Shell {
-        fn info(&self) -> &ToolInfo {
-            &self.0
-        }
-        fn call<'a>(&'a self, _: ToolContext<'a>, _: Value) -> ToolFuture<'a> {
-            Box::pin(async { ToolOutput::ok("ran") })
-        }
-        fn effect(&self) -> Effect {
-            Effect::RunsCommands
-        }
-        fn subject(&self, arguments: &Value) -> Option<String> {
-            arguments["command"].as_str().map(str::to_string)
-        }
-    }
-
-    fn shell() -> Shell {
-        Shell(ToolInfo {
-            name: String::from("sh"),
-            description: String::from("Runs a command."),
-            parameters: json!({"type": "object"}),
-            source: ToolSource::BuiltIn,
-            metadata: Map::new(),
-            parallel: false,
-        })
+    fn shell() -> Fake {
+        Fake::new("sh", "Runs a command.", Effect::RunsCommands, "command")
     }
 
     fn gate(guarded: &Guarded, approver: bool) -> Permissions {
@@ -339,18 +313,8 @@ mod tests {
             }
             seen.lock().unwrap().push(event);
         };
-        let ctx = ToolContext {
-            call_id: String::from("c1"),
-            turn: 1,
-            cancel: Default::default(),
-            events: &emit,
-            scope: RunScope::default(),
-        };
-        let call = ToolCall {
-            id: String::from("c1"),
-            name: String::from("sh"),
-            arguments: json!({"command": "echo x >> AGENT''S.md"}).to_string(),
-        };
+        let ctx = context("c1", &emit, RunScope::default());
+        let call = shell().call("c1", "echo x >> AGENT''S.md");
         let tool = shell();
         let admitted = gate.check(&ctx, &call, &tool).await.unwrap();
         std::fs::write(file, "planted").unwrap();
@@ -414,18 +378,8 @@ mod tests {
         // Interrupted mid-call: never settled, still put back.
         let emit = |_: Event| {};
         let scope = RunScope::default();
-        let ctx = ToolContext {
-            call_id: String::from("c2"),
-            turn: 1,
-            cancel: Default::default(),
-            events: &emit,
-            scope: scope.clone(),
-        };
-        let call = ToolCall {
-            id: String::from("c2"),
-            name: String::from("sh"),
-            arguments: json!({"command": "make"}).to_string(),
-        };
+        let ctx = context("c2", &emit, scope.clone());
+        let call = shell().call("c2", "make");
         let admitted = gate.check(&ctx, &call, &shell()).await.unwrap();
         std::fs::write(&agents, "planted").unwrap();
         drop(admitted);
@@ -467,18 +421,8 @@ mod tests {
                 approver.answer(request.id, answer);
             }
         };
-        let ctx = ToolContext {
-            call_id: String::from("c1"),
-            turn: 1,
-            cancel: Default::default(),
-            events: &emit,
-            scope: RunScope::default(),
-        };
-        let call = ToolCall {
-            id: String::from("c1"),
-            name: String::from("sh"),
-            arguments: json!({"command": "echo x >> AGENTS.md && make"}).to_string(),
-        };
+        let ctx = context("c1", &emit, RunScope::default());
+        let call = shell().call("c1", "echo x >> AGENTS.md && make");
         let admitted = gate.check(&ctx, &call, &shell()).await.unwrap();
         std::fs::write(&ours, "ours, edited").unwrap();
         std::fs::write(&yours, "planted").unwrap();
