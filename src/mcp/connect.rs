@@ -95,6 +95,9 @@ pub struct Connection {
     pub capabilities: Vec<String>,
     /// Its prompts, if it offers any, all pages followed (a failed listing is none).
     pub prompts: Vec<rmcp::model::Prompt>,
+    /// How many resources and templates the first page of each listed, when it announced
+    /// resources and the listing answered ([`count_resources`]).
+    pub resources: Option<usize>,
     /// The shortest `ttlMs` of the listing's pages, if the server gave one.
     pub ttl_ms: Option<u64>,
     /// The negotiated protocol version.
@@ -124,6 +127,7 @@ pub async fn connect(
             process_group,
             incoming,
             prompts,
+            resources,
         })) => {
             let info = service.peer_info();
             let protocol_version = info
@@ -137,6 +141,7 @@ pub async fn connect(
                 tools,
                 capabilities,
                 prompts,
+                resources,
                 ttl_ms,
                 protocol_version,
                 listed_generation,
@@ -157,6 +162,7 @@ struct Started {
     process_group: Option<ProcessGroupGuard>,
     incoming: Incoming,
     prompts: Vec<rmcp::model::Prompt>,
+    resources: Option<usize>,
 }
 
 async fn connect_inner(
@@ -228,19 +234,31 @@ async fn connect_inner(
     // A list_changed that arrives during the listing below makes it stale at once.
     let generation = *changes.borrow();
     let listing = list_all_tools(service.peer()).await?;
-    let offers_prompts = service
-        .peer_info()
-        .is_some_and(|info| info.capabilities.prompts.is_some());
-    let prompts = if offers_prompts {
+    let info = service.peer_info();
+    let offers_prompts = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.prompts.is_some());
+    let offers_resources = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.resources.is_some());
+    let prompts = async {
+        if !offers_prompts {
+            return Vec::new();
+        }
         list_all_prompts(service.peer())
             .await
             .unwrap_or_else(|err| {
                 tracing::warn!(server = %config.name, "{err}; its prompts are not offered");
                 Vec::new()
             })
-    } else {
-        Vec::new()
     };
+    let resources = async {
+        match offers_resources {
+            true => count_resources(service.peer()).await,
+            false => None,
+        }
+    };
+    let (prompts, resources) = tokio::join!(prompts, resources);
     Ok(Started {
         service,
         listing,
@@ -248,7 +266,25 @@ async fn connect_inner(
         process_group,
         incoming,
         prompts,
+        resources,
     })
+}
+
+/// How many resources and resource templates a server that announced resources lists on
+/// the first page of each (a further page counts as one more): zero means the resource
+/// tools would offer nothing, as for a server that announces the feature by default. A
+/// listing that fails is no count (the tools are offered, as the server announced).
+async fn count_resources(peer: &rmcp::Peer<RoleClient>) -> Option<usize> {
+    let first = || Some(PaginatedRequestParams::default());
+    let (resources, templates) = tokio::join!(
+        peer.list_resources(first()),
+        peer.list_resource_templates(first())
+    );
+    let resources = resources.ok()?;
+    let templates = templates.map_or(0, |t| {
+        t.resource_templates.len() + usize::from(t.next_cursor.is_some())
+    });
+    Some(resources.resources.len() + usize::from(resources.next_cursor.is_some()) + templates)
 }
 
 /// At most this many prompts of a server are kept.

@@ -57,6 +57,10 @@ pub struct Manifest {
     pub capabilities: Vec<String>,
     /// Its prompts, for slash commands before it is started.
     pub prompts: Vec<rmcp::model::Prompt>,
+    /// How many resources and templates it listed, when it announced resources (none in
+    /// manifests written before antler counted them).
+    #[serde(default)]
+    pub resources: Option<usize>,
 }
 
 impl Manifest {
@@ -76,6 +80,7 @@ impl Manifest {
             tools: &self.tools,
             capabilities: &self.capabilities,
             prompts: &self.prompts,
+            resources: self.resources,
         }
     }
 
@@ -120,6 +125,7 @@ pub struct ManifestView<'a> {
     tools: &'a [rmcp::model::Tool],
     capabilities: &'a [String],
     prompts: &'a [rmcp::model::Prompt],
+    resources: Option<usize>,
 }
 
 impl<'a> ManifestView<'a> {
@@ -145,6 +151,7 @@ impl<'a> ManifestView<'a> {
             tools: &connection.tools,
             capabilities: &connection.capabilities,
             prompts: &connection.prompts,
+            resources: connection.resources,
         }
     }
 
@@ -163,6 +170,7 @@ impl<'a> ManifestView<'a> {
             tools: self.tools.to_vec(),
             capabilities: self.capabilities.to_vec(),
             prompts: self.prompts.to_vec(),
+            resources: self.resources,
         }
     }
 }
@@ -254,6 +262,16 @@ impl ManifestStore {
                 tracing::warn!(path = %path.display(), "ignoring an unreadable MCP manifest: {err}");
                 None
             }
+        }
+    }
+
+    /// Forgets the manifest of the entry with `hash`, if there is one (a server signed out
+    /// of: what it listed for the tokens is not shown without them). The name is removed,
+    /// never followed.
+    pub fn forget(&self, hash: &str) -> std::io::Result<()> {
+        match std::fs::remove_file(self.file(hash)) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
         }
     }
 
@@ -413,6 +431,7 @@ mod tests {
             )],
             capabilities: vec![String::from("tools"), String::from("prompts")],
             prompts: vec![rmcp::model::Prompt::new("greet", Some("says hello"), None)],
+            resources: None,
         }
     }
 

@@ -58,6 +58,15 @@ impl State {
         }
     }
 
+    /// How many resources the server listed when it was connected or last listed, if
+    /// counted.
+    pub(super) fn resource_count(&self) -> Option<usize> {
+        match self {
+            Self::Connected(live) => live.connection.resources,
+            state => state.manifest().and_then(|m| m.resources),
+        }
+    }
+
     /// The server's prompts in this state.
     pub(super) fn prompts(&self) -> &[rmcp::model::Prompt] {
         match self {

@@ -18,8 +18,13 @@ use super::incoming::{Incoming, Verdict};
 
 /// The longest message accepted (as rmcp's transport); a longer one breaks the protocol.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-/// How long the server gets to exit after its stdin closes, and again after SIGTERM.
-const EXIT_GRACE: Duration = Duration::from_secs(3);
+/// How long the server gets to exit after its stdin closes before SIGTERM: the spec's
+/// first step, kept short because `antler -p` waits for it after the answer (a Python
+/// server takes 100–500 ms to wind down by itself, and SIGTERM ends it at once; a server
+/// with state to save handles SIGTERM, and gets [`TERM_GRACE`] for it).
+const EXIT_GRACE: Duration = Duration::from_millis(100);
+/// How long the server gets to exit after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(3);
 /// After the server exited, how long a read may wait for what it wrote before exiting
 /// (already in the pipe, so this is only the reactor noticing it).
 const AFTER_EXIT_READ: Duration = Duration::from_millis(200);
@@ -188,7 +193,7 @@ impl Transport<RoleClient> for StdioTransport {
             return Ok(());
         }
         if child.signal(libc::SIGTERM).is_ok()
-            && tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_ok()
+            && tokio::time::timeout(TERM_GRACE, child.wait()).await.is_ok()
         {
             return Ok(());
         }

@@ -51,6 +51,25 @@ fn server_everything_on_three_transports_and_mcp_server_time_all_connect() {
     }
 }
 
+/// mcp-server-time announces resources and lists none: no resource tools for it, neither
+/// connected nor idle on its manifest.
+#[test]
+fn mcp_server_time_adds_no_resource_tools() {
+    let sb = Sandbox::new();
+    let time = interop_dir().join("venv/bin/mcp-server-time");
+    write_extensions(&sb, json!({"time": {"command": time}}));
+    for _ in ["connected", "idle"] {
+        let (tools, code, stderr) = sb.json(&["tools", "list", "--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        let names = names_of(&tools);
+        assert!(names.contains(&"time_get_current_time"), "{names:?}");
+        assert!(
+            !names.iter().any(|n| n.contains("mcp_resource")),
+            "{names:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn calls_reach_the_real_servers() {
     let dir = interop_dir();

@@ -388,3 +388,44 @@ async fn prompts_are_listed_again_after_prompts_list_changed() {
         "the notification marks the list stale; the next look lists again"
     );
 }
+
+/// A server that announces resources but lists none (as mcp-server-time does) adds no
+/// resource tools: neither connected nor idle on its manifest, which keeps the count. One
+/// that lists some adds them, from its manifest too.
+#[test]
+fn a_server_that_lists_no_resources_adds_no_resource_tools() {
+    let names = |sandbox: &Sandbox| {
+        let (tools, code, stderr) = sandbox.json(&["tools", "list", "--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        names_of(&tools)
+            .into_iter()
+            .map(str::to_string)
+            .collect::<Vec<String>>()
+    };
+    for (flag, offered) in [("--empty-resources", false), ("--resources", true)] {
+        let sandbox = Sandbox::new();
+        write_extensions(&sandbox, json!({"fx": fixture_stdio(&[flag])}));
+        // The first listing starts the server and writes its manifest; the second is idle.
+        for listing in ["connected", "idle"] {
+            let names = names(&sandbox);
+            assert!(names.iter().any(|n| n == "fx_echo"), "{names:?}");
+            for tool in ["list_mcp_resources", "read_mcp_resource"] {
+                assert_eq!(
+                    names.iter().any(|n| n == tool),
+                    offered,
+                    "{flag}, {listing}: {names:?}"
+                );
+            }
+        }
+        let manifests = sandbox.path().join("xdg-data/antler/mcp-manifests");
+        let manifest = std::fs::read_dir(&manifests)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let manifest: Value =
+            serde_json::from_slice(&std::fs::read(manifest.path()).unwrap()).unwrap();
+        let count = manifest["resources"].as_u64().unwrap();
+        assert_eq!(count > 0, offered, "{flag}: {count}");
+    }
+}

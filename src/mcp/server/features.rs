@@ -50,10 +50,13 @@ pub struct ResourceListing {
 }
 
 impl McpServer {
-    /// Whether the server announced `feature` (an idle server: when it was last listed).
+    /// Whether the server announced `feature` (an idle server: when it was last listed)
+    /// and, for resources, did not list none of them.
     pub async fn offers(&self, feature: Feature) -> bool {
         let state = self.state.lock().await;
-        state.capabilities().iter().any(|c| c == feature.name())
+        let announced = state.capabilities().iter().any(|c| c == feature.name());
+        let empty = feature == Feature::Resources && state.resource_count() == Some(0);
+        announced && !empty
     }
 
     /// Sends one request on the live connection (starting the server if it is idle),

@@ -85,6 +85,9 @@ struct Cli {
     /// Offer resources (a text note, a PNG, a template) and a `tiny_image` tool.
     #[arg(long)]
     resources: bool,
+    /// Announce resources but list none (as mcp-server-time does).
+    #[arg(long, conflicts_with = "resources")]
+    empty_resources: bool,
     /// Offer the prompt `greet(name, style?)`.
     #[arg(long)]
     prompts: bool,
@@ -110,7 +113,7 @@ struct Cli {
     exit_delay_ms: u64,
     /// With --exit-delay-ms: stop waiting as soon as this file exists, and create
     /// `<file>.seen` before exiting, so a test can tell that it let the server go (rather
-    /// than the client killing it).
+    /// than the client killing it). Such a server outlives SIGTERM.
     #[arg(long)]
     exit_release: Option<PathBuf>,
 }
@@ -169,6 +172,7 @@ async fn main() -> anyhow::Result<()> {
         instructions: cli.instructions.clone(),
         cancelled_log: cli.cancelled_log.clone(),
         resources: cli.resources,
+        empty_resources: cli.empty_resources,
         prompts: cli.prompts,
         elicitation: cli.elicitation,
         page_size: cli
@@ -190,6 +194,14 @@ async fn main() -> anyhow::Result<()> {
         Some(catalog) => Fixture::catalog(behaviour, catalog, cli.server.as_deref())?,
         None => Fixture::builtin(behaviour, &extra),
     };
+    // A server a test lets go handles SIGTERM (as one with state to save would): it waits
+    // to be released, and only SIGKILL cuts it short. Otherwise SIGTERM ends it at once, as
+    // it does a Python or Node server.
+    let _term = cli
+        .exit_release
+        .as_ref()
+        .map(|_| tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()))
+        .transpose()?;
     match cli.transport {
         Transport::Stdio => {
             serve_stdio(fixture).await?;

@@ -35,6 +35,8 @@ pub struct Behaviour {
     pub cancelled_log: Option<std::path::PathBuf>,
     /// Offer resources and the `tiny_image` tool.
     pub resources: bool,
+    /// Announce resources, list none.
+    pub empty_resources: bool,
     /// Offer prompts.
     pub prompts: bool,
     /// Offer the `ask_user` tool.
@@ -262,7 +264,7 @@ impl ServerHandler for Fixture {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        if self.behaviour.resources {
+        if self.behaviour.resources || self.behaviour.empty_resources {
             capabilities.resources = Some(Default::default());
         }
         if self.behaviour.prompts {
@@ -337,6 +339,9 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        if self.behaviour.empty_resources {
+            return Ok(Default::default());
+        }
         Ok(crate::features::list_resources())
     }
 
@@ -345,6 +350,9 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        if self.behaviour.empty_resources {
+            return Ok(Default::default());
+        }
         Ok(crate::features::list_templates())
     }
 
