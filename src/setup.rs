@@ -7,8 +7,7 @@ use crate::agent::layers::redact::Redact;
 use crate::agent::subagent::{SubagentSlot, Task};
 use crate::config::{
     AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, McpServerConfig, ModelConfig,
-    Origin, Segment, ToolSearchMode, app_config_candidates, extensions_candidates, locate,
-    parse_app_config_with,
+    Origin, Segment, app_config_candidates, extensions_candidates, locate, parse_app_config_with,
 };
 use crate::deferred::search::{EmbedMode, SemanticSearch};
 use crate::deferred::{DeferInputs, DeferredError, DeferredSetup, setup_deferred_for};
@@ -106,7 +105,6 @@ impl Setup {
             manifests: ManifestStore::in_data_dir(env),
             cwd: cwd.to_path_buf(),
             max_age: std::time::Duration::from_secs(app.value.mcp.manifest_max_age_secs),
-            deferral_off: app.value.tool_search.enabled == ToolSearchMode::Off,
             accept_stale: false,
             progress: None,
             elicitations: None,
@@ -138,6 +136,11 @@ impl Setup {
     /// Where OAuth tokens are kept (none without a data folder).
     pub fn tokens(&self) -> Option<&crate::mcp::oauth::TokenStore> {
         self.mcp.settings.tokens.as_ref()
+    }
+
+    /// Where servers' manifests are kept (none without a data folder).
+    pub fn manifests(&self) -> Option<&ManifestStore> {
+        self.mcp.settings.manifests.as_ref()
     }
 
     /// The workspace as the file tools see it, for attaching files to a message (the

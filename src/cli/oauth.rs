@@ -69,6 +69,14 @@ pub fn logout(setup: &Setup, env: EnvLookup<'_>, name: &str) -> Result<Exit, Cli
     let config = server(setup, env, name)?;
     let had =
         oauth::logout(&config, tokens(setup)?).map_err(|err| CliError::failure(err.to_string()))?;
+    // What the server listed with the tokens goes with them: its tools are not offered
+    // from a manifest until it is signed in to (and listed) again.
+    if let Some(manifests) = setup.manifests() {
+        let hash = crate::mcp::manifest::entry_hash(&config, &setup.cwd);
+        if let Err(err) = manifests.forget(&hash) {
+            tracing::warn!("the manifest of MCP server `{name}` was not removed: {err}");
+        }
+    }
     let name = crate::text::quoted(name);
     if had {
         eprintln!("Signed out of MCP server `{name}`: its tokens are forgotten.");

@@ -516,7 +516,8 @@ fn policy_from_raw(
                 )
             })
         })
-        .transpose()?;
+        .transpose()?
+        .unwrap_or_default();
     let defer = defer
         .map(|value| {
             DeferMode::parse(&value).ok_or_else(|| {

@@ -7,10 +7,12 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
 /// When a server's process (or connection) is started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StartMode {
-    /// On the first call of one of its tools, when a fresh manifest lists them meanwhile.
+    /// On the first call of one of its tools, when a fresh manifest lists them meanwhile
+    /// (the default, whether they are deferred or bound).
+    #[default]
     Lazy,
     /// At start-up, as before manifests existed.
     Eager,
@@ -180,8 +182,8 @@ pub(crate) fn foreign_filter_key(key: &str) -> bool {
 /// The per-server settings of this module, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerPolicy {
-    /// `start`; `None` lets antler choose (lazy when the tools are deferred).
-    pub start: Option<StartMode>,
+    /// `start`.
+    pub start: StartMode,
     /// `defer`.
     pub defer: DeferMode,
     /// `enabled_tools` / `disabled_tools`.
@@ -193,7 +195,7 @@ pub struct ServerPolicy {
 impl Default for ServerPolicy {
     fn default() -> Self {
         Self {
-            start: None,
+            start: StartMode::Lazy,
             defer: DeferMode::Auto,
             tools: ToolFilter::default(),
             manifest_max_age: None,

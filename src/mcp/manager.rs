@@ -9,7 +9,7 @@ use super::manifest::{ManifestStore, entry_hash};
 use super::naming::ToolNamer;
 use super::server::{McpServer, StartPlan};
 use super::tool::McpTool;
-use crate::config::{DeferMode, ExtensionsConfig, McpServerConfig, SkippedServer, StartMode};
+use crate::config::{ExtensionsConfig, McpServerConfig, SkippedServer, StartMode};
 use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::Tool;
 
@@ -30,8 +30,6 @@ pub struct StartSettings {
     pub cwd: PathBuf,
     /// `mcp.manifest_max_age_secs`, for servers that do not set their own.
     pub max_age: Duration,
-    /// `tool_search.enabled: false`: tools of `defer: auto` servers are bound.
-    pub deferral_off: bool,
     /// Use a manifest that is too old too, for a front-end that refreshes it in the
     /// background (the chat).
     pub accept_stale: bool,
@@ -53,7 +51,6 @@ impl StartSettings {
             manifests: None,
             cwd: PathBuf::new(),
             max_age: Duration::ZERO,
-            deferral_off: true,
             accept_stale: false,
             progress: None,
             elicitations: None,
@@ -61,21 +58,14 @@ impl StartSettings {
         }
     }
 
-    /// How `server` starts: lazily unless its entry says `start: eager`, or its tools are
-    /// bound and it does not say `start: lazy` (bound schemas should be live ones).
+    /// How `server` starts: lazily unless its entry says `start: eager`, whether its tools
+    /// are deferred or bound (bound from the manifest, each call checked against the live
+    /// list as a deferred one is).
     fn plan(&self, server: &McpServerConfig) -> StartPlan {
-        let deferred = match server.policy.defer {
-            DeferMode::Always => true,
-            DeferMode::Never => false,
-            DeferMode::Auto => !self.deferral_off,
-        };
         StartPlan {
             manifests: self.manifests.clone(),
             entry_hash: entry_hash(server, &self.cwd),
-            lazy: server
-                .policy
-                .start
-                .map_or(deferred, |s| s == StartMode::Lazy),
+            lazy: server.policy.start == StartMode::Lazy,
             max_age: server.policy.manifest_max_age.unwrap_or(self.max_age),
             accept_stale: self.accept_stale,
             elicitations: self.elicitations.clone(),

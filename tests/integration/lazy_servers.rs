@@ -36,6 +36,12 @@ fn mcp_list(sandbox: &Sandbox, code: i32) -> Value {
     list
 }
 
+/// `mcp refresh`: every server listed anew, its manifest rewritten.
+fn mcp_refresh(sandbox: &Sandbox) {
+    let out = sandbox.antler().args(["mcp", "refresh"]).output().unwrap();
+    assert_success(&out);
+}
+
 /// The `tool_call_finished` event of `call_id`.
 fn finished<'a>(events: &'a [Value], call_id: &str) -> &'a Value {
     events
@@ -306,6 +312,9 @@ fn a_filter_matches_the_names_the_user_sees() {
     // A name made unique with a suffix is the name shown, so it is a name to hide by.
     let catalog = json!({"srv": [tool("dup.x"), tool("dup_x")]});
     std::fs::write(&file, catalog.to_string()).unwrap();
+    // The entry is the same, so its fresh manifest stands for the server: list it anew.
+    write_extensions(&sandbox, json!({"srv": entry(json!({}))}));
+    mcp_refresh(&sandbox);
     let (all, _) = names(json!({}));
     assert_eq!(all.len(), 2);
     let suffixed = all
@@ -420,33 +429,80 @@ fn a_server_that_cannot_start_on_first_call_is_a_tool_error_and_a_notice() {
 }
 
 #[test]
-fn with_deferral_off_servers_start_eagerly_unless_lazy_and_warm() {
+fn bound_tools_come_from_the_manifest_and_their_server_starts_on_first_call() {
+    for config in ["tool_search:\n  enabled: false\n", ""] {
+        let sandbox = Sandbox::new();
+        if !config.is_empty() {
+            sandbox.write("config.yaml", config);
+        }
+        let (mut lazy, lazy_log) = logged(&sandbox, "lazy", &[]);
+        lazy["start"] = json!("lazy");
+        let (plain, plain_log) = logged(&sandbox, "plain", &[]);
+        let (mut eager, eager_log) = logged(&sandbox, "eager", &[]);
+        eager["start"] = json!("eager");
+        write_extensions(
+            &sandbox,
+            json!({"lazy": lazy, "plain": plain, "eager": eager}),
+        );
+        mcp_list(&sandbox, 0);
+        let starts_now = || (starts(&lazy_log), starts(&plain_log), starts(&eager_log));
+        assert_eq!(starts_now(), (1, 1, 1));
+
+        // Bound (deferral off, or `auto` below its threshold): the schemas come from the
+        // manifests and only `start: eager` starts at once.
+        let mock = MockOpenAi::start(vec![Reply::text("no calls")]);
+        run(&sandbox, &mock);
+        assert_eq!(starts_now(), (1, 1, 2), "{config:?}");
+        let bound = mock.requests()[0].tool_names();
+        for name in ["lazy_echo", "plain_echo", "eager_echo"] {
+            assert!(bound.contains(&name.to_string()), "{config:?}: {bound:?}");
+        }
+
+        let mock = MockOpenAi::start(vec![
+            Reply::tool_calls(&[("c1", "plain_echo", json!({"text": "bound"}))]),
+            Reply::text("done"),
+        ]);
+        let events = run(&sandbox, &mock);
+        assert_eq!(finished(&events, "c1")["content"], "bound");
+        assert_eq!(starts_now(), (1, 2, 3), "{config:?}");
+    }
+}
+
+/// A bound tool whose schema changed behind its manifest fails closed as a deferred one
+/// does: the model saw the old schema, so the call does not run.
+#[test]
+fn a_bound_tool_changed_behind_its_manifest_does_not_run() {
     let sandbox = Sandbox::new();
     sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
-    let (mut lazy, lazy_log) = logged(&sandbox, "lazy", &[]);
-    lazy["start"] = json!("lazy");
-    let (plain, plain_log) = logged(&sandbox, "plain", &[]);
-    write_extensions(&sandbox, json!({"lazy": lazy, "plain": plain}));
+    let schema = |prop: &str| {
+        json!({"s": [{"name": "act", "description": "Acts.", "inputSchema":
+            {"type": "object", "properties": {prop: {"type": "string"}}}}]})
+        .to_string()
+    };
+    let catalog = sandbox.write("catalog.json", &schema("x"));
+    let (fx, log) = logged(&sandbox, "fx", &["--catalog", catalog.to_str().unwrap()]);
+    write_extensions(&sandbox, json!({"fx": fx}));
     mcp_list(&sandbox, 0);
-    assert_eq!((starts(&lazy_log), starts(&plain_log)), (1, 1));
-
-    // Bound tools: `plain` starts at once; `lazy` binds its schemas from its manifest and
-    // starts only for its call.
-    let mock = MockOpenAi::start(vec![Reply::text("no calls")]);
-    run(&sandbox, &mock);
-    assert_eq!((starts(&lazy_log), starts(&plain_log)), (1, 2));
-    let bound = mock.requests()[0].tool_names();
-    assert!(bound.contains(&"lazy_echo".to_string()), "{bound:?}");
-    assert!(bound.contains(&"plain_echo".to_string()), "{bound:?}");
-
+    sandbox.write("catalog.json", &schema("y"));
     let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "lazy_echo", json!({"text": "bound"}))]),
+        Reply::tool_calls(&[("c1", "fx_act", json!({"x": "1"}))]),
         Reply::text("done"),
     ]);
     let events = run(&sandbox, &mock);
-    assert_eq!(finished(&events, "c1")["content"], "bound");
-    assert_eq!(starts(&lazy_log), 2);
+    let bound = mock.requests()[0].body["tools"].to_string();
+    assert!(
+        bound.contains("\"x\"") && !bound.contains("\"y\""),
+        "{bound}"
+    );
+    let result = finished(&events, "c1");
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result["content"].as_str().unwrap();
+    assert!(text.contains("describes another `act`"), "{text}");
+    assert_eq!(starts(&log), 2, "the call started the server to check it");
+}
 
+#[test]
+fn eager_and_young_manifests_start_at_once() {
     // `start: eager` starts a deferred server even with a fresh manifest.
     let sandbox = deferred();
     let (mut eager, eager_log) = logged(&sandbox, "eager", &[]);
