@@ -130,7 +130,12 @@ pub const MOCK_MODEL: &str = "mock-model";
 /// A scratch directory's `antler` command: HOME and XDG folders inside it, no inherited
 /// configuration, the mock as the endpoint.
 pub fn antler_in(dir: &Path, base_url: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_antler"));
+    antler_at(Path::new(env!("CARGO_BIN_EXE_antler")), dir, base_url)
+}
+
+/// [`antler_in`] with another antler binary (a before/after comparison).
+pub fn antler_at(bin: &Path, dir: &Path, base_url: &str) -> Command {
+    let mut cmd = Command::new(bin);
     cmd.current_dir(dir)
         .env("HOME", dir)
         .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
@@ -261,4 +266,43 @@ pub fn catalog_agent(
         // The benchmarks measure finding and calling tools, not asking for them.
         permissions: Arc::new(antler::permissions::Permissions::allow_all()),
     }
+}
+
+/// 200 servers of 50 tools: server `i` copies real server `i mod n` under the name
+/// `{server}-{i}`, its tools cycled under the names `{tool}_{k}` (10,000 tools).
+pub fn synthetic_catalog(real: &[ToolInfo]) -> Vec<ToolInfo> {
+    use antler::tools::ToolSource;
+    const SERVERS: usize = 200;
+    const PER_SERVER: usize = 50;
+    let mut by_server: Vec<(String, Vec<&ToolInfo>)> = Vec::new();
+    for tool in real {
+        let ToolSource::Mcp { server, .. } = &tool.source else {
+            continue;
+        };
+        match by_server.iter_mut().find(|(s, _)| s == server) {
+            Some((_, tools)) => tools.push(tool),
+            None => by_server.push((server.clone(), vec![tool])),
+        }
+    }
+    let mut out = Vec::with_capacity(SERVERS * PER_SERVER);
+    for i in 0..SERVERS {
+        let (server, tools) = &by_server[i % by_server.len()];
+        let renamed = format!("{server}-{i}");
+        for k in 0..PER_SERVER {
+            let seed = tools[k % tools.len()];
+            let ToolSource::Mcp { original_name, .. } = &seed.source else {
+                continue;
+            };
+            let original = format!("{original_name}_{k}");
+            out.push(ToolInfo {
+                name: format!("{renamed}_{original}"),
+                source: ToolSource::Mcp {
+                    server: renamed.clone(),
+                    original_name: original,
+                },
+                ..seed.clone()
+            });
+        }
+    }
+    out
 }

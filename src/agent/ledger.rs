@@ -1,42 +1,30 @@
 //! Taking the context ledger of a run. While the run goes, only cheap facts are kept (what
 //! each model call was given, by reference; which tools were promoted; where each result
-//! is); tokens are counted once at the end, each message once, and only when the ledger is
-//! wanted or the tokenizer is loaded anyway (loading it costs ~200 ms and ~45 MB).
+//! is); tokens are counted once at the end, each message once. A run's ledger is
+//! estimated (`deferred::estimate_tokens`, no tokenizer: loading o200k costs ~200 ms and
+//! ~45 MB); the chat's `/context` counts the next call exactly.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::runner::{Agent, Thread};
-use crate::deferred::{
-    DeferredSetup, TokenizerError, count_tokens, function_schema, schemas_tokens,
+use crate::deferred::{DeferredSetup, TokenizerError, count_with, function_schema, schemas_with};
+use crate::protocol::{
+    CallTokens, CallTotals, Counting, Ledger, Message, ServerTokens, ToolTokens,
 };
-use crate::protocol::{CallTokens, CallTotals, Ledger, Message, ServerTokens, ToolTokens};
 use crate::tools::{Tool, ToolSource};
 
 /// The ledger's entry for calls of tools that do not exist.
 pub const UNKNOWN_TOOLS: &str = "(unknown tools)";
 
-/// When a run's ledger is taken.
+/// Whether a run's ledger is taken.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum LedgerMode {
-    /// Always, loading the tokenizer if need be (JSON output, the chat).
-    Always,
-    /// Only when the tokenizer is loaded anyway (`-p` with text output).
+    /// At the end of every run.
     #[default]
-    IfCheap,
+    Always,
     /// Never (a subagent: its parent's ledger counts its result).
     Never,
-}
-
-impl LedgerMode {
-    /// Whether a ledger is taken now.
-    pub fn taken(self) -> bool {
-        match self {
-            Self::Always => true,
-            Self::IfCheap => crate::deferred::tokenizer_loaded(),
-            Self::Never => false,
-        }
-    }
 }
 
 /// What one model call was given.
@@ -115,27 +103,33 @@ impl LedgerRecorder {
     }
 
     /// The run's ledger, with `current` the history now and `deferred` the tools the run
-    /// ended with (for the listing).
+    /// ended with (for the listing), its tokens counted as `counting` says.
     pub fn ledger(
         &self,
         current: &[Message],
         deferred: &DeferredSetup,
+        counting: Counting,
     ) -> Result<Ledger, TokenizerError> {
-        let mut counter = Counter::default();
+        let count = |text: &str| counted(counting, text);
+        let mut counter = Counter {
+            counting,
+            ..Counter::default()
+        };
         let history = |generation: usize| -> &[Message] {
             self.archived.get(generation).map_or(current, Vec::as_slice)
         };
-        let (mut ledger, lines) = listing(deferred)?;
+        let (mut ledger, lines) = listing(deferred, counting)?;
         ledger.runs = 1;
+        ledger.counted = counting;
         let systems = self
             .systems
             .iter()
-            .map(|s| counted(s))
+            .map(|s| count(s))
             .collect::<Result<Vec<_>, _>>()?;
         let toolsets = self
             .toolsets
             .iter()
-            .map(|tools| tools_tokens(tools))
+            .map(|tools| tools_tokens(tools, counting))
             .collect::<Result<Vec<_>, _>>()?;
         for call in &self.calls {
             let (history, results) =
@@ -159,7 +153,7 @@ impl LedgerRecorder {
             let Some(message) = history(result.generation).get(result.index) else {
                 continue;
             };
-            let tokens = counted(message_text(message).0)?;
+            let tokens = count(message_text(message).0)?;
             // A name the model made up is one entry for all of them: the thread's ledger
             // must not grow with whatever it invents.
             let (name, server) = match deferred.tool(&result.name) {
@@ -185,7 +179,8 @@ impl LedgerRecorder {
 }
 
 /// What the next model call of `thread` would be sent, as a one-call ledger (with the
-/// listing): the layers prepare the call on copies, so nothing changes.
+/// listing), counted with o200k: the layers prepare the call on copies, so nothing
+/// changes.
 pub fn next_call(agent: &Agent, thread: &Thread) -> Result<Ledger, TokenizerError> {
     let mut state = thread.state.clone();
     let mut messages = thread.messages.clone();
@@ -195,20 +190,21 @@ pub fn next_call(agent: &Agent, thread: &Thread) -> Result<Ledger, TokenizerErro
             .prepare_model_call(&mut state, &mut messages, agent.deferred.bound.clone());
     let mut recorder = LedgerRecorder::default();
     recorder.call(0, &agent.system_prompt, &tools, messages.len());
-    recorder.ledger(&messages, &agent.deferred)
+    recorder.ledger(&messages, &agent.deferred, Counting::O200k)
 }
 
 /// The first model call of a new thread with this system prompt: the bound tools, no
-/// history.
+/// history; counted with o200k.
 pub fn first_call(system: &str, deferred: &DeferredSetup) -> Result<Ledger, TokenizerError> {
     let mut recorder = LedgerRecorder::default();
     recorder.call(0, system, &deferred.bound, 0);
-    recorder.ledger(&[], deferred)
+    recorder.ledger(&[], deferred, Counting::O200k)
 }
 
 /// Token counts of messages, per history generation, each message counted once.
 #[derive(Default)]
 struct Counter {
+    counting: Counting,
     /// (history tokens, result tokens) of each message, per generation.
     messages: HashMap<usize, Vec<(u64, u64)>>,
     schemas: HashMap<String, u64>,
@@ -226,10 +222,11 @@ impl Counter {
         let len = len.min(history.len());
         for message in &history[counts.len().min(len)..len] {
             let (text, is_result) = message_text(message);
-            let mut tokens = counted(text)?;
+            let counting = self.counting;
+            let mut tokens = counted(counting, text)?;
             if let Message::Assistant { tool_calls, .. } = message {
                 for call in tool_calls {
-                    tokens += counted(&call.name)? + counted(&call.arguments)?;
+                    tokens += counted(counting, &call.name)? + counted(counting, &call.arguments)?;
                 }
             }
             counts.push(if is_result { (0, tokens) } else { (tokens, 0) });
@@ -245,7 +242,7 @@ impl Counter {
         if let Some(tokens) = self.schemas.get(name) {
             return Ok(*tokens);
         }
-        let tokens = counted(&function_schema(tool.info()).to_string())?;
+        let tokens = counted(self.counting, &function_schema(tool.info()).to_string())?;
         self.schemas.insert(name.clone(), tokens);
         Ok(tokens)
     }
@@ -262,16 +259,16 @@ fn message_text(message: &Message) -> (&str, bool) {
     }
 }
 
-fn counted(text: &str) -> Result<u64, TokenizerError> {
-    Ok(count_tokens(text)? as u64)
+fn counted(counting: Counting, text: &str) -> Result<u64, TokenizerError> {
+    Ok(count_with(counting, text)? as u64)
 }
 
 /// The tools array as a provider receives it (none at all when empty).
-fn tools_tokens(tools: &[Arc<dyn Tool>]) -> Result<u64, TokenizerError> {
+fn tools_tokens(tools: &[Arc<dyn Tool>], counting: Counting) -> Result<u64, TokenizerError> {
     if tools.is_empty() {
         return Ok(0);
     }
-    Ok(schemas_tokens(tools.iter().map(|t| t.info()))? as u64)
+    Ok(schemas_with(counting, tools.iter().map(|t| t.info()))? as u64)
 }
 
 fn totals(calls: &[CallTokens]) -> CallTotals {
@@ -286,9 +283,13 @@ fn totals(calls: &[CallTokens]) -> CallTotals {
 
 /// The listing's part: its tokens and each server's share with its deferred tools; and
 /// the tokens of each tool's own line, when tools are listed by name.
-fn listing(deferred: &DeferredSetup) -> Result<(Ledger, HashMap<String, u64>), TokenizerError> {
+fn listing(
+    deferred: &DeferredSetup,
+    counting: Counting,
+) -> Result<(Ledger, HashMap<String, u64>), TokenizerError> {
+    let count = |text: &str| counted(counting, text);
     let mut ledger = Ledger {
-        listing_tokens: counted(&deferred.prompt_section())?,
+        listing_tokens: count(&deferred.prompt_section())?,
         ..Ledger::default()
     };
     let mut tools = HashMap::new();
@@ -307,7 +308,7 @@ fn listing(deferred: &DeferredSetup) -> Result<(Ledger, HashMap<String, u64>), T
         }
     }
     for line in deferred.listed_lines() {
-        let tokens = counted(&line.text)?;
+        let tokens = count(&line.text)?;
         if let Some(entry) = ledger.servers.iter_mut().find(|s| s.name == line.server) {
             entry.listed_tokens += tokens;
         }
@@ -357,6 +358,10 @@ fn roll_up(ledger: &mut Ledger) {
 /// Adds a run's ledger to a thread's: sums, without the per-call list.
 pub fn add_run(thread: &mut Ledger, run: &Ledger) {
     thread.runs += run.runs;
+    // A sum with one estimated part is an estimate.
+    if run.counted == Counting::Estimate {
+        thread.counted = Counting::Estimate;
+    }
     thread.runs_without_ledger += run.runs_without_ledger;
     let (t, r) = (&mut thread.totals, &run.totals);
     t.calls += r.calls;
@@ -409,14 +414,15 @@ mod tests {
         let tools = mcp_tools(&[("srv", "get", "gets a thing"), ("srv", "put", "puts it")]);
         let toolset = assemble_toolset(Vec::new(), Vec::new(), tools).0;
         let config = ToolSearchConfig {
-            enabled: ToolSearchMode::On,
+            enabled: Some(ToolSearchMode::On),
             ..Default::default()
         };
         setup_deferred(&toolset, &config, None).unwrap()
     }
 
+    /// Tokens as a run's ledger counts them.
     fn tokens(text: &str) -> u64 {
-        count_tokens(text).unwrap() as u64
+        crate::deferred::estimate_tokens(text) as u64
     }
 
     fn user(text: &str) -> Message {
@@ -460,7 +466,10 @@ mod tests {
         history = vec![user("summary"), result("srv_get", "x")];
         recorder.result("srv_get", 1);
         recorder.call(3, "system two", &deferred.bound, 2);
-        let ledger = recorder.ledger(&history, &deferred).unwrap();
+        let ledger = recorder
+            .ledger(&history, &deferred, Counting::Estimate)
+            .unwrap();
+        assert_eq!(ledger.counted, Counting::Estimate);
 
         let asked = tokens("fetch the thing");
         let called = tokens("srv_get") + tokens(r#"{"id": 7}"#);
@@ -516,7 +525,11 @@ mod tests {
             }
             recorder.result("srv_put", 1);
             recorder
-                .ledger(&[user("u"), result("srv_put", "done")], &deferred)
+                .ledger(
+                    &[user("u"), result("srv_put", "done")],
+                    &deferred,
+                    Counting::Estimate,
+                )
                 .unwrap()
         };
         let mut thread = Ledger::default();
@@ -538,7 +551,9 @@ mod tests {
         for i in 0..3 {
             recorder.result(&format!("made_up_{i}"), i);
         }
-        let ledger = recorder.ledger(&results, &deferred).unwrap();
+        let ledger = recorder
+            .ledger(&results, &deferred, Counting::Estimate)
+            .unwrap();
         assert_eq!(ledger.tools.len(), 1);
         assert_eq!(
             (ledger.tools[0].name.as_str(), ledger.tools[0].calls),

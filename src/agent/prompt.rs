@@ -99,7 +99,7 @@ mod tests {
     fn deferred(tools: &[(&str, &str, &str)], binding: Binding) -> DeferredSetup {
         let toolset = assemble_toolset(Vec::new(), Vec::new(), mcp_tools(tools)).0;
         let config = ToolSearchConfig {
-            enabled: ToolSearchMode::On,
+            enabled: Some(ToolSearchMode::On),
             binding,
             ..Default::default()
         };

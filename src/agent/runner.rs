@@ -20,7 +20,7 @@ use super::subagent::TASK;
 use crate::deferred::DeferredSetup;
 use crate::deferred::TOOL_SEARCH;
 use crate::permissions::Permissions;
-use crate::protocol::Usage;
+use crate::protocol::{Counting, Usage};
 use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, STREAM_JSON_VERSION, ToolRole};
 use crate::protocol::{Message, ToolCall};
 use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ToolSpec};
@@ -371,7 +371,7 @@ impl Run<'_> {
         }
         match summary.map(|(text, _)| text) {
             Ok(summary) if !summary.is_empty() => {
-                if self.agent.get().ledger.taken() {
+                if self.agent.get().ledger == LedgerMode::Always {
                     self.ledger.archive(&self.thread.messages);
                 }
                 Summarization::apply(&mut self.thread.messages, cut, summary);
@@ -713,14 +713,14 @@ impl Run<'_> {
         });
     }
 
-    /// The run's ledger when it is wanted or cheap (the tokenizer is loaded), added to the
-    /// thread's and stored with it (the state only, never messages, and not after the
-    /// store failed: what it holds is then unknown); a run without one is counted as such.
+    /// The run's ledger (estimated), added to the thread's and stored with it (the state
+    /// only, never messages, and not after the store failed: what it holds is then
+    /// unknown); a run without one is counted as such.
     fn take_ledger(&mut self, outcome: &Outcome) -> Option<Box<crate::protocol::Ledger>> {
         let agent = self.agent.get();
-        let ledger = if agent.ledger.taken() {
+        let ledger = if agent.ledger == LedgerMode::Always {
             self.ledger
-                .ledger(&self.thread.messages, &agent.deferred)
+                .ledger(&self.thread.messages, &agent.deferred, Counting::Estimate)
                 .inspect_err(|err| tracing::warn!("no context ledger for this run: {err}"))
                 .ok()
         } else {

@@ -204,8 +204,6 @@ fn session_options(args: &RunArgs, model: Option<&str>) -> Result<SessionOptions
         replay: args.replay.clone(),
         record: args.record.clone(),
         clarify: false,
-        // JSON output carries the ledger; text output takes it only when it is cheap.
-        ledger: args.output_format != crate::ui::run_output::OutputFormat::Text,
         permissions: permission_options(args)?,
         prompt: prompt_options(args),
     })

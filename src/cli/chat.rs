@@ -49,7 +49,6 @@ pub async fn run_chat(
         replay: args.replay.clone(),
         record: args.record.clone(),
         clarify: true,
-        ledger: true,
         permissions,
         prompt: super::agent::prompt_options(args),
     };

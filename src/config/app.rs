@@ -273,12 +273,13 @@ pub struct ToolGroupConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolSearchMode {
-    /// Bind every tool (the default, as in DeerFlow).
-    #[default]
+    /// Bind every tool.
     Off,
     /// Defer every MCP tool.
     On,
-    /// Defer only when the MCP schemas would take a large share of the context window.
+    /// Defer only when the MCP schemas would take a large share of the context window
+    /// (the default, as in Claude Code; DeerFlow's is off).
+    #[default]
     Auto,
 }
 
@@ -317,8 +318,9 @@ impl<'de> Deserialize<'de> for ToolSearchMode {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default)]
 pub struct ToolSearchConfig {
-    /// `false` (default), `true` or `auto`.
-    pub enabled: ToolSearchMode,
+    /// `false`, `true` or `auto`; unset means `auto` ([`ToolSearchConfig::mode`]), and
+    /// `doctor` says so.
+    pub enabled: Option<ToolSearchMode>,
     /// How many tools a ranked search returns (1 to 10, default 5).
     #[serde(deserialize_with = "lenient::scalar")]
     pub max_results: usize,
@@ -338,8 +340,8 @@ pub struct ToolSearchConfig {
     /// (default: names while they fit `listing_budget_tokens`, else one line per server).
     #[serde(deserialize_with = "lenient::scalar")]
     pub listing: ListingMode,
-    /// With `listing: auto`: the most o200k tokens the names may take (default 2,000; 2%
-    /// of the context window when that is smaller).
+    /// With `listing: auto`: the most tokens (estimated) the names may take (default
+    /// 2,000; 2% of the context window when that is smaller).
     #[serde(deserialize_with = "lenient::scalar")]
     pub listing_budget_tokens: usize,
     /// How promoted tools reach the model: `native` (default; bound as tools once
@@ -405,10 +407,17 @@ impl Default for SemanticConfig {
     }
 }
 
+impl ToolSearchConfig {
+    /// Whether MCP tools are deferred: as set, else `auto`.
+    pub fn mode(&self) -> ToolSearchMode {
+        self.enabled.unwrap_or_default()
+    }
+}
+
 impl Default for ToolSearchConfig {
     fn default() -> Self {
         Self {
-            enabled: ToolSearchMode::Off,
+            enabled: None,
             max_results: 5,
             auto_threshold_percent: 10.0,
             max_promoted: 16,

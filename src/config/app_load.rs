@@ -502,7 +502,8 @@ mod tests {
     fn empty_file_gives_defaults() {
         let loaded = parse("# nothing here\n", &[]).unwrap();
         assert!(loaded.value.models.is_empty());
-        assert_eq!(loaded.value.tool_search.enabled, ToolSearchMode::Off);
+        assert_eq!(loaded.value.tool_search.enabled, None);
+        assert_eq!(loaded.value.tool_search.mode(), ToolSearchMode::Auto);
         assert_eq!(loaded.value.tool_search.max_results, 5);
         assert_eq!(loaded.value.subagents.max_concurrent, 3);
         assert!(loaded.warnings.is_empty());
@@ -539,7 +540,7 @@ tool_search:
         assert_eq!(cfg.models[0].extra["supports_thinking"], Value::Bool(false));
         assert_eq!(cfg.tools[0].use_, "antler.sandbox:ls");
         assert_eq!(cfg.tools[0].extra["max_results"], Value::from(50));
-        assert_eq!(cfg.tool_search.enabled, ToolSearchMode::Auto);
+        assert_eq!(cfg.tool_search.enabled, Some(ToolSearchMode::Auto));
         assert_eq!(cfg.tool_search.max_results, 7);
         assert!(!format!("{:?}", cfg.models[0]).contains("sk-secret"));
     }
@@ -587,7 +588,7 @@ tool_search:
             .value;
         assert_eq!(cfg.models[0].context_window, Some(1000));
         assert!(cfg.models[0].supports_vision);
-        assert_eq!(cfg.tool_search.enabled, ToolSearchMode::Auto);
+        assert_eq!(cfg.tool_search.enabled, Some(ToolSearchMode::Auto));
         assert_eq!(cfg.tool_search.max_results, 7);
         let err = parse(text, &[("CTX", "lots"), ("VIS", "true"), ("TS", "auto")]).unwrap_err();
         let err = err.to_string();

@@ -1,14 +1,14 @@
 //! How the system prompt lists the deferred tools. `names` lists every name, which grows
 //! with the catalog; `servers` lists one line per server (name, tool count, a short
 //! description) and leaves the rest to `tool_search`, so the prompt stays small at any
-//! scale; `auto` lists names while they fit a token budget. The search covers every tool
-//! whichever listing the model saw.
+//! scale; `auto` lists names while they fit a token budget (estimated: no tokenizer is
+//! loaded for it). The search covers every tool whichever listing the model saw.
 
 use std::collections::HashMap;
 
 use super::DeferredCatalog;
 use super::prompt::{ServerLine, deferred_tools_section, escape, server_line, servers_section};
-use super::tokens::count_tokens;
+use super::tokens::estimate_tokens;
 use crate::config::{ListingMode, McpServerConfig, ToolSearchConfig};
 use crate::tools::ToolSource;
 
@@ -61,8 +61,7 @@ pub struct ServerFacts<'a> {
 }
 
 /// The `<available-deferred-tools>` section for `catalog` as `config` asks, and which
-/// listing it is; `context_window` bounds `auto`'s budget. If the names cannot be counted,
-/// `auto` lists servers: the listing whose size does not grow with the tools.
+/// listing it is; `context_window` bounds `auto`'s budget.
 pub fn listing(
     catalog: &DeferredCatalog,
     config: &ToolSearchConfig,
@@ -112,13 +111,10 @@ pub fn listing_lines(
             let share = (f64::from(context_window) * WINDOW_SHARE) as usize;
             let budget = config.listing_budget_tokens.min(share);
             let listed = names();
-            match count_tokens(&listed.1) {
-                Ok(tokens) if tokens <= budget => listed,
-                Ok(_) => servers(),
-                Err(err) => {
-                    tracing::warn!("listing deferred tools by server: {err}");
-                    servers()
-                }
+            if estimate_tokens(&listed.1) <= budget {
+                listed
+            } else {
+                servers()
             }
         }
     }
@@ -334,7 +330,7 @@ mod tests {
             128_000,
             ServerFacts::default(),
         );
-        let cost = count_tokens(&names).unwrap();
+        let cost = estimate_tokens(&names);
         assert_eq!(at(cost, 128_000), Listed::Names);
         assert_eq!(at(cost - 1, 128_000), Listed::Servers);
         // 2% of a small window is the tighter bound.

@@ -26,5 +26,8 @@ pub use setup::{
     setup_deferred_for,
 };
 pub use stats::{TokenStats, token_stats};
-pub use tokens::{TokenizerError, count_tokens, schemas_tokens, tokenizer_loaded};
+pub use tokens::{
+    TokenizerError, count_tokens, count_with, estimate_schemas_tokens, estimate_tokens,
+    schemas_tokens, schemas_with,
+};
 pub use tool_search::{Outcome, TOOL_SEARCH, ToolSearch};

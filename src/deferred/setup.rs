@@ -6,7 +6,7 @@ use super::DeferredCatalog;
 use super::call_tool::{CALL_TOOL, CallTool};
 use super::listing::{Listed, ListedLine, ServerFacts, listing_lines};
 use super::search::SemanticSearch;
-use super::tokens::schemas_tokens;
+use super::tokens::estimate_schemas_tokens;
 use super::tool_search::{TOOL_SEARCH, ToolSearch};
 use crate::config::{Binding, DeferMode, McpServerConfig, ToolSearchConfig, ToolSearchMode};
 use crate::tools::{Tool, ToolSource, Toolset};
@@ -164,7 +164,7 @@ pub fn setup_deferred_for(
         .filter(|t| defer_of(t) == DeferMode::Auto)
         .map(|t| Arc::clone(t))
         .collect();
-    let (defer_auto, mut reason) = decide_auto(&auto, config, context_window)?;
+    let (defer_auto, mut reason) = decide_auto(&auto, config, context_window);
     let deferred: Vec<Arc<dyn Tool>> = mcp
         .iter()
         .filter(|t| match defer_of(t) {
@@ -209,13 +209,19 @@ pub fn setup_deferred_for(
     Ok(setup)
 }
 
-/// Whether the `defer: auto` tools are deferred, and why.
+/// Whether the `defer: auto` tools are deferred, and why. `auto` weighs the schemas by
+/// estimate: loading the tokenizer would cost every run more than the decision is worth
+/// (see `deferred::tokens` for how close the estimate is).
 fn decide_auto(
     auto: &[Arc<dyn Tool>],
     config: &ToolSearchConfig,
     context_window: Option<u32>,
-) -> Result<(bool, String), DeferredError> {
-    Ok(match config.enabled {
+) -> (bool, String) {
+    let setting = match config.enabled {
+        Some(_) => "",
+        None => "tool_search.enabled is not set (the default is auto); ",
+    };
+    let (defer, why) = match config.mode() {
         ToolSearchMode::Off => (false, String::from("tool_search is disabled")),
         _ if auto.is_empty() => (false, String::from("there are no MCP tools")),
         ToolSearchMode::On => (
@@ -224,11 +230,7 @@ fn decide_auto(
         ),
         ToolSearchMode::Auto => {
             let window = context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
-            let infos: Vec<_> = auto.iter().map(|t| t.info().clone()).collect();
-            let tokens = schemas_tokens(&infos).map_err(|err| DeferredError::FailClosed {
-                count: auto.len(),
-                reason: err.to_string(),
-            })?;
+            let tokens = estimate_schemas_tokens(auto.iter().map(|t| t.info()));
             let limit = f64::from(window) * config.auto_threshold_percent / 100.0;
             let share = 100.0 * tokens as f64 / f64::from(window);
             let defer = tokens as f64 > limit;
@@ -236,13 +238,15 @@ fn decide_auto(
             (
                 defer,
                 format!(
-                    "auto: the MCP schemas take {tokens} tokens, {share:.1}% of a {window}-token \
-                     context window (threshold {}%): {verdict}",
+                    "auto: the schemas of {} MCP tools take about {tokens} tokens, {share:.1}% \
+                     of a {window}-token context window (threshold {}%): {verdict}",
+                    auto.len(),
                     config.auto_threshold_percent
                 ),
             )
         }
-    })
+    };
+    (defer, format!("{setting}{why}"))
 }
 
 /// Assembles the bound list and checks the fail-closed invariant: exactly the MCP tools
@@ -350,7 +354,7 @@ mod tests {
 
     fn config(enabled: ToolSearchMode) -> ToolSearchConfig {
         ToolSearchConfig {
-            enabled,
+            enabled: Some(enabled),
             ..ToolSearchConfig::default()
         }
     }
@@ -404,7 +408,7 @@ mod tests {
             .iter()
             .map(|t| t.info().clone())
             .collect();
-        let tokens = schemas_tokens(&infos).unwrap();
+        let tokens = crate::deferred::estimate_schemas_tokens(&infos);
         let cfg = config(ToolSearchMode::Auto);
         // The schemas are 2% of a window 50x their size (bound) and 100% of a window their
         // size (deferred); exactly at the threshold they are bound ("more than").

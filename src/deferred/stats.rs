@@ -1,17 +1,19 @@
 //! What deferral saves: tokens of binding every schema vs. the deferred prompt section
-//! plus the `tool_search` schema.
+//! plus the `tool_search` schema, counted exactly and as a run estimates them.
 
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::listing::{ServerFacts, listing};
-use super::tokens::{TokenizerError, count_tokens, schemas_tokens};
+use super::tokens::{TokenizerError, count_with, schemas_with};
 use super::{DeferredCatalog, ToolSearch};
 use crate::config::ToolSearchConfig;
+use crate::protocol::Counting;
 use crate::tools::Tool;
 
-/// Token counts (o200k) of both ways of offering a set of tools.
+/// Token counts (o200k) of both ways of offering a set of tools, and what a run's
+/// estimate makes of them (its `auto` decisions use the estimate).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TokenStats {
     /// How many tools.
@@ -20,6 +22,10 @@ pub struct TokenStats {
     pub full_tokens: usize,
     /// The `<available-deferred-tools>` section plus the `tool_search` schema.
     pub deferred_tokens: usize,
+    /// [`TokenStats::full_tokens`] as estimated.
+    pub full_estimate: usize,
+    /// [`TokenStats::deferred_tokens`] as estimated.
+    pub deferred_estimate: usize,
     /// How the section lists the tools: `names` or `servers` (`tool_search.listing`).
     pub listing: &'static str,
     /// How much smaller the deferred form is, in percent.
@@ -41,20 +47,29 @@ pub fn token_stats(
             tools: 0,
             full_tokens: 0,
             deferred_tokens: 0,
+            full_estimate: 0,
+            deferred_estimate: 0,
             listing: "names",
             reduction_percent: 0.0,
         });
     }
-    let full_tokens = schemas_tokens(catalog.infos())?;
     let (listed, section) = listing(catalog, config, context_window, facts);
     let search = ToolSearch::new(catalog.clone(), config.max_results);
-    let deferred_tokens =
-        count_tokens(&section)? + schemas_tokens(std::slice::from_ref(search.info()))?;
+    let both = |counting: Counting| -> Result<(usize, usize), TokenizerError> {
+        let full = schemas_with(counting, catalog.infos())?;
+        let deferred = count_with(counting, &section)?
+            + schemas_with(counting, std::slice::from_ref(search.info()))?;
+        Ok((full, deferred))
+    };
+    let (full_tokens, deferred_tokens) = both(Counting::O200k)?;
+    let (full_estimate, deferred_estimate) = both(Counting::Estimate)?;
     let reduction_percent = 100.0 * (1.0 - deferred_tokens as f64 / full_tokens.max(1) as f64);
     Ok(TokenStats {
         tools: catalog.len(),
         full_tokens,
         deferred_tokens,
+        full_estimate,
+        deferred_estimate,
         listing: listed.as_str(),
         reduction_percent,
     })

@@ -1,7 +1,7 @@
 //! The context ledger: where a run's (or a thread's) prompt tokens went. Every figure is
-//! o200k tokens of the text sent: message contents and tool-call names and arguments,
-//! tool schemas as the JSON a provider receives; the few tokens of framing a provider adds
-//! per message are not counted.
+//! tokens of the text sent (o200k, or estimated as `counted` says): message contents and
+//! tool-call names and arguments, tool schemas as the JSON a provider receives; the few
+//! tokens of framing a provider adds per message are not counted.
 
 use serde::{Deserialize, Serialize};
 
@@ -84,9 +84,33 @@ pub struct ToolTokens {
     pub result_tokens: u64,
 }
 
+/// How a ledger's figures were come by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Counting {
+    /// Counted with the o200k tokenizer (what ledgers stored before estimates were).
+    #[default]
+    O200k,
+    /// Estimated without a tokenizer, within a few percent of o200k.
+    Estimate,
+}
+
+impl Counting {
+    /// `o200k` or `estimate`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::O200k => "o200k",
+            Self::Estimate => "estimate",
+        }
+    }
+}
+
 /// Where the tokens of a run, or of a thread so far, went.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ledger {
+    /// How its figures were counted (a thread's: `estimate` once any run's was).
+    #[serde(default)]
+    pub counted: Counting,
     /// Runs counted (1 for a run).
     pub runs: u64,
     /// A thread's runs whose ledger was not taken (see the README).

@@ -23,7 +23,7 @@ pub use event::{
     ErrorKind, Event, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION, SUBAGENT_TOOL,
     ToolRole,
 };
-pub use ledger::{CallTokens, CallTotals, Ledger, ServerTokens, ToolTokens};
+pub use ledger::{CallTokens, CallTotals, Counting, Ledger, ServerTokens, ToolTokens};
 pub use mcp::{PromptArgumentInfo, PromptInfo, ServerState, ServerStatus};
 pub use message::{ImagePart, Message, ToolCall};
 pub use model::{FinishReason, Usage};

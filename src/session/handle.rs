@@ -92,9 +92,6 @@ pub struct SessionOptions {
     pub record: Option<PathBuf>,
     /// A person can answer `ask_clarification` (the chat): the tool exists only then.
     pub clarify: bool,
-    /// Take every run's context ledger, even when that loads the tokenizer (the chat's
-    /// `/context`, `-p` with JSON output).
-    pub ledger: bool,
     /// The command line's permission rules.
     pub permissions: PermissionOptions,
     /// What the command line adds to the system prompt.
@@ -261,11 +258,7 @@ impl Session {
                 model: options.model,
                 max_turns: options.max_turns,
                 clarifications,
-                ledger: if options.ledger {
-                    LedgerMode::Always
-                } else {
-                    LedgerMode::IfCheap
-                },
+                ledger: LedgerMode::Always,
                 permissions,
                 prompt: instructions.parts.clone(),
             },

@@ -2,19 +2,23 @@
 //! dialog. Plain text over protocol types, so the TUI can use it too.
 
 use super::listing::table;
-use crate::protocol::{CallTokens, CallTotals, Ledger, ServerTokens, ToolTokens};
+use crate::protocol::{CallTokens, CallTotals, Counting, Ledger, ServerTokens, ToolTokens};
 use crate::text::printable;
 
 /// The lines of a ledger view: the next model call (when known), the thread's totals,
 /// then the servers and tools, the biggest consumers first.
 pub fn ledger_lines(thread: &Ledger, next: Option<&Ledger>) -> Vec<String> {
     let mut lines = vec![String::from(
-        "Context ledger (o200k tokens of what is sent; message framing not counted)",
+        "Context ledger (tokens of what is sent; message framing not counted)",
     )];
     if let Some(call) = next.and_then(|n| n.calls.first()) {
         let listing = next.map_or(0, |n| n.listing_tokens);
         lines.push(String::new());
-        lines.push(format!("Next model call: {}", thousands(call.total())));
+        let how = next.map_or(Counting::O200k, |n| n.counted).as_str();
+        lines.push(format!(
+            "Next model call ({how}): {}",
+            thousands(call.total())
+        ));
         lines.push(format!("  {}", parts(call, listing)));
     }
     lines.push(String::new());
@@ -23,8 +27,12 @@ pub fn ledger_lines(thread: &Ledger, next: Option<&Ledger>) -> Vec<String> {
         0 => String::new(),
         calls => format!(", {} per call", thousands(sum(totals) / calls)),
     };
+    let how = match thread.counted {
+        Counting::O200k => "",
+        Counting::Estimate => " (estimated)",
+    };
     lines.push(format!(
-        "This thread: {} {}, {} model {}, {} prompt tokens{mean}",
+        "This thread: {} {}, {} model {}, {} prompt tokens{mean}{how}",
         thread.runs,
         plural(thread.runs, "run"),
         totals.calls,
@@ -42,8 +50,7 @@ pub fn ledger_lines(thread: &Ledger, next: Option<&Ledger>) -> Vec<String> {
     }
     if thread.runs_without_ledger > 0 {
         lines.push(format!(
-            "  ({} {} not counted: `-p` text output with the tokenizer not loaded, or the \
-             tokenizer failed to load)",
+            "  ({} {} not counted: their ledger was not taken)",
             thread.runs_without_ledger,
             plural(thread.runs_without_ledger, "run")
         ));
@@ -261,7 +268,7 @@ mod tests {
             ..Default::default()
         };
         let text = ledger_lines(&Ledger::default(), Some(&next)).join("\n");
-        assert!(text.contains("Next model call: 1,500"), "{text}");
+        assert!(text.contains("Next model call (o200k): 1,500"), "{text}");
         assert!(text.contains("system 1,200 (listing 900)"), "{text}");
         assert!(
             text.contains("This thread: 0 runs, 0 model calls"),

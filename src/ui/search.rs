@@ -110,20 +110,27 @@ pub fn queries_jsonl(search: &ToolSearch, text: &str) -> Result<String, String> 
 
 /// `antler tools stats` as text.
 pub fn stats_table(stats: &TokenStats) -> String {
+    let estimate = |exact: usize, estimate: usize| {
+        let error = 100.0 * (estimate as f64 - exact as f64) / exact.max(1) as f64;
+        format!("{estimate} ({error:+.1}%)")
+    };
     let rows = vec![
-        vec!["tools".to_string(), stats.tools.to_string()],
+        vec!["tools".to_string(), stats.tools.to_string(), String::new()],
         vec![
             "binding every schema".to_string(),
             format!("{} tokens", stats.full_tokens),
+            estimate(stats.full_tokens, stats.full_estimate),
         ],
         vec![
             format!("deferred: {} + tool_search", stats.listing),
             format!("{} tokens", stats.deferred_tokens),
+            estimate(stats.deferred_tokens, stats.deferred_estimate),
         ],
         vec![
             "reduction".to_string(),
             format!("{:.1}%", stats.reduction_percent),
+            String::new(),
         ],
     ];
-    table(&["", "o200k"], &rows)
+    table(&["", "o200k", "estimate (error)"], &rows)
 }

@@ -573,6 +573,31 @@ fn doctor_checks_everything_and_fails_without_a_model() {
         ]
     );
     assert_eq!(mock.requests()[0].body["max_tokens"], 1);
+    let search = &report["checks"][4]["detail"];
+    assert!(
+        search
+            .as_str()
+            .unwrap()
+            .starts_with("tool_search is enabled"),
+        "{search}"
+    );
+
+    // With no `tool_search` section the doctor says what the default decided and why.
+    std::fs::remove_file(sandbox.path().join("config.yaml")).unwrap();
+    let (report, _, _) = sandbox.json(&["doctor", "--offline", "--json"]);
+    let search = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "tool search")
+        .unwrap();
+    let detail = search["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("tool_search.enabled is not set (the default is auto); auto: ")
+            && detail.contains("MCP tools take about")
+            && detail.ends_with("bound"),
+        "{detail}"
+    );
 
     let out = sandbox.antler().args(["doctor"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -45,7 +45,7 @@ impl Session {
     async fn rebuild(&mut self) {
         let (toolset, _) = assemble_toolset(Vec::new(), Vec::new(), self.manager.tools().await);
         let config = ToolSearchConfig {
-            enabled: ToolSearchMode::On,
+            enabled: Some(ToolSearchMode::On),
             ..ToolSearchConfig::default()
         };
         self.setup = setup_deferred(&toolset, &config, None).unwrap();

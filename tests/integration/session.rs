@@ -334,11 +334,7 @@ async fn context_shows_the_first_call_then_the_threads_ledger() {
         Reply::tool_calls(&[("c1", "fx_echo", json!({"text": "hi"}))]),
         Reply::text("done"),
     ]);
-    let options = SessionOptions {
-        ledger: true,
-        ..SessionOptions::default()
-    };
-    let mut driver = Driver::start(&sandbox, &mock, options).await;
+    let mut driver = Driver::start(&sandbox, &mock, SessionOptions::default()).await;
     let context = |u| match u {
         Update::Context(view) => Some(view),
         _ => None,

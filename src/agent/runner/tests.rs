@@ -138,11 +138,11 @@ fn agent(provider: Arc<dyn Provider>, tool_search: bool) -> Agent {
     ]);
     let (toolset, _) = assemble_toolset(Vec::new(), vec![echo()], mcp);
     let config = ToolSearchConfig {
-        enabled: if tool_search {
+        enabled: Some(if tool_search {
             ToolSearchMode::On
         } else {
             ToolSearchMode::Off
-        },
+        }),
         ..ToolSearchConfig::default()
     };
     let deferred = setup_deferred(&toolset, &config, None).unwrap();
@@ -697,7 +697,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
     let mcp = mcp_tools(&[("time", "now", "Current time in a timezone")]);
     let (toolset, _) = assemble_toolset(Vec::new(), vec![echo(), task], mcp);
     let config = ToolSearchConfig {
-        enabled: ToolSearchMode::On,
+        enabled: Some(ToolSearchMode::On),
         ..ToolSearchConfig::default()
     };
     let deferred = Arc::new(setup_deferred(&toolset, &config, None).unwrap());

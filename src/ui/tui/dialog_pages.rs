@@ -149,7 +149,7 @@ pub(super) fn context(view: Option<&ContextView>, loading: bool, theme: &Theme) 
             .collect(),
     };
     View {
-        title: "Context (o200k tokens)".into(),
+        title: "Context (tokens)".into(),
         body,
         footer: "↑↓ PgUp PgDn scroll · Esc close",
         focus: None,
