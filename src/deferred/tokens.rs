@@ -86,6 +86,8 @@ const MARKS_PER_TOKEN: f64 = 6.0;
 const SPACE: f64 = 0.7;
 /// A long run of whitespace is at least one token per this many characters.
 const SPACES_PER_TOKEN: f64 = 16.0;
+/// The estimate is at least one token per this many bytes of text.
+const BYTES_PER_TOKEN: usize = 6;
 /// The first letter counted as [`WIDE_LETTER`].
 const FIRST_WIDE: char = '\u{2E80}';
 
@@ -141,11 +143,18 @@ pub fn estimate_tokens(text: &str) -> usize {
         }
         let next = chars.peek().map(|&c| Kind::of(c));
         total += match kind {
-            Kind::Letter if wide > 0 => wide as f64 * WIDE_LETTER,
-            Kind::Letter if before == Some(Kind::Punctuation) => {
-                WORD_AFTER_PUNCTUATION.max(len as f64 / LETTERS_PER_TOKEN)
+            Kind::Letter => {
+                let narrow = len - wide;
+                let word = match before {
+                    Some(Kind::Punctuation) => WORD_AFTER_PUNCTUATION,
+                    _ => WORD,
+                };
+                let narrow = match narrow {
+                    0 => 0.0,
+                    n => word.max(n as f64 / LETTERS_PER_TOKEN),
+                };
+                wide as f64 * WIDE_LETTER + narrow
             }
-            Kind::Letter => WORD.max(len as f64 / LETTERS_PER_TOKEN),
             Kind::Digit => len.div_ceil(3) as f64 * DIGITS,
             Kind::Punctuation if len == 1 && next == Some(Kind::Letter) => 0.0,
             Kind::Punctuation => {
@@ -157,7 +166,9 @@ pub fn estimate_tokens(text: &str) -> usize {
         };
         before = Some(kind);
     }
-    total.round() as usize
+    // A token is at least one byte: whatever the pieces, the estimate is never more than
+    // BYTES_PER_TOKEN times under.
+    (total.round() as usize).max(text.len() / BYTES_PER_TOKEN)
 }
 
 #[cfg(test)]
@@ -188,13 +199,15 @@ mod tests {
         assert_eq!(estimate_tokens(""), 0);
     }
 
-    /// Text a hostile server fills with one long word, invisible characters, emoji or
-    /// punctuation is not estimated as small: each is within a few times o200k's count
-    /// (which is 125, 250, 1,000, 700, 16 and 63 here), never a thousand times under.
+    /// Text a hostile server fills with one long word (of one script or two), invisible
+    /// characters, wide spaces, emoji or punctuation is not estimated as small: each is
+    /// within a few times o200k's count, never a thousand times under.
     #[test]
     fn padding_cannot_pass_for_small() {
         let cases = [
             ("a".repeat(1000), 125),
+            (format!("中{}", "a".repeat(1000)), 126),
+            ("\u{3000}".repeat(1000), 63),
             ("\u{200B}".repeat(1000), 250),
             ("\u{1F600}".repeat(1000), 1000),
             ("!@#$%^&*()".repeat(100), 700),
