@@ -241,20 +241,31 @@ async fn connect_inner(
     let offers_resources = info
         .as_ref()
         .is_some_and(|i| i.capabilities.resources.is_some());
+    // What else it offers is asked within a share of the start-up time of its own: a
+    // server slow to list prompts or resources keeps its tools.
+    let budget = FEATURES_TIMEOUT.min(config.startup_timeout / 4);
     let prompts = async {
         if !offers_prompts {
             return Vec::new();
         }
-        list_all_prompts(service.peer())
-            .await
-            .unwrap_or_else(|err| {
+        match tokio::time::timeout(budget, list_all_prompts(service.peer())).await {
+            Ok(Ok(prompts)) => prompts,
+            Ok(Err(err)) => {
                 tracing::warn!(server = %config.name, "{err}; its prompts are not offered");
                 Vec::new()
-            })
+            }
+            Err(_) => {
+                tracing::warn!(server = %config.name, "listing its prompts timed out; they are not offered");
+                Vec::new()
+            }
+        }
     };
     let resources = async {
         match offers_resources {
-            true => count_resources(service.peer()).await,
+            true => tokio::time::timeout(budget, count_resources(service.peer()))
+                .await
+                .ok()
+                .flatten(),
             false => None,
         }
     };
@@ -286,6 +297,10 @@ async fn count_resources(peer: &rmcp::Peer<RoleClient>) -> Option<usize> {
     });
     Some(resources.resources.len() + usize::from(resources.next_cursor.is_some()) + templates)
 }
+
+/// The most time the prompts and the resource count take at connect (or a quarter of
+/// the server's start-up timeout, if less).
+const FEATURES_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// At most this many prompts of a server are kept.
 const MAX_PROMPTS: usize = 500;

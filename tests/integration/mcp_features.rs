@@ -429,3 +429,21 @@ fn a_server_that_lists_no_resources_adds_no_resource_tools() {
         assert_eq!(count > 0, offered, "{flag}: {count}");
     }
 }
+
+/// A server that never answers its resource listing still connects within its start-up
+/// time, with its tools: the count has a share of that time of its own, and an unknown
+/// count keeps the resource tools the server announced.
+#[test]
+fn a_server_silent_on_resources_keeps_its_tools() {
+    let sandbox = Sandbox::new();
+    let mut entry = fixture_stdio(&["--hang-resources"]);
+    entry["startup_timeout_secs"] = json!(2);
+    write_extensions(&sandbox, json!({"fx": entry}));
+    let (list, code, stderr) = sandbox.json(&["mcp", "list", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(status_of(&list, "fx")["status"], "connected", "{list}");
+    let (tools, _, _) = sandbox.json(&["tools", "list", "--json"]);
+    let names = names_of(&tools);
+    assert!(names.contains(&"fx_echo"), "{names:?}");
+    assert!(names.contains(&"list_mcp_resources"), "{names:?}");
+}

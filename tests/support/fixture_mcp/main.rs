@@ -88,6 +88,9 @@ struct Cli {
     /// Announce resources but list none (as mcp-server-time does).
     #[arg(long, conflicts_with = "resources")]
     empty_resources: bool,
+    /// Announce resources and never answer `resources/list`.
+    #[arg(long, conflicts_with = "resources")]
+    hang_resources: bool,
     /// Offer the prompt `greet(name, style?)`.
     #[arg(long)]
     prompts: bool,
@@ -173,6 +176,7 @@ async fn main() -> anyhow::Result<()> {
         cancelled_log: cli.cancelled_log.clone(),
         resources: cli.resources,
         empty_resources: cli.empty_resources,
+        hang_resources: cli.hang_resources,
         prompts: cli.prompts,
         elicitation: cli.elicitation,
         page_size: cli

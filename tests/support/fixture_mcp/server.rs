@@ -37,6 +37,8 @@ pub struct Behaviour {
     pub resources: bool,
     /// Announce resources, list none.
     pub empty_resources: bool,
+    /// Announce resources, never answer their listing.
+    pub hang_resources: bool,
     /// Offer prompts.
     pub prompts: bool,
     /// Offer the `ask_user` tool.
@@ -264,7 +266,8 @@ impl ServerHandler for Fixture {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        if self.behaviour.resources || self.behaviour.empty_resources {
+        let behaviour = &self.behaviour;
+        if behaviour.resources || behaviour.empty_resources || behaviour.hang_resources {
             capabilities.resources = Some(Default::default());
         }
         if self.behaviour.prompts {
@@ -339,6 +342,9 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        if self.behaviour.hang_resources {
+            std::future::pending::<()>().await;
+        }
         if self.behaviour.empty_resources {
             return Ok(Default::default());
         }
