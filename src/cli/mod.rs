@@ -341,7 +341,7 @@ pub enum ToolsCommand {
     /// catalog file.
     Search(ToolsSearchArgs),
     /// Count the tokens (o200k) of binding every MCP schema vs. the deferred prompt section
-    /// plus the tool_search schema.
+    /// plus the tool_search schema, beside the estimate a run decides `auto` by.
     Stats(ToolsStatsArgs),
 }
 
@@ -372,7 +372,8 @@ pub struct ToolsStatsArgs {
     /// Measure this catalog file instead of the configured MCP servers.
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
-    /// Print JSON with `full_tokens`, `deferred_tokens` and `reduction_percent`.
+    /// Print JSON with `full_tokens`, `deferred_tokens`, their `full_estimate` and
+    /// `deferred_estimate`, and `reduction_percent`.
     #[arg(long)]
     pub json: bool,
 }

@@ -134,6 +134,12 @@ fn search_and_stats_over_the_configured_mcp_tools() {
     assert!(full > 0 && deferred > 0);
     let reduction = stats["reduction_percent"].as_f64().unwrap();
     assert!((reduction - 100.0 * (1.0 - deferred as f64 / full as f64)).abs() < 1e-9);
+    // The estimate a run decides by is reported beside the exact count, and is close.
+    for (exact, estimate) in [(full, "full_estimate"), (deferred, "deferred_estimate")] {
+        let estimate = stats[estimate].as_u64().unwrap() as f64;
+        let error = (estimate - exact as f64).abs() / exact as f64;
+        assert!(error < 0.25, "{estimate} for {exact}: {stats}");
+    }
 }
 
 #[test]
