@@ -48,9 +48,8 @@ use antler::provider::{
 use antler::store::{StoreSink, ThreadStore};
 use antler::tools::ToolInfo;
 use mock_openai::{MockOpenAi, Recorded, Reply};
-use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
-use support::{Stats, antler_in, fixture_bin, round3, spawner_rss_kb, stats, vm_hwm_kb};
+use support::{Stats, antler_in, fixture_bin, round3, spawner_rss_kb, stats};
 use tokio_util::sync::CancellationToken;
 
 /// Set (to the sandbox directory) in the copy of this process that spawns the measured
@@ -594,19 +593,9 @@ fn answer_to_end(plan: &Plan) -> (Stats, Stats) {
 /// antler, and it must have waited for no other child.
 fn spawner(dir: &Path) {
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
-    let own_hwm = vm_hwm_kb();
-    let out = antler_in(dir, &var(SPAWN_BASE_URL))
-        .args(["-p", &var(SPAWN_PROMPT)])
-        .output()
-        .unwrap();
-    let rss = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap().max_rss();
-    if !out.status.success() {
-        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    }
-    println!(
-        "{SPAWN_LINE}{rss} {own_hwm} {}",
-        out.status.code().unwrap_or(-1)
-    );
+    let mut command = antler_in(dir, &var(SPAWN_BASE_URL));
+    command.args(["-p", &var(SPAWN_PROMPT)]);
+    support::spawn_and_report(command, SPAWN_LINE);
 }
 
 /// Figure 3, in KiB: one `antler -p` run with the catalog behind the fixture MCP server

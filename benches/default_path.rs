@@ -40,9 +40,8 @@ use std::time::Instant;
 use antler::deferred::catalog_file::load_catalog_file;
 use antler::tools::{ToolInfo, ToolSource};
 use mock_openai::{MockOpenAi, Reply};
-use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
-use support::{Stats, antler_at, fixture_bin, round3, spawner_rss_kb, stats, vm_hwm_kb};
+use support::{Stats, antler_at, fixture_bin, round3, spawner_rss_kb, stats};
 
 /// Set in the copy of this process that spawns one measured run: the sandbox, the binary
 /// and the mock's URL.
@@ -436,17 +435,7 @@ fn peak_rss_kb(bin: &Path, dir: &Path) -> i64 {
 /// `<antler's max RSS> <its own VmHWM before the spawn> <exit code>` (KiB).
 fn spawner(dir: &Path) {
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
-    let own_hwm = vm_hwm_kb();
-    let out = antler_at(Path::new(&var(SPAWN_BIN)), dir, &var(SPAWN_BASE_URL))
-        .args(["-p", "say ok"])
-        .output()
-        .unwrap();
-    let rss = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap().max_rss();
-    if !out.status.success() {
-        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    }
-    println!(
-        "{SPAWN_LINE}{rss} {own_hwm} {}",
-        out.status.code().unwrap_or(-1)
-    );
+    let mut command = antler_at(Path::new(&var(SPAWN_BIN)), dir, &var(SPAWN_BASE_URL));
+    command.args(["-p", "say ok"]);
+    support::spawn_and_report(command, SPAWN_LINE);
 }

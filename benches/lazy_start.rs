@@ -27,9 +27,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use mock_openai::{MockOpenAi, Reply};
-use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
-use support::{Stats, antler_in, fixture_bin, round3, spawner_rss_kb, stats, vm_hwm_kb};
+use support::{Stats, antler_in, fixture_bin, round3, spawner_rss_kb, stats};
 
 /// Set (to the sandbox directory) in the copy of this process that spawns the measured
 /// run; the mock's URL comes in [`SPAWN_BASE_URL`].
@@ -156,17 +155,10 @@ fn first_request(dir: &Path, runs: usize) -> Stats {
 /// The copy of this process that runs `antler -p` once and reports
 /// `<antler's max RSS> <its own VmHWM before the spawn> <exit code>` (KiB).
 fn spawner(dir: &Path) {
-    let own_hwm = vm_hwm_kb();
     let base_url = std::env::var(SPAWN_BASE_URL).unwrap();
-    let out = antler_in(dir, &base_url)
-        .args(["-p", "say ok"])
-        .output()
-        .unwrap();
-    let rss = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap().max_rss();
-    println!(
-        "{SPAWN_LINE}{rss} {own_hwm} {}",
-        out.status.code().unwrap_or(-1)
-    );
+    let mut command = antler_in(dir, &base_url);
+    command.args(["-p", "say ok"]);
+    support::spawn_and_report(command, SPAWN_LINE);
 }
 
 /// Peak RSS (KiB) of one warm `antler -p` run in `dir`.

@@ -173,6 +173,25 @@ pub fn vm_hwm_kb() -> i64 {
         .expect("no VmHWM in /proc/self/status")
 }
 
+/// The spawner's side of a peak-RSS reading: runs `command` (an `antler` run) and prints
+/// `<its max RSS> <this process's VmHWM before the spawn> <exit code>` (KiB) after
+/// `prefix`, with the run's stderr on failure. Called in a small copy of a bench that waits
+/// for no other child: a child's `ru_maxrss` starts at its spawner's resident set.
+pub fn spawn_and_report(mut command: Command, prefix: &str) {
+    let own_hwm = vm_hwm_kb();
+    let out = command.output().unwrap();
+    let rss = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .unwrap()
+        .max_rss();
+    if !out.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+    println!(
+        "{prefix}{rss} {own_hwm} {}",
+        out.status.code().unwrap_or(-1)
+    );
+}
+
 /// The `<max RSS> <spawner VmHWM> <exit code>` line a spawner copy of a bench printed
 /// after `prefix`, checked: the run succeeded (`what` names it) and the reading is above
 /// the spawner's own resident set (a child's `ru_maxrss` starts at its spawner's). The
