@@ -234,6 +234,24 @@ async fn connect_inner(
     // A list_changed that arrives during the listing below makes it stale at once.
     let generation = *changes.borrow();
     let listing = list_all_tools(service.peer()).await?;
+    let (prompts, resources) = list_features(&service, config).await;
+    Ok(Started {
+        service,
+        listing,
+        listed_generation: generation,
+        process_group,
+        incoming,
+        prompts,
+        resources,
+    })
+}
+
+/// The prompts and the resource count of a server that announced them, each asked within
+/// a share of the start-up time of its own: a server slow to list either keeps its tools.
+async fn list_features(
+    service: &McpService,
+    config: &McpServerConfig,
+) -> (Vec<rmcp::model::Prompt>, Option<usize>) {
     let info = service.peer_info();
     let offers_prompts = info
         .as_ref()
@@ -241,8 +259,6 @@ async fn connect_inner(
     let offers_resources = info
         .as_ref()
         .is_some_and(|i| i.capabilities.resources.is_some());
-    // What else it offers is asked within a share of the start-up time of its own: a
-    // server slow to list prompts or resources keeps its tools.
     let budget = FEATURES_TIMEOUT.min(config.startup_timeout / 4);
     let prompts = async {
         if !offers_prompts {
@@ -269,16 +285,7 @@ async fn connect_inner(
             false => None,
         }
     };
-    let (prompts, resources) = tokio::join!(prompts, resources);
-    Ok(Started {
-        service,
-        listing,
-        listed_generation: generation,
-        process_group,
-        incoming,
-        prompts,
-        resources,
-    })
+    tokio::join!(prompts, resources)
 }
 
 /// How many resources and resource templates a server that announced resources lists on
