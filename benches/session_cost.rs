@@ -93,7 +93,6 @@ async fn measure(dir: &Path, tools: &[ToolInfo], runs: usize) -> Figures {
             model: Some(MODEL.into()),
             max_turns: 50,
             clarifications: None,
-            ledger: Default::default(),
             permissions: Arc::new(antler::permissions::Permissions::allow_all()),
             prompt: Default::default(),
         },

@@ -8,7 +8,6 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::CoreBPE;
 
-use super::hash::function_schema;
 use crate::protocol::Counting;
 use crate::tools::ToolInfo;
 
@@ -55,10 +54,35 @@ pub fn schemas_tokens<'a>(
     schemas_with(Counting::O200k, tools)
 }
 
-/// The `tools` array a provider receives for `tools`, as text.
+/// The `tools` array a provider receives for `tools`, as text: each tool as
+/// [`super::function_schema`] writes it, serialized from borrowed parts (the `auto` decision runs
+/// on every start, and copying every schema into a JSON value first cost more than the
+/// estimate itself).
 fn schemas_text<'a>(tools: impl IntoIterator<Item = &'a ToolInfo>) -> String {
-    let schemas: Vec<_> = tools.into_iter().map(function_schema).collect();
-    serde_json::Value::Array(schemas).to_string()
+    #[derive(serde::Serialize)]
+    struct Schema<'a> {
+        r#type: &'static str,
+        function: Function<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct Function<'a> {
+        name: &'a str,
+        description: &'a str,
+        parameters: &'a serde_json::Value,
+    }
+    let schemas: Vec<Schema<'a>> = tools
+        .into_iter()
+        .map(|info| Schema {
+            r#type: "function",
+            function: Function {
+                name: &info.name,
+                description: &info.description,
+                parameters: &info.parameters,
+            },
+        })
+        .collect();
+    // Serializing borrowed strings and values into a string cannot fail.
+    serde_json::to_string(&schemas).unwrap_or_default()
 }
 
 /// The estimated tokens of binding `tools` (see [`schemas_with`]).
@@ -174,6 +198,22 @@ pub fn estimate_tokens(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schemas_text_is_what_a_provider_receives() {
+        let tools = crate::deferred::testing::mcp_tools(&[
+            ("srv", "get", "Gets a \"thing\" — quickly."),
+            ("srv", "put", ""),
+        ]);
+        let infos: Vec<&ToolInfo> = tools.iter().map(|t| t.info()).collect();
+        let expected: Vec<_> = infos
+            .iter()
+            .map(|i| crate::deferred::function_schema(i))
+            .collect();
+        let expected = serde_json::Value::Array(expected).to_string();
+        assert_eq!(schemas_text(infos.iter().copied()), expected);
+        assert_eq!(schemas_text(std::iter::empty()), "[]");
+    }
 
     #[test]
     fn counts_o200k_tokens() {

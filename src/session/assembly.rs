@@ -43,8 +43,6 @@ pub struct AssemblySpec {
     pub max_turns: u32,
     /// Where `ask_clarification` asks, when a person can answer.
     pub clarifications: Option<Clarifications>,
-    /// When a run's context ledger is taken.
-    pub ledger: LedgerMode,
     /// Which calls run, ask first, or are refused.
     pub permissions: Arc<Permissions>,
     /// What the user and the project add to the system prompt.
@@ -336,7 +334,8 @@ impl Inner {
             deferred,
             max_turns: self.spec.max_turns,
             summarization: summarization(&config.summarization, window),
-            ledger: self.spec.ledger,
+            // Every session run takes its (estimated) ledger; subagents set their own.
+            ledger: LedgerMode::Always,
             permissions: self.spec.permissions.clone(),
         })
     }

@@ -9,7 +9,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
-use crate::agent::ledger::{LedgerMode, first_call, next_call};
+use crate::agent::ledger::{first_call, next_call};
 use crate::agent::prompt::{PromptParts, system_prompt};
 use crate::agent::runner::{EventSink, Thread, run_live};
 use crate::config::{EnvLookup, ModelConfig, Rule};
@@ -258,7 +258,6 @@ impl Session {
                 model: options.model,
                 max_turns: options.max_turns,
                 clarifications,
-                ledger: LedgerMode::Always,
                 permissions,
                 prompt: instructions.parts.clone(),
             },

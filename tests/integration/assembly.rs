@@ -27,7 +27,6 @@ async fn assembly(sandbox: &Sandbox) -> Assembly {
         model: None,
         max_turns: 5,
         clarifications: None,
-        ledger: Default::default(),
         permissions: Arc::new(antler::permissions::Permissions::allow_all()),
         prompt: Default::default(),
     };

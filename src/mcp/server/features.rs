@@ -51,7 +51,7 @@ pub struct ResourceListing {
 
 impl McpServer {
     /// Whether the server announced `feature` (an idle server: when it was last listed)
-    /// and, for resources, did not list none of them.
+    /// and, for resources, listed at least one when counted.
     pub async fn offers(&self, feature: Feature) -> bool {
         let state = self.state.lock().await;
         let announced = state.capabilities().iter().any(|c| c == feature.name());
