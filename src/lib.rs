@@ -21,6 +21,7 @@ pub mod provider;
 pub mod semantic;
 pub mod session;
 pub mod setup;
+pub mod skills;
 pub mod store;
 pub mod text;
 pub mod tools;

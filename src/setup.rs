@@ -10,13 +10,16 @@ use crate::config::{
     Origin, Segment, app_config_candidates, extensions_candidates, locate, parse_app_config_with,
 };
 use crate::deferred::search::{EmbedMode, SemanticSearch};
-use crate::deferred::{DeferInputs, DeferredError, DeferredSetup, setup_deferred_for};
+use crate::deferred::{
+    DEFAULT_CONTEXT_WINDOW, DeferInputs, DeferredError, DeferredSetup, setup_deferred_for,
+};
 use crate::mcp::manifest::ManifestStore;
 use crate::mcp::{ExtensionsError, McpCache, McpManager, StartSettings};
 use crate::semantic::SemanticModel;
 use crate::semantic::cache::EmbeddingCache;
+use crate::skills::{SkillRoots, SkillSet, Skills};
 use crate::tools::builtin::{self, Clarifications};
-use crate::tools::sandbox::{Protected, ThreadOutputs, Workspace};
+use crate::tools::sandbox::{Protected, SkillReads, ThreadOutputs, Workspace};
 use crate::tools::{
     ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools,
     unknown_tool_settings,
@@ -77,6 +80,10 @@ pub struct Setup {
     /// The sentence encoder for tool search (loaded at the first ranked search), unless
     /// `tool_search.semantic.enabled` is off.
     semantic: Option<Arc<SemanticModel>>,
+    /// The skills found at start (frontmatter only).
+    skills: Skills,
+    /// The loaded skills' folders the file tools may read, switched with the thread.
+    skill_reads: SkillReads,
 }
 
 impl Setup {
@@ -94,13 +101,17 @@ impl Setup {
             extensions_candidates(paths.extensions.as_deref(), cwd, env)?,
             ProjectFileKind::Extensions,
             trust,
-        )?
-        .map(|(found, _)| found);
+        )?;
+        let skills = Arc::new(find_skills(&app, extensions.as_ref(), cwd, env, trust));
+        let extensions = extensions.map(|(found, _)| found);
         let in_use = app
             .path
             .iter()
             .chain(extensions.as_ref().map(|found| &found.path));
-        let protected = antlers_own(env, cwd, in_use.cloned().collect());
+        let mut protected = antlers_own(env, cwd, in_use.cloned().collect());
+        let skill_reads = SkillReads::default();
+        protected.skill_reads = skill_reads.clone();
+        protected.skill_folders = skills.folders();
         let start_settings = StartSettings {
             manifests: ManifestStore::in_data_dir(env),
             cwd: cwd.to_path_buf(),
@@ -122,7 +133,19 @@ impl Setup {
             env_secrets: environment_secrets(env),
             mcp: McpCache::new(extensions, trust.clone(), start_settings),
             semantic,
+            skills,
+            skill_reads,
         })
+    }
+
+    /// The skills found at start.
+    pub fn skills(&self) -> &Skills {
+        &self.skills
+    }
+
+    /// The folders of the loaded skills the file tools may read.
+    pub fn skill_reads(&self) -> &SkillReads {
+        &self.skill_reads
     }
 
     /// The extensions file's server entries, nothing started.
@@ -307,11 +330,16 @@ impl Setup {
             servers,
             semantic: self.semantic_search(EmbedMode::Background),
         };
-        Ok(setup_deferred_for(
-            toolset,
-            &self.app.value.tool_search,
-            inputs,
-        )?)
+        let mut deferred = setup_deferred_for(toolset, &self.app.value.tool_search, inputs)?;
+        let window = self.context_window(model).unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        let budget = self
+            .app
+            .value
+            .skills
+            .listing_budget_tokens
+            .unwrap_or_else(|| crate::skills::listing::default_budget(window));
+        crate::skills::bind(&mut deferred, &self.skills, &self.skill_reads, budget);
+        Ok(deferred)
     }
 
     /// The sentence encoder of tool search, used the way `mode` says; `None` when it is
@@ -349,6 +377,69 @@ fn semantic_model(
     let cache = crate::config::dirs::data_dir(env)
         .map(|dir| EmbeddingCache::at(dir.join(crate::semantic::cache::FILE)));
     Some(Arc::new(SemanticModel::new(location, cache)))
+}
+
+/// The skills of the project (trusted ones usable), the user's config folder and
+/// `skills.paths`, with the names config.yaml's `skills.disabled` and the extensions
+/// file's `skills` map turn off.
+fn find_skills(
+    app: &Loaded<AppConfig>,
+    extensions: Option<&(Found, Option<ProjectFile>)>,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+    trust: &ProjectTrust,
+) -> SkillSet {
+    let config = &app.value.skills;
+    let base = app
+        .path
+        .as_deref()
+        .and_then(Path::parent)
+        .map_or_else(|| cwd.to_path_buf(), |dir| cwd.join(dir));
+    let mut paths: Vec<PathBuf> = config.paths.iter().map(|p| base.join(p)).collect();
+    if let Some(deerflow) = &config.path {
+        paths.extend(["public", "custom"].map(|sub| base.join(deerflow).join(sub)));
+    }
+    let roots = SkillRoots {
+        project: crate::skills::project_roots(cwd),
+        user: crate::config::dirs::config_dir(env).map(|dir| dir.join("skills")),
+        paths,
+    };
+    let off_in_extensions = extensions
+        .and_then(|(found, file)| match file {
+            Some(file) => Some(file.text()),
+            None => crate::bounded_read::read_to_string(
+                &found.path,
+                crate::bounded_read::CONFIG_BYTES,
+                "a config file",
+            )
+            .ok(),
+        })
+        .map(|text| crate::config::disabled_skills(&text))
+        .unwrap_or_default();
+    let extensions_path = extensions.map(|(found, _)| found.path.display().to_string());
+    let disabled = |name: &str| {
+        if config.disabled.iter().any(|n| n == name) {
+            return Some(String::from("skills.disabled in config.yaml"));
+        }
+        off_in_extensions.iter().any(|n| n == name).then(|| {
+            format!(
+                "`enabled: false` in {}",
+                extensions_path
+                    .as_deref()
+                    .unwrap_or("extensions_config.json")
+            )
+        })
+    };
+    let trusted = |skill: &crate::skills::discover::ProjectSkill| {
+        let file = ProjectFile::skill(skill).map_err(|e| e.to_string())?;
+        let state = trust.state(&file);
+        if state.is_trusted() {
+            Ok(())
+        } else {
+            Err(state.describe())
+        }
+    };
+    crate::skills::discover(&roots, &disabled, &trusted)
 }
 
 /// The first candidate that may be used: a project file only if `trust` admits it (read
@@ -448,6 +539,8 @@ fn antlers_own(env: EnvLookup<'_>, cwd: &Path, config_files: Vec<PathBuf>) -> Pr
         thread_outputs: ThreadOutputs::default(),
         startup_dirs: Vec::new(),
         files: config_files,
+        skill_reads: SkillReads::default(),
+        skill_folders: Vec::new(),
     }
 }
 

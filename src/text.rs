@@ -17,6 +17,14 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
+/// `text` without invisible characters (a reviewer of a file cannot see them; a model can)
+/// and without U+FFFD, what a lossy decoding left.
+pub fn without_invisible(text: &str) -> String {
+    text.chars()
+        .filter(|c| !is_invisible(*c) && *c != '\u{fffd}')
+        .collect()
+}
+
 /// `text` with control and invisible characters escaped, so that hostile text (a file, a
 /// tool's name or result) cannot move the cursor or rewrite what it is shown in.
 pub fn printable(text: &str) -> String {

@@ -290,6 +290,7 @@ fn listing(
     let count = |text: &str| counted(counting, text);
     let mut ledger = Ledger {
         listing_tokens: count(&deferred.prompt_section())?,
+        skills_listing_tokens: count(deferred.skills_section())?,
         ..Ledger::default()
     };
     let mut tools = HashMap::new();
@@ -370,6 +371,7 @@ pub fn add_run(thread: &mut Ledger, run: &Ledger) {
     t.history += r.history;
     t.results += r.results;
     thread.listing_tokens = run.listing_tokens;
+    thread.skills_listing_tokens = run.skills_listing_tokens;
     for server in &run.servers {
         match thread.servers.iter_mut().find(|s| s.name == server.name) {
             Some(entry) => {

@@ -85,6 +85,11 @@ fn prompt_with(
         };
         prompt.push_str(&format!("\n\n{DEFERRED} {call}\n{section}"));
     }
+    let skills = deferred.skills_section();
+    if !skills.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(skills);
+    }
     prompt
 }
 

@@ -740,6 +740,8 @@ impl Run<'_> {
     }
 
     fn finish(mut self, outcome: Outcome) -> RunResult {
+        // A skill is active for the run that loaded it.
+        self.thread.state.active_skills.clear();
         let ledger = self.take_ledger(&outcome);
         let (status, errors, error_kind) = match outcome {
             Outcome::Success => (RunStatus::Success, Vec::new(), None),

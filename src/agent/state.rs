@@ -38,6 +38,14 @@ pub struct ThreadState {
     /// MCP servers whose `instructions` the model has been shown in this thread.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub instructed_servers: BTreeSet<String>,
+    /// Skills loaded in this thread, in order: their folders stay readable by the file
+    /// tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loaded_skills: Vec<String>,
+    /// Skills active in the running run (loaded in it, or named by the user with its
+    /// message): their `allowed-tools` restrict what runs. Never stored.
+    #[serde(skip)]
+    pub active_skills: Vec<String>,
     /// The context ledger of the thread's runs so far (sums; no per-call list).
     #[serde(default, skip_serializing_if = "is_empty_ledger")]
     pub ledger: Ledger,
@@ -79,6 +87,9 @@ impl ThreadState {
             }
         }
         self.pending_images.extend(update.images.iter().cloned());
+        for skill in &update.skills_loaded {
+            self.skill_loaded(skill);
+        }
         let Some(promoted) = update.promoted.as_ref() else {
             return;
         };
@@ -87,6 +98,16 @@ impl ThreadState {
         self.last_used.retain(|name, _| names.contains(name));
         for name in &promoted.names {
             self.touch(name);
+        }
+    }
+
+    /// Records that the skill `name` was loaded: loaded in the thread, active in the run.
+    pub fn skill_loaded(&mut self, name: &str) {
+        if !self.loaded_skills.iter().any(|s| s == name) {
+            self.loaded_skills.push(name.to_string());
+        }
+        if !self.active_skills.iter().any(|s| s == name) {
+            self.active_skills.push(name.to_string());
         }
     }
 

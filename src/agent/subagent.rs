@@ -65,6 +65,8 @@ pub struct SubagentEnv {
     pub vision: bool,
     /// The parent's permission gate: a subagent's calls ask or are refused alike.
     pub permissions: Arc<crate::permissions::Permissions>,
+    /// The session's skills (their `allowed-tools` restrict a subagent that loads one).
+    pub skills: Option<crate::skills::Skills>,
 }
 
 /// Where the `task` tool finds its [`SubagentEnv`]: set by whoever assembles the parent
@@ -176,6 +178,7 @@ impl Task {
                     redact: env.redact.clone(),
                     instructions: env.instructions.clone(),
                     vision: env.vision,
+                    skills: env.skills.clone(),
                 },
             ),
             deferred: Arc::new(setup),
@@ -321,6 +324,7 @@ mod tests {
             instructions: Default::default(),
             vision: false,
             permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+            skills: None,
         }
     }
 

@@ -94,7 +94,9 @@ async fn run(
         None => prompt,
     };
     let emit = |event: Event| printer.event(&event);
-    let result = session.run(prompt, &emit, &cancel).await;
+    let result = session
+        .run_with_skills(prompt, &args.skills, &emit, &cancel)
+        .await;
     if let Ok(result) = &result {
         printer.finish(result);
     }

@@ -44,6 +44,7 @@ pub async fn run(
         }
         Ok(mut setup) => {
             config_checks(&setup, &mut checks);
+            skills_check(&setup, &mut checks);
             sandbox_check(&setup, &mut checks);
             match setup.mcp(env).await {
                 Err(err) => {
@@ -101,7 +102,12 @@ fn trust_checks(
         } else {
             Check::new(
                 name,
-                CheckStatus::Fail,
+                // A run does without an untrusted skill; it fails without a config file.
+                if file.kind == crate::trust::ProjectFileKind::Skill {
+                    CheckStatus::Warn
+                } else {
+                    CheckStatus::Fail
+                },
                 format!(
                     "{}; not used (it {}). Run `antler trust` to review and trust it, or pass \
                      --trust-project",
@@ -110,6 +116,26 @@ fn trust_checks(
                 ),
             )
         });
+    }
+}
+
+/// The skills: how many are usable and what the listing costs; each skipped one a warning.
+fn skills_check(setup: &Setup, checks: &mut Vec<Check>) {
+    let skills = setup.skills();
+    if skills.skills.is_empty() && skills.errors.is_empty() {
+        return;
+    }
+    let usable = skills.usable().count();
+    checks.push(Check::new(
+        "skills",
+        CheckStatus::Ok,
+        format!(
+            "{usable} usable of {} found (`antler skills list` shows each)",
+            skills.skills.len()
+        ),
+    ));
+    for error in &skills.errors {
+        checks.push(Check::new("skill", CheckStatus::Warn, error.to_string()));
     }
 }
 

@@ -93,7 +93,8 @@ impl From<SessionError> for CliError {
             | SessionError::Replay(_)
             | SessionError::Resume(_)
             | SessionError::NothingToContinue(_)
-            | SessionError::Instructions(_) => Self::usage(err.to_string()),
+            | SessionError::Instructions(_)
+            | SessionError::Skill(_) => Self::usage(err.to_string()),
             SessionError::Store(_) | SessionError::Outputs(_) | SessionError::Tokens(_) => {
                 Self::failure(err.to_string())
             }

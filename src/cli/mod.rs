@@ -16,6 +16,7 @@ mod models;
 mod oauth;
 mod output;
 mod run;
+mod skills;
 mod startup;
 mod threads;
 mod trust;
@@ -166,6 +167,10 @@ pub struct RunArgs {
     /// `allow-all` runs every tool call without asking (deny rules still hold).
     #[arg(long, value_enum, default_value = "default", value_name = "MODE")]
     pub permission_mode: PermissionMode,
+    /// Load this skill into the message, as the chat's `/NAME` does (repeat for more); its
+    /// `allowed-tools` restrict the run.
+    #[arg(long = "skill", value_name = "NAME")]
+    pub skills: Vec<String>,
     /// An argument of --mcp-prompt, as NAME=VALUE (repeat for more).
     #[arg(long = "arg", value_name = "NAME=VALUE", requires = "mcp_prompt")]
     pub prompt_args: Vec<String>,
@@ -198,9 +203,37 @@ pub enum Command {
     /// Check the configuration, every MCP server, the model endpoint and the deferred setup;
     /// exits non-zero if anything is wrong (a CI smoke test of the agent setup).
     Doctor(DoctorArgs),
+    /// The skills found (project, user, `skills.paths`): usable or not, and why.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
     /// Show this directory's project files (./config.yaml, ./extensions_config.json,
     /// ./mcp_config.json, ./.env) and what they would run, then trust their content.
     Trust(TrustArgs),
+}
+
+/// `antler skills ...`.
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// Every skill found: name, source, whether it is used (or turned off, not trusted,
+    /// shadowed), its listing tokens and its path; then the skills skipped and why.
+    List(SkillsListArgs),
+    /// One skill: its fields, its files and its SKILL.md.
+    Show(SkillsShowArgs),
+}
+
+/// Options of `antler skills list`.
+#[derive(Debug, Args)]
+pub struct SkillsListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `antler skills show`.
+#[derive(Debug, Args)]
+pub struct SkillsShowArgs {
+    /// The skill's name.
+    pub name: String,
 }
 
 /// Options of `antler trust`.
@@ -253,7 +286,7 @@ impl Cli {
             None => Invocation::Prompt,
             Some(Command::Mcp(McpCommand::Add(_) | McpCommand::Remove(_))) => Invocation::Edit,
             Some(Command::Tools(_) | Command::Mcp(_) | Command::Models(_)) => Invocation::Inspect,
-            Some(Command::Doctor(_)) => Invocation::Doctor,
+            Some(Command::Doctor(_) | Command::Skills(_)) => Invocation::Doctor,
             Some(Command::Threads(_)) => Invocation::Threads,
             Some(Command::Trust(_)) => Invocation::Trust,
         }

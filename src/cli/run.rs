@@ -64,6 +64,9 @@ pub async fn run(cli: Cli, startup: super::Startup) -> Exit {
         (_, Some(Command::Models(command))) => {
             super::models::run(command, &paths, &cwd, &env, trust).await
         }
+        (_, Some(Command::Skills(command))) => {
+            super::skills::run(command, model, &paths, &cwd, &env, trust)
+        }
         (_, Some(Command::Doctor(args))) => {
             super::doctor::run(&args, model, &paths, &cwd, &env, trust).await
         }
@@ -139,6 +142,7 @@ async fn inspect(
             }
             Command::Threads(_)
             | Command::Doctor(_)
+            | Command::Skills(_)
             | Command::Trust(_)
             | Command::Models(_)
             | Command::Mcp(

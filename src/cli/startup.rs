@@ -76,17 +76,32 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
                     Answer::Quit => return Err(Exit::Success),
                 },
                 Invocation::Prompt | Invocation::Inspect => {
-                    let message: Vec<String> = untrusted
+                    // An untrusted project skill is left out, not fatal: it only adds
+                    // instructions, and the run can do without them.
+                    let (skills, refused): (Vec<&ProjectFile>, Vec<&ProjectFile>) = untrusted
                         .iter()
-                        .map(|file| {
-                            let mut text = refusal(file, &trust).to_string();
-                            for line in describe(file) {
-                                text.push_str(&format!("\n  {line}"));
-                            }
-                            text
-                        })
-                        .collect();
-                    return Err(CliError::usage(message.join("\nerror: ")).report_as(format));
+                        .partition(|f| f.kind == ProjectFileKind::Skill);
+                    for skill in skills {
+                        notices.push(format!(
+                            "the project skill {} is not used: antler has not been told to trust it \
+                             ({}); `antler trust` shows it and trusts it",
+                            skill.path.display(),
+                            trust.state(skill).describe()
+                        ));
+                    }
+                    if !refused.is_empty() {
+                        let message: Vec<String> = refused
+                            .iter()
+                            .map(|file| {
+                                let mut text = refusal(file, &trust).to_string();
+                                for line in describe(file) {
+                                    text.push_str(&format!("\n  {line}"));
+                                }
+                                text
+                            })
+                            .collect();
+                        return Err(CliError::usage(message.join("\nerror: ")).report_as(format));
+                    }
                 }
                 Invocation::Doctor | Invocation::Threads | Invocation::Trust | Invocation::Edit => {
                 }

@@ -111,10 +111,18 @@ fn list(store: &TrustStore) -> Exit {
         }
         Ok(files) => {
             for (path, entry) in files {
-                let now = match ProjectFile::read(ProjectFileKind::AppConfig, &path) {
-                    Ok(file) if file.sha256 == entry.sha256 => "unchanged",
-                    Ok(_) => "changed since (not trusted)",
-                    Err(_) => "missing",
+                // A skill is trusted by its folder.
+                let now = if path.is_dir() {
+                    crate::skills::project_skill(&path).ok().map(|s| s.sha256)
+                } else {
+                    ProjectFile::read(ProjectFileKind::AppConfig, &path)
+                        .ok()
+                        .map(|f| f.sha256)
+                };
+                let now = match now {
+                    Some(sha) if sha == entry.sha256 => "unchanged",
+                    Some(_) => "changed since (not trusted)",
+                    None => "missing",
                 };
                 println!(
                     "{}  trusted {}  {now}",

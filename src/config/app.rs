@@ -62,6 +62,8 @@ pub(super) mod deerflow_keys {
     ];
     /// `tool_groups[]`.
     pub const TOOL_GROUP: &[&str] = &["description"];
+    /// `skills`.
+    pub const SKILLS: &[&str] = &["container_path", "use_deferred"];
 }
 
 /// Everything `config.yaml` configures. A missing file means `AppConfig::default()`.
@@ -90,6 +92,28 @@ pub struct AppConfig {
     pub permissions: super::PermissionsConfig,
     /// Added to the system prompt (before the project's AGENTS.md files).
     pub instructions: Option<String>,
+    /// Skills: more folders, names turned off, the listing's budget.
+    pub skills: SkillsConfig,
+}
+
+/// `skills:` in config.yaml.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SkillsConfig {
+    /// More folders that hold skill folders (relative to config.yaml's folder), after the
+    /// project's and the user's own.
+    pub paths: Vec<PathBuf>,
+    /// DeerFlow's skills folder: its `public/` and `custom/` hold skill folders.
+    pub path: Option<PathBuf>,
+    /// Skills turned off, by name.
+    pub disabled: Vec<String>,
+    /// The most tokens the `<available-skills>` listing may take (default 2% of the
+    /// context window, at most 2,000).
+    #[serde(default, deserialize_with = "lenient::optional")]
+    pub listing_budget_tokens: Option<usize>,
+    /// Any other key.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `mcp:` in config.yaml.

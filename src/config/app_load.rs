@@ -263,6 +263,7 @@ pub(super) fn extra_keys(config: &AppConfig) -> Vec<Vec<Segment>> {
         &config.summarization.extra,
         deerflow::SUMMARIZATION,
     );
+    check(vec![key("skills")], &config.skills.extra, deerflow::SKILLS);
     found
 }
 

@@ -126,6 +126,25 @@ fn explicit(
     }
 }
 
+/// The project's folders, outermost first: from the repository root (the nearest folder
+/// with `.git`) down to `workspace`; outside a repository, the workspace only.
+pub fn project_folders(workspace: &Path) -> Vec<&Path> {
+    let mut folders: Vec<&Path> = Vec::new();
+    let mut repository = false;
+    for dir in workspace.ancestors() {
+        folders.push(dir);
+        if dir.join(".git").exists() {
+            repository = true;
+            break;
+        }
+    }
+    if !repository {
+        folders.truncate(1);
+    }
+    folders.reverse();
+    folders
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

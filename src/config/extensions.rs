@@ -303,6 +303,23 @@ fn position_suffix(text: &str, key: &[Segment]) -> String {
 }
 
 /// A JSON value's kind, for "found ..." in messages.
+/// DeerFlow's `skills` map of an extensions file (`{"NAME": {"enabled": false}}`): the
+/// names it turns off. A file that is not JSON, or a map of another shape, turns off
+/// nothing (the file's own errors are reported where its servers are read).
+pub fn disabled_skills(text: &str) -> Vec<String> {
+    let Ok(Value::Object(root)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let Some(Value::Object(skills)) = root.get("skills") else {
+        return Vec::new();
+    };
+    skills
+        .iter()
+        .filter(|(_, entry)| entry.get("enabled") == Some(&Value::Bool(false)))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

@@ -21,13 +21,13 @@ mod signature;
 
 pub use app::{
     AppConfig, Binding, ListingMode, McpConfig, ModelConfig, SandboxConfig, SandboxMode,
-    SubagentsConfig, SummarizationConfig, ToolCallFormat, ToolConfig, ToolGroupConfig,
-    ToolOutputConfig, ToolSearchConfig, ToolSearchMode, WebFetchPolicy,
+    SkillsConfig, SubagentsConfig, SummarizationConfig, ToolCallFormat, ToolConfig,
+    ToolGroupConfig, ToolOutputConfig, ToolSearchConfig, ToolSearchMode, WebFetchPolicy,
 };
 pub use app_load::{Loaded, parse_app_config, parse_app_config_with};
 pub use discovery::{
     ConfigPaths, Found, Origin, app_config_candidates, dotenv_candidate, extensions_candidates,
-    user_extensions,
+    project_folders, user_extensions,
 };
 pub use edit::{EditError, add_server, remove_server};
 #[cfg(test)]
@@ -38,7 +38,7 @@ pub use error::ConfigError;
 pub(crate) use error::read_config_file;
 pub(crate) use extensions::json_kind;
 pub use extensions::{
-    ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind,
+    ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind, disabled_skills,
     parse_extensions_config,
 };
 pub(crate) use locate::{Segment, locate};
@@ -50,4 +50,7 @@ pub use signature::FileSignature;
 /// The project instruction files antler reads into the system prompt, by preference: a
 /// folder's AGENTS.md, else its CLAUDE.md. Writing one needs the user's approval.
 pub const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
+
+/// The project's skill folders, as a path names them.
+pub const SKILL_FOLDERS: &[&str] = &[".agents/skills", ".claude/skills"];
 pub(crate) use signature::hex;

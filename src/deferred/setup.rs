@@ -9,6 +9,7 @@ use super::search::SemanticSearch;
 use super::tokens::estimate_schemas_tokens;
 use super::tool_search::{TOOL_SEARCH, ToolSearch};
 use crate::config::{Binding, DeferMode, McpServerConfig, ToolSearchConfig, ToolSearchMode};
+use crate::protocol::LOAD_SKILL_TOOL;
 use crate::tools::{Tool, ToolSource, Toolset};
 
 /// The context window assumed for `enabled: auto` when the model has none configured.
@@ -48,6 +49,8 @@ pub struct DeferredSetup {
     pub binding: Binding,
     /// The section's lines, for the context ledger.
     lines: Vec<ListedLine>,
+    /// The `<available-skills>` section, when skills are bound (see [`DeferredSetup::add_skills`]).
+    skills_section: String,
 }
 
 /// What the deferral decision and the listing may use besides the toolset and config.
@@ -87,6 +90,11 @@ impl DeferredSetup {
                 .map_or(0, |i| i + 1);
             bound.insert(after_search, door.clone());
         }
+        let skills_section = if bound.iter().any(|t| t.info().name == LOAD_SKILL_TOOL) {
+            self.skills_section.clone()
+        } else {
+            String::new()
+        };
         DeferredSetup {
             binding: self.binding,
             bound,
@@ -102,6 +110,7 @@ impl DeferredSetup {
             } else {
                 Vec::new()
             },
+            skills_section,
             catalog,
         }
     }
@@ -114,6 +123,46 @@ impl DeferredSetup {
     /// The section's lines: each deferred tool's name, or each server's line.
     pub fn listed_lines(&self) -> &[ListedLine] {
         &self.lines
+    }
+
+    /// The `<available-skills>` section (empty without skills).
+    pub fn skills_section(&self) -> &str {
+        &self.skills_section
+    }
+
+    /// Binds `load_skill` after the deferred setup's own tools (before the configured
+    /// ones), puts `search` in `tool_search`'s place when given (the search that finds
+    /// skills too), and lists the skills in `section`. A toolset that already has a tool
+    /// of that name gets no skills: the name would be ambiguous.
+    pub fn add_skills(
+        &mut self,
+        load_skill: Arc<dyn Tool>,
+        search: Option<Arc<dyn Tool>>,
+        section: String,
+    ) {
+        if self.bound.iter().any(|t| t.info().name == LOAD_SKILL_TOOL)
+            || self
+                .catalog
+                .as_ref()
+                .is_some_and(|c| c.contains(LOAD_SKILL_TOOL))
+        {
+            tracing::warn!(
+                "skills are not offered: another tool is already named `{LOAD_SKILL_TOOL}`"
+            );
+            return;
+        }
+        if let Some(search) = search
+            && let Some(slot) = self.bound.iter_mut().find(|t| t.info().name == TOOL_SEARCH)
+        {
+            *slot = search;
+        }
+        let after_own = self
+            .bound
+            .iter()
+            .take_while(|t| [TOOL_SEARCH, CALL_TOOL].contains(&t.info().name.as_str()))
+            .count();
+        self.bound.insert(after_own, load_skill);
+        self.skills_section = section;
     }
 }
 
@@ -274,6 +323,7 @@ fn finish(
             listed: None,
             binding: config.binding,
             lines: Vec::new(),
+            skills_section: String::new(),
         });
     };
     let mut bound: Vec<Arc<dyn Tool>> = toolset
@@ -321,6 +371,7 @@ fn finish(
         listed: None,
         binding: config.binding,
         lines: Vec::new(),
+        skills_section: String::new(),
     })
 }
 

@@ -114,6 +114,15 @@ pub fn mentions_instructions(command: &str) -> bool {
         .any(|f| lower.contains(&f.to_lowercase()))
 }
 
+/// Whether `text` (a path or a command) names a project skills folder, whose skills
+/// instruct later sessions.
+pub fn mentions_skills(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    crate::config::SKILL_FOLDERS
+        .iter()
+        .any(|f| lower.contains(f))
+}
+
 /// The parts of `command` a deny rule is checked against: the whole and every piece
 /// between shell operators and substitutions, each also with its whitespace collapsed,
 /// leading `NAME=value` words and runners (`env`, `sudo`, `command`, ...) dropped and the

@@ -183,6 +183,9 @@ impl Policy {
 fn instructions_written<'a>(call: &CallFacts<'a>) -> Option<&'a str> {
     let subject = call.subject?;
     match call.effect {
+        Effect::WritesFiles if command::mentions_skills(subject) => {
+            Some("a project skill (.agents/skills, .claude/skills)")
+        }
         Effect::WritesFiles => {
             let name = subject.rsplit('/').next()?;
             crate::config::INSTRUCTION_FILES
@@ -192,6 +195,9 @@ fn instructions_written<'a>(call: &CallFacts<'a>) -> Option<&'a str> {
         }
         Effect::RunsCommands if command::mentions_instructions(subject) => {
             Some("an instructions file (AGENTS.md or CLAUDE.md)")
+        }
+        Effect::RunsCommands if command::mentions_skills(subject) => {
+            Some("a project skill (.agents/skills, .claude/skills)")
         }
         _ => None,
     }

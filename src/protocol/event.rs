@@ -18,6 +18,9 @@ use super::{
 /// event or field is removed or changes meaning (new events and fields do not change it).
 pub const STREAM_JSON_VERSION: u32 = 1;
 
+/// The built-in tool that loads a skill.
+pub const LOAD_SKILL_TOOL: &str = "load_skill";
+
 /// What kind of failure ended a turn or a run, for scripts and front-ends that react to it
 /// (retry later on a rate limit, fix the key on `auth`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -281,6 +284,20 @@ pub enum Event {
         /// The catalog they belong to.
         catalog_hash: Option<String>,
     },
+    /// A skill's instructions were loaded into the thread: by the model (`load_skill`,
+    /// `tool_search`'s `select:skill:NAME`) or by the user (`/NAME`, `--skill`).
+    SkillLoaded {
+        /// The turn (0: with the user's message, before the first model call).
+        turn: u32,
+        /// The skill.
+        name: String,
+        /// Where it was found: `project`, `user` or `path`.
+        source: String,
+        /// The estimated tokens of what was loaded.
+        tokens: usize,
+        /// Who loaded it.
+        by: SkillLoadedBy,
+    },
     /// Files the model presented as the run's output (`present_files`).
     FilesPresented {
         /// The turn.
@@ -301,6 +318,16 @@ pub enum Event {
     },
     /// The run ended; the last event of every run.
     RunFinished(RunResult),
+}
+
+/// Who loaded a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillLoadedBy {
+    /// The model.
+    Model,
+    /// The user.
+    User,
 }
 
 /// How a run ended.

@@ -124,6 +124,9 @@ pub struct Ledger {
     pub totals: CallTotals,
     /// The deferred listing's tokens (part of every call's system prompt).
     pub listing_tokens: u64,
+    /// The `<available-skills>` listing's tokens (part of every call's system prompt too).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skills_listing_tokens: u64,
     /// The servers with deferred tools, in catalog order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<ServerTokens>,

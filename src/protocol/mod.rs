@@ -20,14 +20,15 @@ pub use elicitation::{
     FormField, form_values,
 };
 pub use event::{
-    ErrorKind, Event, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION, SUBAGENT_TOOL,
-    ToolRole,
+    ErrorKind, Event, LOAD_SKILL_TOOL, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION,
+    SUBAGENT_TOOL, SkillLoadedBy, ToolRole,
 };
 pub use ledger::{CallTokens, CallTotals, Counting, Ledger, ServerTokens, ToolTokens};
 pub use mcp::{PromptArgumentInfo, PromptInfo, ServerState, ServerStatus};
 pub use message::{ImagePart, Message, ToolCall};
 pub use model::{FinishReason, Usage};
 pub use session::{
-    Attachment, ClarificationRequest, Command, ContextView, SessionInfo, ToolsView, Update,
+    Attachment, ClarificationRequest, Command, ContextView, SessionInfo, SkillInfo, ToolsView,
+    Update,
 };
 pub use thread::ThreadMeta;

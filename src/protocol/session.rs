@@ -80,8 +80,31 @@ pub enum Command {
         /// Its arguments by name.
         arguments: BTreeMap<String, String>,
     },
+    /// Run the user's message with this skill loaded into it (the chat's `/NAME rest`);
+    /// what the user sees of it comes back as [`Update::UserTurn`] before the run.
+    RunSkill {
+        /// The skill.
+        name: String,
+        /// The rest of the line.
+        text: String,
+    },
     /// End the session.
     Quit,
+}
+
+/// A skill as a front-end offers it (`/NAME`, `/skills`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillInfo {
+    /// Its name.
+    pub name: String,
+    /// Its description (one clean line).
+    pub description: String,
+    /// `project`, `user` or `path`.
+    pub source: String,
+    /// Whether it can be used (listed, loadable).
+    pub usable: bool,
+    /// Why not, when it cannot.
+    pub reason: String,
 }
 
 /// What the front-end is told: plain data.
@@ -117,6 +140,9 @@ pub enum Update {
     /// The MCP servers' prompts, for slash commands: sent once the session is ready and
     /// again when they change.
     Prompts(Vec<PromptInfo>),
+    /// The skills found at start, for `/NAME` and `/skills`: sent once the session is
+    /// ready.
+    Skills(Vec<SkillInfo>),
     /// The text of a user turn the front-end did not type (a server prompt), sent just
     /// before its run starts.
     UserTurn(String),

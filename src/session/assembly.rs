@@ -161,6 +161,24 @@ impl Assembly {
         Ok(())
     }
 
+    /// The session's skills.
+    pub async fn skills(&self) -> crate::skills::Skills {
+        self.inner.lock().await.setup.skills().clone()
+    }
+
+    /// Lets the file tools read the folders of the skills `names` (the thread's loaded
+    /// ones) and no others.
+    pub async fn grant_skills(&self, names: &[String]) {
+        let inner = self.inner.lock().await;
+        let skills = inner.setup.skills();
+        let folders = names
+            .iter()
+            .filter_map(|n| skills.get(n))
+            .map(|s| s.dir.clone())
+            .collect();
+        inner.setup.skill_reads().set(folders);
+    }
+
     /// The MCP servers in use now.
     pub async fn mcp(&self) -> Arc<McpManager> {
         self.inner.lock().await.mcp.clone()
@@ -316,6 +334,7 @@ impl Inner {
                 instructions: instructions.clone(),
                 vision,
                 permissions: self.spec.permissions.clone(),
+                skills: Some(setup.skills().clone()),
             });
         }
         let options = ChainOptions {
@@ -326,6 +345,7 @@ impl Inner {
             redact,
             instructions,
             vision,
+            skills: Some(setup.skills().clone()),
         };
         Ok(Agent {
             provider: self.spec.provider.clone(),

@@ -29,6 +29,7 @@ pub async fn serve(
     let mut controller = Controller::new(session, commands, updates);
     controller.greet().await;
     controller.send_prompts().await;
+    controller.send_skills().await;
     controller.run().await;
     controller.close().await;
 }
@@ -91,6 +92,7 @@ pub async fn start_and_serve(
     forward_questions(questions, &updates);
     let mut controller = Controller::new(session, commands, updates.clone());
     controller.send_prompts().await;
+    controller.send_skills().await;
     controller.queued = waiting;
     // A server restarted later (an edited extensions file) is reported the same way.
     controller.background.push(tokio::spawn(progress.forward()));
@@ -249,6 +251,15 @@ impl Controller {
         }
     }
 
+    /// Sends the skills found at start.
+    async fn send_skills(&self) {
+        let skills = self.session.skill_infos().await;
+        // A front-end starts with none.
+        if !skills.is_empty() {
+            self.send(Update::Skills(skills));
+        }
+    }
+
     /// Sends the servers' prompts if they changed since they were last sent.
     async fn send_prompts(&mut self) {
         let prompts = self.session.mcp().await.prompts().await;
@@ -286,10 +297,18 @@ impl Controller {
             match command {
                 Command::Quit => return,
                 Command::Submit(text) => {
-                    if self.submit(text).await {
+                    if self.submit(text, &[]).await {
                         return;
                     }
                     self.send_prompts().await;
+                }
+                Command::RunSkill { name, text } => {
+                    self.send(Update::UserTurn(
+                        format!("/{name} {text}").trim_end().to_string(),
+                    ));
+                    if self.submit(text, &[name]).await {
+                        return;
+                    }
                 }
                 Command::SubmitWith { text, attachments } => {
                     let mcp = self.session.mcp().await;
@@ -305,7 +324,7 @@ impl Controller {
                         Ok(message) => {
                             let message = self.session.redact(&message).await;
                             self.send(Update::UserTurn(text));
-                            if self.submit(message).await {
+                            if self.submit(message, &[]).await {
                                 return;
                             }
                         }
@@ -326,7 +345,7 @@ impl Controller {
                         Ok(text) => {
                             let text = self.session.redact(&text).await;
                             self.send(Update::UserTurn(text.clone()));
-                            if self.submit(text).await {
+                            if self.submit(text, &[]).await {
                                 return;
                             }
                         }
@@ -360,6 +379,7 @@ impl Controller {
             | Command::Submit(_)
             | Command::SubmitWith { .. }
             | Command::RunPrompt { .. }
+            | Command::RunSkill { .. }
             | Command::Quit => {}
             Command::ListAttachments => self.list_attachments().await,
             Command::LoginMcp(name) => self.login(name).await,
@@ -430,7 +450,7 @@ impl Controller {
     /// cancels and ends the session (returns true), `Answer`, `Elicit`, `Approve` and
     /// `ShowMcp` are answered,
     /// the rest wait.
-    async fn submit(&mut self, text: String) -> bool {
+    async fn submit(&mut self, text: String, skills: &[String]) -> bool {
         if let Err(err) = self.session.open_for(&text) {
             self.error(err.to_string());
             return false;
@@ -448,7 +468,7 @@ impl Controller {
         let workspace = self.session.workspace().await.ok();
         let mut quit = false;
         let started = {
-            let run = self.session.run(text, &emit, &cancel);
+            let run = self.session.run_with_skills(text, skills, &emit, &cancel);
             tokio::pin!(run);
             loop {
                 tokio::select! {

@@ -18,8 +18,8 @@ use crate::mcp::McpManager;
 use crate::mcp::elicitation::Elicitations;
 use crate::permissions::{ApprovalStore, Approvals, Guarded, Permissions, Policy, Watched};
 use crate::protocol::{
-    ClarificationRequest, ContextView, Message, RunResult, RunStatus, ServerState, SessionInfo,
-    ThreadMeta, ToolsView,
+    ClarificationRequest, ContextView, Event, Message, RunResult, RunStatus, ServerState,
+    SessionInfo, ThreadMeta, ToolsView,
 };
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
 use crate::provider::resolve::{ModelError, openai_provider};
@@ -63,6 +63,9 @@ pub enum SessionError {
     /// `--system-prompt-file` cannot be read.
     #[error(transparent)]
     Instructions(#[from] InstructionsError),
+    /// A skill the user named cannot be used.
+    #[error("{0}")]
+    Skill(String),
 }
 
 /// Which thread the session starts on.
@@ -440,6 +443,20 @@ impl Session {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<RunResult, SessionError> {
+        self.run_with_skills(text, &[], emit, cancel).await
+    }
+
+    /// [`Session::run`] with the skills the user named (`/NAME`, `--skill`): their text
+    /// joins the user's turn, they are active in the run, and `skill_loaded` says so after
+    /// `run_started`.
+    pub async fn run_with_skills(
+        &mut self,
+        text: String,
+        skills: &[String],
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<RunResult, SessionError> {
+        let (text, loaded) = self.with_skills(text, skills).await?;
         let place = self.thread_for(&text)?;
         // The thread's tools read their saved outputs there, and Landlock names it.
         if let Err(err) = crate::private_file::create_dir(&place.outputs) {
@@ -457,6 +474,27 @@ impl Session {
         let Some(open) = self.thread.as_mut() else {
             return Err(StoreError::NotFound(String::from("the thread in use")).into());
         };
+        for event in &loaded {
+            if let Event::SkillLoaded { name, .. } = event {
+                open.thread.state.skill_loaded(name);
+            }
+        }
+        self.assembly
+            .grant_skills(&open.thread.state.loaded_skills)
+            .await;
+        let announce = std::sync::Mutex::new(Some(loaded));
+        let emit_all = |event: Event| {
+            let started = matches!(event, Event::RunStarted { .. });
+            emit(event);
+            if started
+                && let Some(loaded) = announce
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take()
+            {
+                loaded.into_iter().for_each(emit);
+            }
+        };
         let sink = StoreSink::new(&self.store);
         let result = run_live(
             &self.assembly,
@@ -464,7 +502,7 @@ impl Session {
             &mut open.thread,
             text,
             &sink,
-            emit,
+            &emit_all,
             cancel,
         )
         .await;
@@ -481,6 +519,57 @@ impl Session {
             }
         }
         Ok(result)
+    }
+
+    /// The skills found at start, for a front-end.
+    pub async fn skill_infos(&self) -> Vec<crate::protocol::SkillInfo> {
+        let skills = self.assembly.skills().await;
+        crate::ui::skills::rows(&skills)
+            .into_iter()
+            .map(|row| crate::protocol::SkillInfo {
+                usable: row.reason.is_none(),
+                reason: row.reason.unwrap_or_default(),
+                name: row.name,
+                description: row.description,
+                source: row.source.to_string(),
+            })
+            .collect()
+    }
+
+    /// `text` with the skills named loaded before it, and their `skill_loaded` events.
+    async fn with_skills(
+        &self,
+        text: String,
+        names: &[String],
+    ) -> Result<(String, Vec<Event>), SessionError> {
+        if names.is_empty() {
+            return Ok((text, Vec::new()));
+        }
+        let skills = self.assembly.skills().await;
+        let mut parts = Vec::new();
+        let mut events = Vec::new();
+        for name in names {
+            let Some(skill) = skills.get(name) else {
+                return Err(SessionError::Skill(crate::skills::load::unknown(
+                    &skills, name,
+                )));
+            };
+            let loaded = crate::skills::load::load(skill).map_err(SessionError::Skill)?;
+            parts.push(format!(
+                "[The user loaded the skill `{}`.]\n{}",
+                skill.name, loaded.text
+            ));
+            events.push(crate::skills::load::loaded_event(
+                0,
+                skill,
+                loaded.tokens,
+                crate::protocol::SkillLoadedBy::User,
+            ));
+        }
+        if !text.trim().is_empty() {
+            parts.push(text);
+        }
+        Ok((parts.join("\n\n"), events))
     }
 
     /// Ends the session: its MCP servers are stopped, and a new thread that got no message

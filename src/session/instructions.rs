@@ -133,28 +133,9 @@ fn first_in(dir: &Path, within: Option<&Path>) -> Option<PathBuf> {
     })
 }
 
-/// The project's folders, outermost first: from the repository root (the nearest folder
-/// with `.git`) down to `workspace`; outside a repository, the workspace only.
-fn project_folders(workspace: &Path) -> Vec<&Path> {
-    let mut folders: Vec<&Path> = Vec::new();
-    let mut repository = false;
-    for dir in workspace.ancestors() {
-        folders.push(dir);
-        if dir.join(".git").exists() {
-            repository = true;
-            break;
-        }
-    }
-    if !repository {
-        folders.truncate(1);
-    }
-    folders.reverse();
-    folders
-}
-
-/// The project's files, outermost first (see [`project_folders`]).
+/// The project's files, outermost first (see [`crate::config::project_folders`]).
 fn project_files(workspace: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
-    let folders = project_folders(workspace);
+    let folders = crate::config::project_folders(workspace);
     let Some(root) = folders
         .first()
         .and_then(|dir| std::fs::canonicalize(dir).ok())
@@ -174,7 +155,7 @@ fn project_files(workspace: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
 pub fn candidate_paths(config_dir: Option<&Path>, workspace: &Path) -> Vec<PathBuf> {
     config_dir
         .into_iter()
-        .chain(project_folders(workspace))
+        .chain(crate::config::project_folders(workspace))
         .flat_map(|dir| NAMES.iter().map(move |name| dir.join(name)))
         .collect()
 }
@@ -204,10 +185,7 @@ fn read_bounded(path: &Path, within: Option<&Path>, max: usize) -> Option<String
     let cut = bytes.len() > max;
     bytes.truncate(max);
     let text = String::from_utf8_lossy(&bytes);
-    let mut text: String = text
-        .chars()
-        .filter(|c| !crate::text::is_invisible(*c) && *c != '\u{fffd}')
-        .collect();
+    let mut text = crate::text::without_invisible(&text);
     if cut {
         text.push_str("\n\n[… the rest of this file is not included: it is too long]");
         tracing::warn!(

@@ -99,6 +99,8 @@ pub struct StateUpdate {
     pub presented_files: Vec<String>,
     /// Images to attach to the next model call (`view_image`).
     pub images: Vec<ImagePart>,
+    /// Skills loaded (`load_skill`): active for the rest of the run.
+    pub skills_loaded: Vec<String>,
 }
 
 /// The result of one tool call, as the model will see it.

@@ -32,6 +32,9 @@ pub enum ProjectFileKind {
     Extensions,
     /// `./.env`.
     DotEnv,
+    /// A project skill's folder (`.agents/skills/NAME`, `.claude/skills/NAME`), trusted by
+    /// the hash of all its files.
+    Skill,
 }
 
 impl ProjectFileKind {
@@ -41,6 +44,7 @@ impl ProjectFileKind {
             Self::AppConfig => "chooses the model endpoint, the tools and the sandbox",
             Self::Extensions => "starts programs (MCP servers) and connects to URLs",
             Self::DotEnv => "sets environment variables (API keys, endpoints, config paths)",
+            Self::Skill => "instructs the model, and its scripts run if the model runs them",
         }
     }
 }
@@ -87,6 +91,18 @@ impl ProjectFile {
         })
     }
 
+    /// A project skill's folder: keyed by the folder, its SKILL.md's content shown, the
+    /// hash of every file in it trusted.
+    pub fn skill(skill: &crate::skills::discover::ProjectSkill) -> std::io::Result<Self> {
+        Ok(Self {
+            kind: ProjectFileKind::Skill,
+            path: skill.skill_md.clone(),
+            key: std::path::absolute(skill.skill_md.parent().unwrap_or(&skill.skill_md))?,
+            content: skill.content.clone(),
+            sha256: skill.sha256.clone(),
+        })
+    }
+
     /// The content as text (lossy: a file that is not UTF-8 fails to parse later anyway).
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.content).into_owned()
@@ -122,12 +138,25 @@ pub fn project_files(
             )?),
         ),
     ];
-    candidates
+    let mut files = candidates
         .into_iter()
         .filter_map(|(kind, found)| found.map(|f| (kind, f.path)))
         .map(|(kind, path)| {
             ProjectFile::read(kind, &path).map_err(|source| ConfigError::Read { path, source })
         })
+        .collect::<Result<Vec<_>, _>>()?;
+    files.extend(project_skills(cwd));
+    Ok(files)
+}
+
+/// The project's skill folders, each read whole; one that cannot be a skill is left out
+/// here (the skills' discovery reports why).
+pub fn project_skills(cwd: &Path) -> Vec<ProjectFile> {
+    crate::skills::project_roots(cwd)
+        .iter()
+        .flat_map(|root| crate::skills::discover::skill_dirs(root))
+        .filter_map(|dir| crate::skills::project_skill(&dir).ok())
+        .filter_map(|skill| ProjectFile::skill(&skill).ok())
         .collect()
 }
 

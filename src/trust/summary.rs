@@ -15,6 +15,7 @@ pub fn describe(file: &ProjectFile) -> Vec<String> {
         ProjectFileKind::Extensions => extensions(&text),
         ProjectFileKind::AppConfig => app_config(&text),
         ProjectFileKind::DotEnv => dotenv(&text),
+        ProjectFileKind::Skill => skill(&file.key),
     };
     lines.iter().map(|line| printable(line)).collect()
 }
@@ -27,6 +28,25 @@ fn unsummarised(text: &str) -> Vec<String> {
     std::iter::once(String::from("(cannot be summarised; its text:)"))
         .chain(text.lines().map(|line| format!("  | {line}")))
         .collect()
+}
+
+/// A skill's folder: how many files, and each script (what the model could run).
+fn skill(dir: &std::path::Path) -> Vec<String> {
+    let entries = match crate::skills::folder::entries(dir) {
+        Ok(entries) => entries,
+        Err(problem) => return vec![format!("cannot be listed: {}", problem.message)],
+    };
+    let mut lines = vec![format!(
+        "a skill of {} file(s); the model reads SKILL.md when it loads the skill",
+        entries.len()
+    )];
+    for entry in &entries {
+        let in_scripts = entry.path.starts_with("scripts");
+        if entry.executable || in_scripts {
+            lines.push(format!("script: {}", entry.path.display()));
+        }
+    }
+    lines
 }
 
 fn extensions(text: &str) -> Vec<String> {

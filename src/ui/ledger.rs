@@ -12,7 +12,7 @@ pub fn ledger_lines(thread: &Ledger, next: Option<&Ledger>) -> Vec<String> {
         "Context ledger (tokens of what is sent; message framing not counted)",
     )];
     if let Some(call) = next.and_then(|n| n.calls.first()) {
-        let listing = next.map_or(0, |n| n.listing_tokens);
+        let listing = next.map_or((0, 0), |n| (n.listing_tokens, n.skills_listing_tokens));
         lines.push(String::new());
         let how = next.map_or(Counting::O200k, |n| n.counted).as_str();
         lines.push(format!(
@@ -73,9 +73,13 @@ pub fn ledger_lines(thread: &Ledger, next: Option<&Ledger>) -> Vec<String> {
     lines
 }
 
-fn parts(call: &CallTokens, listing: u64) -> String {
+fn parts(call: &CallTokens, (listing, skills): (u64, u64)) -> String {
+    let skills = match skills {
+        0 => String::new(),
+        n => format!(", skills {}", thousands(n)),
+    };
     format!(
-        "system {} (listing {}) · tools {} · history {} · results {}",
+        "system {} (listing {}{skills}) · tools {} · history {} · results {}",
         thousands(call.system),
         thousands(listing),
         thousands(call.tools),

@@ -7,6 +7,7 @@ pub mod ledger;
 pub mod listing;
 pub mod run_output;
 pub mod search;
+pub mod skills;
 pub mod threads;
 pub mod tui;
 

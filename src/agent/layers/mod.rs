@@ -13,6 +13,8 @@
 //!    budget, so a saved output is redacted too.
 //! 4. [`tool_errors::ToolErrors`] — answers calls to unknown tools and calls with
 //!    arguments that are not a JSON object; gives silent failures a message.
+//!    [`skill_tools::SkillTools`] — while a skill with `allowed-tools` is active in the
+//!    run, answers calls of the tools it does not name with an error naming the skill.
 //! 5. [`images::Images`] — attaches images queued by `view_image` to the next call.
 //! 6. [`routing::Routing`] — promotes a server's top tools when the user's message names
 //!    one of its routing keywords (so the filter below binds them in the same call).
@@ -38,6 +40,7 @@ pub mod output_budget;
 pub mod redact;
 pub mod routing;
 pub mod server_instructions;
+pub mod skill_tools;
 pub mod stable_calls;
 pub mod summarize;
 pub mod tool_errors;
@@ -60,6 +63,8 @@ pub struct ChainOptions {
     /// Whether the model can see images (`supports_vision`): images from tools are
     /// attached only then.
     pub vision: bool,
+    /// The session's skills, whose `allowed-tools` restrict a run they are active in.
+    pub skills: Option<crate::skills::Skills>,
 }
 
 /// The full chain in the documented order (summarisation aside) for a deferred setup.
@@ -81,7 +86,15 @@ pub fn agent_chain(
     }
     chain = chain
         .with(options.redact)
-        .with(tool_errors::ToolErrors::new(known))
+        .with(tool_errors::ToolErrors::new(known));
+    if let Some(skills) = options.skills.filter(|s| s.any_usable()) {
+        chain = chain.with(skill_tools::SkillTools::new(
+            skills,
+            setup.bound.clone(),
+            setup.catalog.clone(),
+        ));
+    }
+    chain = chain
         .with(images::Images {
             vision: options.vision,
         })

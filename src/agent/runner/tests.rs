@@ -363,6 +363,7 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         instructions: Default::default(),
         vision: false,
         permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        skills: None,
     });
     Agent {
         provider,
@@ -713,6 +714,7 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         instructions: Default::default(),
         vision: false,
         permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        skills: None,
     });
     let agent = Agent {
         provider: provider.clone(),

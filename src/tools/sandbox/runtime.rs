@@ -112,6 +112,7 @@ impl SandboxRuntime {
                         .iter()
                         .cloned()
                         .chain(workspace.thread_outputs())
+                        .chain(workspace.skill_folders().iter().cloned())
                         .collect(),
                 };
                 match ConfinedWorker::start(rules) {

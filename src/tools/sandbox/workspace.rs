@@ -105,6 +105,49 @@ impl ThreadOutputs {
     }
 }
 
+/// The folders of the skills the running thread loaded, which its file tools may read
+/// (never write) wherever they are, even in antler's config folder. A session sets them
+/// when it switches threads and `load_skill` adds one; clones share them.
+#[derive(Debug, Clone, Default)]
+pub struct SkillReads(Arc<std::sync::RwLock<Vec<PathBuf>>>);
+
+impl SkillReads {
+    /// Makes `folder` (canonical) readable.
+    pub fn grant(&self, folder: &Path) {
+        let mut folders = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !folders.iter().any(|f| f == folder) {
+            folders.push(folder.to_path_buf());
+        }
+    }
+
+    /// Makes exactly `folders` readable.
+    pub fn set(&self, folders: Vec<PathBuf>) {
+        *self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = folders;
+    }
+
+    /// The folders readable now.
+    pub fn current(&self) -> Vec<PathBuf> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn contains(&self, path: &Path) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .any(|folder| path.starts_with(folder))
+    }
+}
+
 /// antler's own places within reach of the file tools. They come from the session (where
 /// the data folder is, which thread runs), not from config.yaml.
 #[derive(Debug, Clone, Default)]
@@ -121,6 +164,11 @@ pub struct Protected {
     /// Files never written wherever they are: the config files in use (named by flag or
     /// environment, they run at the next start as they are).
     pub files: Vec<PathBuf>,
+    /// The folders of the skills the running thread loaded: readable.
+    pub skill_reads: SkillReads,
+    /// Every usable skill's folder: the sandbox's confinement lets its tools read them
+    /// (the file tools still need the thread to have loaded the skill).
+    pub skill_folders: Vec<PathBuf>,
 }
 
 /// Why a path is left out of a listing.
@@ -178,6 +226,8 @@ pub struct Workspace {
     thread_outputs: ThreadOutputs,
     startup_dirs: Vec<PathBuf>,
     protected_files: Vec<PathBuf>,
+    skill_reads: SkillReads,
+    skill_folders: Vec<PathBuf>,
 }
 
 /// The canonical form of `path`, or `path` itself when it does not exist (yet).
@@ -199,6 +249,11 @@ impl Workspace {
     /// The running thread's saved outputs now, readable like a read-only root.
     pub fn thread_outputs(&self) -> Option<PathBuf> {
         self.thread_outputs.current()
+    }
+
+    /// Every usable skill's folder (for the sandbox's confinement).
+    pub fn skill_folders(&self) -> &[PathBuf] {
+        &self.skill_folders
     }
 
     /// `path` as the model should see it: relative to the root when inside it.
@@ -244,6 +299,8 @@ impl Workspace {
             thread_outputs: ThreadOutputs::default(),
             startup_dirs,
             protected_files: Vec::new(),
+            skill_reads: SkillReads::default(),
+            skill_folders: Vec::new(),
         })
     }
 
@@ -256,12 +313,15 @@ impl Workspace {
             .extend(protected.startup_dirs.iter().map(|p| canonical_or_same(p)));
         self.protected_files
             .extend(protected.files.iter().map(|p| canonical_or_same(p)));
+        self.skill_reads = protected.skill_reads.clone();
+        self.skill_folders
+            .extend(protected.skill_folders.iter().cloned());
         self
     }
 
     /// Why `path` (absolute, symlinks resolved or not followed) is left out of listings.
     pub fn hidden(&self, path: &Path) -> Option<Hidden> {
-        if self.is_thread_output(path) {
+        if self.is_thread_output(path) || self.skill_reads.contains(path) {
             return None;
         }
         if self.private.iter().any(|p| path.starts_with(p)) {
@@ -293,6 +353,19 @@ impl Workspace {
             _ => WorkspaceError::Io(path.to_string(), e.to_string()),
         })?;
         if self.is_thread_output(&resolved) {
+            return Ok(resolved);
+        }
+        if self.skill_reads.contains(&resolved) {
+            // A loaded skill's folder, read as a read-only root (secret files stay out).
+            let relative = self
+                .skill_reads
+                .current()
+                .into_iter()
+                .find_map(|f| resolved.strip_prefix(&f).ok().map(Path::to_path_buf))
+                .unwrap_or_default();
+            if self.secrets.matches(&relative) || self.secrets.names_match(Path::new(path)) {
+                return Err(WorkspaceError::Secret(path.to_string()));
+            }
             return Ok(resolved);
         }
         if self.private.iter().any(|p| resolved.starts_with(p)) {

@@ -47,6 +47,8 @@ pub struct App {
     pub(super) approvals: VecDeque<crate::protocol::ApprovalRequest>,
     /// The MCP servers' prompts, offered as slash commands.
     pub(super) prompts: Vec<crate::protocol::PromptInfo>,
+    /// The skills, offered as slash commands.
+    pub(super) skills: Vec<crate::protocol::SkillInfo>,
     /// The model asked for with `/model`, until the session answers.
     pub(super) switching: Option<String>,
     /// What the `@` picker last offered.
@@ -125,6 +127,7 @@ impl App {
             elicitations: VecDeque::new(),
             approvals: VecDeque::new(),
             prompts: Vec::new(),
+            skills: Vec::new(),
             attachable: Vec::new(),
             attached: Vec::new(),
             switching: None,
@@ -234,6 +237,7 @@ impl App {
                 }
             }
             Update::Prompts(prompts) => self.prompts = prompts,
+            Update::Skills(skills) => self.skills = skills,
             Update::Attachments(all) => {
                 if let Some(Dialog::Attach(picker)) = &mut self.dialog {
                     picker.loading = false;

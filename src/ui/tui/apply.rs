@@ -35,6 +35,22 @@ impl Transcript {
                 )));
             }
             Event::Notice { message, .. } => self.push(Entry::Notice(message)),
+            Event::SkillLoaded {
+                name,
+                source,
+                tokens,
+                by,
+                ..
+            } => {
+                let who = match by {
+                    crate::protocol::SkillLoadedBy::Model => "by the model",
+                    crate::protocol::SkillLoadedBy::User => "by you",
+                };
+                self.push(Entry::Info(format!(
+                    "Skill `{}` loaded {who} ({source} skill, about {tokens} tokens)",
+                    crate::text::quoted(&name)
+                )));
+            }
             // The refusal is a notice of the run and the call's card shows the error.
             Event::ElicitationRequested { .. }
             | Event::ApprovalRequested { .. }

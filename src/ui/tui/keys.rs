@@ -43,7 +43,7 @@ impl App {
         if self.popup_hidden || self.dialog.is_some() {
             return Vec::new();
         }
-        slash::matches(self.input.text(), &self.prompts)
+        slash::matches(self.input.text(), &self.prompts, &self.skills)
     }
 
     fn edit_key(&mut self, key: KeyEvent, ctrl: bool) -> Vec<Command> {
@@ -60,17 +60,24 @@ impl App {
                     self.input.set(match chosen {
                         Target::Builtin(_) => format!("/{}", chosen.name()),
                         // A prompt's arguments follow: the popup closes at the space.
-                        Target::Prompt(_) => format!("/{} ", chosen.name()),
+                        Target::Prompt(_) | Target::Skill(_) => format!("/{} ", chosen.name()),
                     });
                     self.popup_selected = 0;
                 }
                 KeyCode::Enter if !alt && !shift => {
                     let chosen = popup[self.popup_selected.min(last)].clone();
+                    if let Target::Skill(skill) = &chosen {
+                        // The message the skill is for follows.
+                        self.input.set(format!("/{} ", skill.name));
+                        self.popup_selected = 0;
+                        return Vec::new();
+                    }
                     self.input.take();
                     self.history.push(&format!("/{}", chosen.name()));
                     return match chosen {
                         Target::Builtin(command) => self.slash(command, ""),
                         Target::Prompt(prompt) => self.run_prompt(prompt, ""),
+                        Target::Skill(_) => Vec::new(),
                     };
                 }
                 KeyCode::Esc => self.popup_hidden = true,
@@ -209,7 +216,7 @@ impl App {
         if text.trim().is_empty() {
             return Vec::new();
         }
-        match slash::parse(&text, &self.prompts) {
+        match slash::parse(&text, &self.prompts, &self.skills) {
             Parsed::Command(command, argument) => {
                 self.history.push(&text);
                 self.input.take();
@@ -223,6 +230,15 @@ impl App {
                 self.history.push(&text);
                 self.input.take();
                 self.run_prompt(prompt, &rest)
+            }
+            Parsed::Skill(name, rest) => {
+                if self.running() || self.starting.is_some() {
+                    self.flash("A skill runs once the current run is over");
+                    return Vec::new();
+                }
+                self.history.push(&text);
+                self.input.take();
+                self.send_awaiting(Command::RunSkill { name, text: rest })
             }
             Parsed::Unknown(name) => {
                 self.flash(&format!("Unknown command /{name} · /help lists them"));
@@ -324,6 +340,9 @@ impl App {
                 });
                 return vec![Command::ShowContext];
             }
+            SlashCommand::Skills => self
+                .transcript
+                .push(super::transcript::Entry::Info(skills_text(&self.skills))),
             SlashCommand::Clear => {
                 self.transcript.clear();
                 self.scroll = None;
@@ -488,4 +507,24 @@ impl App {
             .min(bottom);
         self.scroll = (top < bottom).then_some(top);
     }
+}
+
+/// What `/skills` shows: each usable skill with its description, then the others and why.
+fn skills_text(skills: &[crate::protocol::SkillInfo]) -> String {
+    if skills.is_empty() {
+        return String::from(
+            "No skills. Add one as ~/.config/antler/skills/NAME/SKILL.md or .agents/skills/NAME/SKILL.md.",
+        );
+    }
+    let mut text = String::from("Skills (/NAME message runs the message with one):");
+    for skill in skills.iter().filter(|s| s.usable) {
+        text.push_str(&format!(
+            "\n  /{} · {} skill · {}",
+            skill.name, skill.source, skill.description
+        ));
+    }
+    for skill in skills.iter().filter(|s| !s.usable) {
+        text.push_str(&format!("\n  {} · not used: {}", skill.name, skill.reason));
+    }
+    text
 }

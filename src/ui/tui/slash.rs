@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::protocol::PromptInfo;
+use crate::protocol::{PromptInfo, SkillInfo};
 
 /// A slash command the input box understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub enum SlashCommand {
     Mcp,
     /// Where the context's tokens go.
     Context,
+    /// The skills.
+    Skills,
     /// Clear the screen.
     Clear,
     /// Leave.
@@ -29,7 +31,7 @@ pub enum SlashCommand {
 }
 
 /// Every command, in the order the popup lists them.
-pub const COMMANDS: [SlashCommand; 9] = [
+pub const COMMANDS: [SlashCommand; 10] = [
     SlashCommand::Help,
     SlashCommand::New,
     SlashCommand::Resume,
@@ -37,6 +39,7 @@ pub const COMMANDS: [SlashCommand; 9] = [
     SlashCommand::Tools,
     SlashCommand::Mcp,
     SlashCommand::Context,
+    SlashCommand::Skills,
     SlashCommand::Clear,
     SlashCommand::Quit,
 ];
@@ -52,6 +55,7 @@ impl SlashCommand {
             Self::Tools => "tools",
             Self::Mcp => "mcp",
             Self::Context => "context",
+            Self::Skills => "skills",
             Self::Clear => "clear",
             Self::Quit => "quit",
         }
@@ -76,6 +80,7 @@ impl SlashCommand {
             Self::Tools => "bound, promoted and deferred tools",
             Self::Mcp => "MCP servers; reconnect",
             Self::Context => "where the context's tokens go",
+            Self::Skills => "the skills; /NAME runs a message with one",
             Self::Clear => "clear the screen (the thread stays)",
             Self::Quit => "leave antler",
         }
@@ -89,6 +94,8 @@ pub enum Target {
     Builtin(SlashCommand),
     /// `/<server>:<name>`.
     Prompt(PromptInfo),
+    /// `/NAME`: a skill.
+    Skill(SkillInfo),
 }
 
 impl Target {
@@ -97,6 +104,7 @@ impl Target {
         match self {
             Self::Builtin(command) => command.name().to_string(),
             Self::Prompt(prompt) => prompt.command(),
+            Self::Skill(skill) => skill.name.clone(),
         }
     }
 
@@ -116,6 +124,7 @@ impl Target {
                 })
                 .collect::<Vec<_>>()
                 .join(" "),
+            Self::Skill(_) => String::from("[message]"),
         }
     }
 
@@ -127,13 +136,14 @@ impl Target {
                 format!("prompt of MCP server `{}`", prompt.server)
             }
             Self::Prompt(prompt) => prompt.description.clone(),
+            Self::Skill(skill) => format!("skill · {}", skill.description),
         }
     }
 }
 
 /// What the popup offers while `input` is a slash and a name prefix (nothing once a space
 /// or a second line is typed): antler's commands, then the servers' prompts.
-pub fn matches(input: &str, prompts: &[PromptInfo]) -> Vec<Target> {
+pub fn matches(input: &str, prompts: &[PromptInfo], skills: &[SkillInfo]) -> Vec<Target> {
     let Some(prefix) = input.strip_prefix('/') else {
         return Vec::new();
     };
@@ -150,7 +160,12 @@ pub fn matches(input: &str, prompts: &[PromptInfo]) -> Vec<Target> {
         .filter(|p| p.command().starts_with(prefix) || p.name.starts_with(prefix))
         .cloned()
         .map(Target::Prompt);
-    builtin.chain(prompts).collect()
+    let skills = skills
+        .iter()
+        .filter(|s| s.usable && s.name.starts_with(prefix))
+        .cloned()
+        .map(Target::Skill);
+    builtin.chain(prompts).chain(skills).collect()
 }
 
 /// The arguments of `/<server>:<name> rest`: `name=value` pairs when every word is one of
@@ -199,6 +214,8 @@ pub enum Parsed {
     Command(SlashCommand, String),
     /// A server's prompt and the rest of the line.
     Prompt(PromptInfo, String),
+    /// A skill and the rest of the line.
+    Skill(String, String),
     /// `/word` that names no command.
     Unknown(String),
     /// A message for the model (a path like `/etc/hosts …` is one too).
@@ -206,7 +223,7 @@ pub enum Parsed {
 }
 
 /// Parses a submitted line.
-pub fn parse(line: &str, prompts: &[PromptInfo]) -> Parsed {
+pub fn parse(line: &str, prompts: &[PromptInfo], skills: &[SkillInfo]) -> Parsed {
     let Some(rest) = line.trim_start().strip_prefix('/') else {
         return Parsed::Message;
     };
@@ -217,8 +234,11 @@ pub fn parse(line: &str, prompts: &[PromptInfo]) -> Parsed {
     if let Some(command) = COMMANDS.iter().find(|c| c.name() == name) {
         return Parsed::Command(*command, argument.trim().to_string());
     }
-    match prompts.iter().find(|p| p.command() == name) {
-        Some(prompt) => Parsed::Prompt(prompt.clone(), argument.to_string()),
+    if let Some(prompt) = prompts.iter().find(|p| p.command() == name) {
+        return Parsed::Prompt(prompt.clone(), argument.to_string());
+    }
+    match skills.iter().find(|s| s.usable && s.name == name) {
+        Some(skill) => Parsed::Skill(skill.name.clone(), argument.trim().to_string()),
         None => Parsed::Unknown(name.to_string()),
     }
 }
@@ -229,7 +249,12 @@ mod tests {
 
     #[test]
     fn prefixes_match_and_lines_parse() {
-        let names = |i: &str| matches(i, &[]).iter().map(|c| c.name()).collect::<Vec<_>>();
+        let names = |i: &str| {
+            matches(i, &[], &[])
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
             names("/"),
             COMMANDS.iter().map(|c| c.name()).collect::<Vec<_>>()
@@ -238,12 +263,12 @@ mod tests {
         assert!(names("/model x").is_empty());
         assert!(names("hello").is_empty());
         assert_eq!(
-            parse("/resume 3f9a", &[]),
+            parse("/resume 3f9a", &[], &[]),
             Parsed::Command(SlashCommand::Resume, "3f9a".into())
         );
-        assert_eq!(parse("/nope", &[]), Parsed::Unknown("nope".into()));
-        assert_eq!(parse("/etc/hosts is odd", &[]), Parsed::Message);
-        assert_eq!(parse("hi /help", &[]), Parsed::Message);
+        assert_eq!(parse("/nope", &[], &[]), Parsed::Unknown("nope".into()));
+        assert_eq!(parse("/etc/hosts is odd", &[], &[]), Parsed::Message);
+        assert_eq!(parse("hi /help", &[], &[]), Parsed::Message);
     }
 
     fn greet() -> PromptInfo {
@@ -263,12 +288,12 @@ mod tests {
     #[test]
     fn prompts_are_offered_and_their_arguments_parsed() {
         let prompts = [greet()];
-        let offered = matches("/g", &prompts);
+        let offered = matches("/g", &prompts, &[]);
         assert_eq!(offered, [Target::Prompt(greet())]);
         assert_eq!(offered[0].argument(), "<name> [style]");
-        assert_eq!(matches("/fx:", &prompts).len(), 1);
+        assert_eq!(matches("/fx:", &prompts, &[]).len(), 1);
         assert_eq!(
-            parse("/fx:greet Ada very warmly", &prompts),
+            parse("/fx:greet Ada very warmly", &prompts, &[]),
             Parsed::Prompt(greet(), "Ada very warmly".into())
         );
         let args = |rest: &str| prompt_arguments(&greet(), rest);
@@ -288,5 +313,43 @@ mod tests {
         );
         assert_eq!(args("x=1").get("name").map(String::as_str), Some("x=1"));
         assert!(args("  ").is_empty());
+    }
+
+    #[test]
+    fn a_skill_is_a_command_after_antlers_own() {
+        let skill = |name: &str, usable| SkillInfo {
+            name: name.into(),
+            description: "Reviews code".into(),
+            source: "user".into(),
+            usable,
+            reason: String::new(),
+        };
+        let skills = [
+            skill("review", true),
+            skill("help", true),
+            skill("planted", false),
+        ];
+        let names: Vec<String> = matches("/", &[], &skills)
+            .iter()
+            .map(Target::name)
+            .collect();
+        assert!(names.contains(&"review".to_string()));
+        assert!(
+            !names.contains(&"planted".to_string()),
+            "an unusable skill is not offered"
+        );
+        assert_eq!(
+            parse("/review  the diff ", &[], &skills),
+            Parsed::Skill("review".into(), "the diff".into())
+        );
+        assert_eq!(
+            parse("/help", &[], &skills),
+            Parsed::Command(SlashCommand::Help, String::new()),
+            "a skill cannot take antler's own command"
+        );
+        assert_eq!(
+            parse("/planted", &[], &skills),
+            Parsed::Unknown("planted".into())
+        );
     }
 }

@@ -1,0 +1,127 @@
+//! A skill's `allowed-tools` while it is active in a run: a call of a tool none of the
+//! active skills' lists names is answered with an error that names the skills. It only
+//! narrows: a call it lets through still meets the permission policy.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::agent::middleware::Layer;
+use crate::agent::state::ThreadState;
+use crate::deferred::DeferredCatalog;
+use crate::protocol::ToolCall;
+use crate::skills::Skills;
+use crate::tools::{Tool, ToolOutput};
+
+/// The layer.
+pub struct SkillTools {
+    skills: Skills,
+    bound: Vec<Arc<dyn Tool>>,
+    catalog: Option<Arc<DeferredCatalog>>,
+}
+
+impl SkillTools {
+    /// Over `skills`, looking tools up among `bound` and in `catalog`.
+    pub fn new(
+        skills: Skills,
+        bound: Vec<Arc<dyn Tool>>,
+        catalog: Option<Arc<DeferredCatalog>>,
+    ) -> Self {
+        Self {
+            skills,
+            bound,
+            catalog,
+        }
+    }
+
+    fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.bound
+            .iter()
+            .find(|t| t.info().name == name)
+            .or_else(|| self.catalog.as_ref().and_then(|c| c.tool(name)))
+    }
+}
+
+impl Layer for SkillTools {
+    fn name(&self) -> &'static str {
+        "skill_tools"
+    }
+
+    fn before_tool(&self, state: &mut ThreadState, call: &ToolCall) -> Option<ToolOutput> {
+        let restricting: Vec<_> = state
+            .active_skills
+            .iter()
+            .filter_map(|name| self.skills.get(name))
+            .filter_map(|skill| skill.allowed_tools.as_ref().map(|a| (skill, a)))
+            .collect();
+        if restricting.is_empty() {
+            return None;
+        }
+        let tool = self.tool(&call.name);
+        let source = tool.map(|t| &t.info().source);
+        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let subject = tool.and_then(|t| t.subject(&arguments));
+        if restricting
+            .iter()
+            .any(|(_, allowed)| allowed.allows(&call.name, source, subject.as_deref()))
+        {
+            return None;
+        }
+        let names: Vec<String> = restricting
+            .iter()
+            .map(|(skill, allowed)| format!("`{}` (allowed-tools: {})", skill.name, allowed.text()))
+            .collect();
+        Some(ToolOutput::error(format!(
+            "Error: `{}` may not run while the skill {} is active in this run. Use the tools \
+             it allows, or answer without this call.",
+            crate::text::quoted(&call.name),
+            names.join(" and the skill ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::listing::tests::skill;
+    use crate::skills::{AllowedTools, SkillSet};
+
+    #[test]
+    fn only_the_active_skills_tools_run() {
+        let mut restricted = skill("review", "reviews");
+        restricted.allowed_tools = Some(AllowedTools::parse(&["Read Grep".into()]).unwrap());
+        let free = skill("notes", "no list");
+        let skills = Arc::new(SkillSet::new(vec![restricted, free], Vec::new(), 0));
+        let layer = SkillTools::new(skills, Vec::new(), None);
+        let call = |name: &str| ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        };
+        let mut state = ThreadState::default();
+        assert!(
+            layer.before_tool(&mut state, &call("bash")).is_none(),
+            "no skill active"
+        );
+        state.skill_loaded("notes");
+        assert!(
+            layer.before_tool(&mut state, &call("bash")).is_none(),
+            "no list, no limit"
+        );
+        state.skill_loaded("review");
+        let refused = layer.before_tool(&mut state, &call("bash")).unwrap();
+        assert!(
+            refused.is_error
+                && refused
+                    .content
+                    .contains("`review` (allowed-tools: Read Grep)")
+        );
+        assert!(layer.before_tool(&mut state, &call("read_file")).is_none());
+        assert!(layer.before_tool(&mut state, &call("load_skill")).is_none());
+        state.active_skills.clear();
+        assert!(
+            layer.before_tool(&mut state, &call("bash")).is_none(),
+            "a new run"
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! `antler skills list` and `antler skills show NAME`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::error::CliError;
+use super::output::{to_json, write_stdout};
+use super::{Exit, SkillsCommand};
+use crate::config::{ConfigPaths, EnvLookup};
+use crate::deferred::DEFAULT_CONTEXT_WINDOW;
+use crate::setup::Setup;
+use crate::trust::ProjectTrust;
+
+/// Runs `antler skills ...`.
+pub fn run(
+    command: SkillsCommand,
+    model: Option<&str>,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+    trust: &Arc<ProjectTrust>,
+) -> Exit {
+    let result = (|| {
+        let setup = Setup::load(paths, cwd, env, trust)?;
+        let skills = setup.skills();
+        let text = match command {
+            SkillsCommand::List(args) => {
+                let window = setup
+                    .context_window(model)
+                    .unwrap_or(DEFAULT_CONTEXT_WINDOW);
+                let budget = setup
+                    .app
+                    .value
+                    .skills
+                    .listing_budget_tokens
+                    .unwrap_or_else(|| crate::skills::listing::default_budget(window));
+                let usable: Vec<_> = skills.usable().collect();
+                let listing = crate::skills::listing::listing(&usable, budget, true);
+                let report = crate::ui::skills::report(skills, &listing, budget);
+                if args.json {
+                    to_json(&report)
+                } else {
+                    crate::ui::skills::table(&report)
+                }
+            }
+            SkillsCommand::Show(args) => {
+                let skill = skills
+                    .get(&args.name)
+                    .or_else(|| skills.skills.iter().find(|s| s.name == args.name))
+                    .ok_or_else(|| {
+                        CliError::usage(crate::skills::load::unknown(skills, &args.name))
+                    })?;
+                let text = crate::bounded_read::read(
+                    &skill.file,
+                    crate::skills::MAX_FILE_BYTES,
+                    "a SKILL.md",
+                )
+                .map_err(|e| CliError::failure(format!("{}: {e}", skill.file.display())))?;
+                crate::ui::skills::show(skill, &String::from_utf8_lossy(&text))
+            }
+        };
+        write_stdout(&text)?;
+        Ok::<_, CliError>(Exit::Success)
+    })();
+    result.unwrap_or_else(CliError::report)
+}
