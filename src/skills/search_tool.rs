@@ -151,3 +151,58 @@ impl Tool for SkillSearch {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deferred::ToolSearch;
+    use crate::deferred::testing::sample_catalog;
+    use crate::skills::discover::{SkillRoots, discover};
+
+    fn search_over(dir: &std::path::Path) -> SkillSearch {
+        let skill_dir = dir.join("release-notes");
+        std::fs::create_dir_all(&skill_dir).unwrap();
+        std::fs::write(
+            skill_dir.join("SKILL.md"),
+            "---\nname: release-notes\ndescription: Write release notes from the git log.\n---\nBODY STEPS\n",
+        )
+        .unwrap();
+        let roots = SkillRoots {
+            user: Some(dir.to_path_buf()),
+            ..Default::default()
+        };
+        let skills = Arc::new(discover(&roots, &|_| None, &|_| Ok(())));
+        let catalog = sample_catalog();
+        let inner = Arc::new(ToolSearch::new(catalog.clone(), 5));
+        SkillSearch::new(inner, skills, Some(catalog), SkillReads::default())
+    }
+
+    #[tokio::test]
+    async fn select_loads_a_skill_and_a_ranked_search_names_matching_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let search = search_over(dir.path());
+        let ctx = ToolContext::standalone("c");
+        let out = search
+            .call(ctx.clone(), json!({"query": "select:skill:release-notes"}))
+            .await;
+        assert!(
+            !out.is_error && out.content.contains("BODY STEPS"),
+            "{out:?}"
+        );
+        let update = out.state_update.unwrap();
+        assert_eq!(update.skills_loaded, ["release-notes"]);
+        let out = search
+            .call(ctx.clone(), json!({"query": "select:skill:../../etc"}))
+            .await;
+        assert!(out.is_error && out.content.contains("no skill named"));
+        let out = search
+            .call(ctx.clone(), json!({"query": "write release notes git log"}))
+            .await;
+        assert!(out.content.contains("Skills that match"), "{}", out.content);
+        assert!(out.content.contains("- release-notes: Write release notes"));
+        assert!(
+            !out.content.contains("BODY STEPS"),
+            "a search names, never loads"
+        );
+    }
+}

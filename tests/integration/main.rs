@@ -30,6 +30,7 @@ mod permissions;
 mod security;
 mod semantic;
 mod session;
+mod skills;
 mod stable_binding;
 mod support;
 mod text_calls;
