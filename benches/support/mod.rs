@@ -265,6 +265,7 @@ pub fn catalog_agent(
         redact: Default::default(),
         instructions: Default::default(),
         vision: false,
+        skills: None,
     };
     Agent {
         provider,

@@ -56,7 +56,7 @@ pub fn project_skill(dir: &Path) -> Result<ProjectSkill, SkillError> {
         skill_file: skill_md.clone(),
         problem,
     };
-    let real = checked_dir(dir).map_err(error)?;
+    let real = checked_dir(dir, None).map_err(error)?;
     let entries = folder::entries(&real).map_err(error)?;
     let sha256 = folder::hash(&real, &entries).map_err(error)?;
     let content = crate::bounded_read::read(&skill_md, MAX_FILE_BYTES, "a SKILL.md")
@@ -79,21 +79,31 @@ pub fn skill_dirs(root: &Path) -> Vec<PathBuf> {
         .filter_map(Result::ok)
         .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
         .map(|e| e.path())
-        .filter(|p| {
-            p.join("SKILL.md").exists() || std::fs::symlink_metadata(p.join("SKILL.md")).is_ok()
-        })
+        .filter(|p| std::fs::symlink_metadata(p.join("SKILL.md")).is_ok())
         .collect();
     dirs.sort();
     dirs
 }
 
 /// The canonical folder `dir`, whose SKILL.md must be a regular file inside it.
-fn checked_dir(dir: &Path) -> Result<PathBuf, SkillProblem> {
-    let real = std::fs::canonicalize(dir)
-        .map_err(|e| SkillProblem::in_file(dir.to_path_buf(), format!("cannot be read: {e}")))?;
+fn checked_dir(dir: &Path, real_parent: Option<&Path>) -> Result<PathBuf, SkillProblem> {
+    let unreadable = |e: std::io::Error| {
+        SkillProblem::in_file(dir.to_path_buf(), format!("cannot be read: {e}"))
+    };
+    // A folder that is no link, in a root already resolved, needs no resolving (each
+    // resolution costs a system call per path component).
+    let is_link = |path: &Path| std::fs::symlink_metadata(path).map(|m| m.file_type().is_symlink());
+    let real = match (real_parent, dir.file_name()) {
+        (Some(parent), Some(name)) if !is_link(dir).map_err(unreadable)? => parent.join(name),
+        _ => std::fs::canonicalize(dir).map_err(unreadable)?,
+    };
     let skill_md = dir.join("SKILL.md");
-    let target = std::fs::canonicalize(&skill_md)
-        .map_err(|_| SkillProblem::at(None, None, String::from("is a link that leads nowhere")))?;
+    let target = match is_link(&skill_md) {
+        Ok(false) => real.join("SKILL.md"),
+        _ => std::fs::canonicalize(&skill_md).map_err(|_| {
+            SkillProblem::at(None, None, String::from("is a link that leads nowhere"))
+        })?,
+    };
     if target.parent() != Some(real.as_path()) {
         return Err(SkillProblem::at(
             None,
@@ -189,7 +199,7 @@ impl Found {
         disabled: &dyn Fn(&str) -> Option<String>,
         trust: TrustCheck<'_>,
     ) -> Result<Option<Skill>, SkillProblem> {
-        let real = checked_dir(dir)?;
+        let real = checked_dir(dir, Some(real_root))?;
         // The same folder through two roots (`.claude/skills -> ../.agents/skills`).
         if !self.seen.insert(real.clone()) {
             return Ok(None);
@@ -220,7 +230,7 @@ impl Found {
             };
             (front, Some(whole.sha256), state)
         } else {
-            folder::entries(&real)?;
+            folder::check_links(&real)?;
             let mut file =
                 crate::bounded_read::open_regular(&dir.join("SKILL.md")).map_err(|e| {
                     SkillProblem::at(

@@ -95,6 +95,52 @@ fn walk(root: &Path, dir: &Path, depth: usize, found: &mut Vec<Entry>) -> Result
     Ok(())
 }
 
+/// Checks that no link in the folder `root` (canonical) leads out of it, from the
+/// directory entries' types alone: nothing but links is looked at, nothing is read. What
+/// discovery checks of a skill it does not hash.
+pub fn check_links(root: &Path) -> Result<(), SkillProblem> {
+    let mut pending = vec![(root.to_path_buf(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((dir, depth)) = pending.pop() {
+        if depth > MAX_DEPTH {
+            return Err(SkillProblem::in_file(
+                dir,
+                format!("nests deeper than {MAX_DEPTH} folders"),
+            ));
+        }
+        let read = std::fs::read_dir(&dir)
+            .map_err(|e| SkillProblem::in_file(dir.clone(), format!("cannot be listed: {e}")))?;
+        for item in read {
+            let item = item.map_err(|e| {
+                SkillProblem::in_file(dir.clone(), format!("cannot be listed: {e}"))
+            })?;
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return Err(SkillProblem::in_file(
+                    root.to_path_buf(),
+                    format!("holds more than {MAX_ENTRIES} files"),
+                ));
+            }
+            let kind = item
+                .file_type()
+                .map_err(|e| SkillProblem::in_file(item.path(), format!("cannot be read: {e}")))?;
+            if kind.is_symlink() {
+                let path = item.path();
+                let inside = std::fs::canonicalize(&path).is_ok_and(|t| t.starts_with(root));
+                if !inside {
+                    return Err(SkillProblem::in_file(
+                        path,
+                        String::from("is a link that leads out of the skill's folder (or nowhere)"),
+                    ));
+                }
+            } else if kind.is_dir() {
+                pending.push((item.path(), depth + 1));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The SHA-256 (hex) of the folder: every file's path, mode and content, in order.
 pub fn hash(dir: &Path, entries: &[Entry]) -> Result<String, SkillProblem> {
     let total: u64 = entries.iter().map(|e| e.size).sum();

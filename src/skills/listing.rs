@@ -71,45 +71,68 @@ pub fn clean_line(text: &str) -> String {
     line
 }
 
-/// The section for `skills` (usable, in precedence order) within `budget` tokens; how to
-/// find the ones left out depends on whether `tool_search` is bound.
+/// The section for `skills` (usable, in precedence order) within `budget` tokens: every
+/// skill named if the names fit, descriptions for as many as the rest of the budget holds
+/// (in order), and past the names' room a count; how to find the ones left out depends on
+/// whether `tool_search` is bound.
 pub fn listing(skills: &[&Skill], budget: usize, searchable: bool) -> SkillListing {
     if skills.is_empty() {
         return SkillListing::default();
     }
     let how = "Load one with load_skill({\"name\": \"NAME\"}): it returns its instructions, its folder and its files.\n";
-    let mut text = String::from(OPEN);
-    let fixed = estimate_tokens(OPEN) + estimate_tokens(how) + estimate_tokens(CLOSE) + 20;
+    // Room for the count line too, and for the estimate of the whole being a little over
+    // the sum of its parts.
+    let count_line = "- … and 9999 more skills: load_skill with words for the task finds them\n";
+    let fixed = estimate_tokens(OPEN)
+        + estimate_tokens(how)
+        + estimate_tokens(CLOSE)
+        + estimate_tokens(count_line)
+        + 8;
+    let name_lines: Vec<String> = skills.iter().map(|s| format!("- {}\n", s.name)).collect();
+    let name_costs: Vec<usize> = name_lines.iter().map(|l| estimate_tokens(l)).collect();
+    // The names that fit, in order.
     let mut used = fixed;
-    let mut out = SkillListing::default();
-    let mut names_only = false;
-    for (i, skill) in skills.iter().enumerate() {
-        if !names_only {
-            let line = format!("- {}: {}\n", skill.name, clean_line(&skill.description));
-            let cost = estimate_tokens(&line);
-            if used + cost <= budget {
+    let named = name_costs
+        .iter()
+        .take_while(|&&cost| {
+            let fits = used + cost <= budget;
+            if fits {
                 used += cost;
-                text.push_str(&line);
+            }
+            fits
+        })
+        .count();
+    let mut out = SkillListing::default();
+    let mut lines = Vec::with_capacity(named);
+    // Then descriptions, in order, while the rest of the budget holds them.
+    let mut describing = true;
+    for (i, skill) in skills[..named].iter().enumerate() {
+        if describing {
+            let line = format!("- {}: {}\n", skill.name, clean_line(&skill.description));
+            let extra = estimate_tokens(&line).saturating_sub(name_costs[i]);
+            if used + extra <= budget {
+                used += extra;
+                lines.push(line);
                 out.described += 1;
                 continue;
             }
-            names_only = true;
+            describing = false;
         }
-        let line = format!("- {}\n", skill.name);
-        let cost = estimate_tokens(&line);
-        if used + cost > budget {
-            out.counted = skills.len() - i;
-            let find = if searchable {
-                "search for more with tool_search"
-            } else {
-                "load_skill with words for the task finds them"
-            };
-            text.push_str(&format!("- … and {} more skills: {find}\n", out.counted));
-            break;
-        }
-        used += cost;
-        text.push_str(&line);
+        lines.push(name_lines[i].clone());
         out.named += 1;
+    }
+    let mut text = String::from(OPEN);
+    for line in &lines {
+        text.push_str(line);
+    }
+    out.counted = skills.len() - named;
+    if out.counted > 0 {
+        let find = if searchable {
+            "search for more with tool_search"
+        } else {
+            "load_skill with words for the task finds them"
+        };
+        text.push_str(&format!("- … and {} more skills: {find}\n", out.counted));
     }
     text.push_str(how);
     text.push_str(CLOSE);
@@ -187,15 +210,25 @@ pub(crate) mod tests {
         let refs: Vec<&Skill> = many.iter().collect();
         let small = listing(&refs, 600, true);
         assert!(
-            small.described > 0 && small.named > 0 && small.counted > 0,
+            small.described == 0 && small.named > 0 && small.counted > 0,
             "{small:?}"
         );
-        assert_eq!(small.described + small.named + small.counted, 300);
+        assert_eq!(small.named + small.counted, 300);
         assert!(small.tokens <= 600, "{}", small.tokens);
         assert!(
             small
                 .text
                 .contains("more skills: search for more with tool_search")
+        );
+        let some = listing(&refs[..50], 600, false);
+        assert!(
+            some.described > 0 && some.named > 0 && some.counted == 0,
+            "{some:?}"
+        );
+        assert!(some.tokens <= 600, "{}", some.tokens);
+        assert!(
+            some.text.contains("- skill-0: Does"),
+            "descriptions go to the first ones"
         );
         let all = listing(&refs[..5], 2000, false);
         assert_eq!((all.described, all.named, all.counted), (5, 0, 0));
