@@ -224,6 +224,7 @@ async fn rebuild_as_before(
         redact: setup.redact(mcp),
         instructions: Default::default(),
         vision: false,
+        skills: Some(setup.skills().clone()),
     };
     Agent {
         provider,

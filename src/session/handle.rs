@@ -68,6 +68,16 @@ pub enum SessionError {
     Skill(String),
 }
 
+/// A user's message with the skills it named (`--skill`, `/NAME`) loaded.
+struct UserSkills {
+    /// The message the run gets.
+    text: String,
+    /// Their `skill_loaded` events, sent after `run_started`.
+    events: Vec<Event>,
+    /// The thread-state change of the loads.
+    update: crate::tools::StateUpdate,
+}
+
 /// Which thread the session starts on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum StartThread {
@@ -456,7 +466,8 @@ impl Session {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<RunResult, SessionError> {
-        let (text, loaded) = self.with_skills(text, skills).await?;
+        let loaded = self.with_skills(text, skills).await?;
+        let text = loaded.text;
         let place = self.thread_for(&text)?;
         // The thread's tools read their saved outputs there, and Landlock names it.
         if let Err(err) = crate::private_file::create_dir(&place.outputs) {
@@ -474,11 +485,9 @@ impl Session {
         let Some(open) = self.thread.as_mut() else {
             return Err(StoreError::NotFound(String::from("the thread in use")).into());
         };
-        for event in &loaded {
-            if let Event::SkillLoaded { name, .. } = event {
-                open.thread.state.skill_loaded(name);
-            }
-        }
+        // As a load by the model: loaded, active, its named MCP tools promoted.
+        open.thread.state.apply(Some(&loaded.update));
+        let loaded = loaded.events;
         self.assembly
             .grant_skills(&open.thread.state.loaded_skills)
             .await;
@@ -536,40 +545,55 @@ impl Session {
             .collect()
     }
 
-    /// `text` with the skills named loaded before it, and their `skill_loaded` events.
+    /// `text` with the skills named loaded before it, their `skill_loaded` events and the
+    /// thread-state change of the loads.
     async fn with_skills(
         &self,
         text: String,
         names: &[String],
-    ) -> Result<(String, Vec<Event>), SessionError> {
+    ) -> Result<UserSkills, SessionError> {
+        let mut loaded = UserSkills {
+            text,
+            events: Vec::new(),
+            update: crate::tools::StateUpdate::default(),
+        };
         if names.is_empty() {
-            return Ok((text, Vec::new()));
+            return Ok(loaded);
         }
         let skills = self.assembly.skills().await;
+        let catalog = self.assembly.deferred().await?.catalog.clone();
         let mut parts = Vec::new();
-        let mut events = Vec::new();
         for name in names {
             let Some(skill) = skills.get(name) else {
                 return Err(SessionError::Skill(crate::skills::load::unknown(
                     &skills, name,
                 )));
             };
-            let loaded = crate::skills::load::load(skill).map_err(SessionError::Skill)?;
+            let read = crate::skills::load::load(skill).map_err(SessionError::Skill)?;
             parts.push(format!(
                 "[The user loaded the skill `{}`.]\n{}",
-                skill.name, loaded.text
+                skill.name, read.text
             ));
-            events.push(crate::skills::load::loaded_event(
+            loaded.events.push(crate::skills::load::loaded_event(
                 0,
                 skill,
-                loaded.tokens,
+                read.tokens,
                 crate::protocol::SkillLoadedBy::User,
             ));
+            let update = crate::skills::load::state_update(skill, catalog.as_deref());
+            loaded.update.skills_loaded.extend(update.skills_loaded);
+            if let Some(promoted) = update.promoted {
+                match &mut loaded.update.promoted {
+                    Some(have) => have.names.extend(promoted.names),
+                    None => loaded.update.promoted = Some(promoted),
+                }
+            }
         }
-        if !text.trim().is_empty() {
-            parts.push(text);
+        if !loaded.text.trim().is_empty() {
+            parts.push(std::mem::take(&mut loaded.text));
         }
-        Ok((parts.join("\n\n"), events))
+        loaded.text = parts.join("\n\n");
+        Ok(loaded)
     }
 
     /// Ends the session: its MCP servers are stopped, and a new thread that got no message

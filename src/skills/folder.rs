@@ -69,6 +69,12 @@ fn walk(root: &Path, dir: &Path, depth: usize, found: &mut Vec<Entry>) -> Result
             meta
         };
         if meta.is_dir() {
+            if found.len() >= MAX_ENTRIES {
+                return Err(problem(
+                    root,
+                    format!("holds more than {MAX_ENTRIES} files"),
+                ));
+            }
             // A link to a folder inside is not followed: it is there already, and a
             // link loop would never end.
             if !is_link {
@@ -141,9 +147,13 @@ pub fn check_links(root: &Path) -> Result<(), SkillProblem> {
     Ok(())
 }
 
-/// The SHA-256 (hex) of the folder: every file's path, mode and content, in order.
-pub fn hash(dir: &Path, entries: &[Entry]) -> Result<String, SkillProblem> {
-    let total: u64 = entries.iter().map(|e| e.size).sum();
+/// The SHA-256 (hex) of the folder: every file's path, mode and content, in order; and the
+/// SKILL.md as hashed, so that what is parsed is what was trusted.
+pub fn hash(dir: &Path, entries: &[Entry]) -> Result<(String, Vec<u8>), SkillProblem> {
+    use std::os::unix::ffi::OsStrExt;
+    let total = entries
+        .iter()
+        .fold(0u64, |sum, e| sum.saturating_add(e.size));
     if total > MAX_HASHED_BYTES {
         return Err(SkillProblem::in_file(
             dir.to_path_buf(),
@@ -155,6 +165,8 @@ pub fn hash(dir: &Path, entries: &[Entry]) -> Result<String, SkillProblem> {
     }
     let mut digest = Sha256::new();
     let mut buffer = Vec::new();
+    let mut skill_md = Vec::new();
+    let mut left = MAX_HASHED_BYTES;
     for entry in entries {
         let path = dir.join(&entry.path);
         let file = crate::bounded_read::open_regular(&path).map_err(|e| {
@@ -162,17 +174,22 @@ pub fn hash(dir: &Path, entries: &[Entry]) -> Result<String, SkillProblem> {
             SkillProblem::in_file(path.clone(), format!("cannot be read: {e}"))
         })?;
         buffer.clear();
-        file.take(entry.size + 1)
+        // Never more than the budget left, whatever the file claims to hold.
+        file.take(entry.size.min(left) + 1)
             .read_to_end(&mut buffer)
             .map_err(|e| SkillProblem::in_file(path.clone(), format!("cannot be read: {e}")))?;
-        let name = entry.path.to_string_lossy();
+        left = left.saturating_sub(buffer.len() as u64);
+        let name = entry.path.as_os_str().as_bytes();
         digest.update((name.len() as u64).to_le_bytes());
-        digest.update(name.as_bytes());
+        digest.update(name);
         digest.update([u8::from(entry.executable)]);
         digest.update((buffer.len() as u64).to_le_bytes());
         digest.update(&buffer);
+        if entry.path.as_os_str() == "SKILL.md" {
+            skill_md = std::mem::take(&mut buffer);
+        }
     }
-    Ok(crate::config::hex(&digest.finalize()))
+    Ok((crate::config::hex(&digest.finalize()), skill_md))
 }
 
 #[cfg(test)]
@@ -191,7 +208,7 @@ mod tests {
         let list = entries(&root).unwrap();
         let names: Vec<_> = list.iter().map(|e| e.path.display().to_string()).collect();
         assert_eq!(names, ["README.md", "SKILL.md", "scripts/run.sh"]);
-        let before = hash(&root, &list).unwrap();
+        let before = hash(&root, &list).unwrap().0;
         std::fs::set_permissions(
             root.join("scripts/run.sh"),
             std::fs::Permissions::from_mode(0o755),
@@ -199,10 +216,10 @@ mod tests {
         .unwrap();
         let list = entries(&root).unwrap();
         assert!(list[2].executable);
-        let after = hash(&root, &list).unwrap();
+        let after = hash(&root, &list).unwrap().0;
         assert_ne!(before, after, "a script made executable is a change");
         std::fs::write(root.join("scripts/run.sh"), "rm -rf ~").unwrap();
-        assert_ne!(after, hash(&root, &entries(&root).unwrap()).unwrap());
+        assert_ne!(after, hash(&root, &entries(&root).unwrap()).unwrap().0);
     }
 
     #[test]

@@ -36,8 +36,10 @@ pub struct Loaded {
 /// Reads `skill` now.
 pub fn load(skill: &Skill) -> Result<Loaded, String> {
     let entries = folder::entries(&skill.dir).map_err(|p| p.message)?;
+    let mut hashed = None;
     if let Some(trusted) = &skill.sha256 {
-        let now = folder::hash(&skill.dir, &entries).map_err(|p| p.message)?;
+        let (now, skill_md) = folder::hash(&skill.dir, &entries).map_err(|p| p.message)?;
+        hashed = Some(skill_md);
         if &now != trusted {
             return Err(format!(
                 "the project skill `{}` changed since it was trusted at start; it is not loaded \
@@ -46,7 +48,11 @@ pub fn load(skill: &Skill) -> Result<Loaded, String> {
             ));
         }
     }
-    let body = read_body(skill)?;
+    // A project skill's body is taken from the bytes just hashed: what was trusted.
+    let body = match hashed {
+        Some(bytes) => body_of(skill, bytes, false)?,
+        None => read_body(skill)?,
+    };
     let mut text = format!(
         "Skill `{}` ({} skill). Its folder is {}; paths in it are relative to that folder. \
          These are the skill author's instructions for the task:\n\n{}\n",
@@ -83,14 +89,43 @@ pub fn load(skill: &Skill) -> Result<Loaded, String> {
 
 /// The body of `skill`'s SKILL.md: up to [`MAX_BODY_BYTES`], without invisible characters.
 fn read_body(skill: &Skill) -> Result<String, String> {
+    use std::os::unix::fs::OpenOptionsExt;
     let fail = |e: std::io::Error| format!("{}: cannot be read: {e}", skill.file.display());
-    let mut file = crate::bounded_read::open_regular(&skill.file).map_err(|e| fail(e.into()))?;
+    // What the SKILL.md is now: still inside its folder (a link swapped in since start that
+    // leads elsewhere is refused), opened without following a link from there on.
+    let real = std::fs::canonicalize(&skill.file).map_err(fail)?;
+    if real.parent() != Some(skill.dir.as_path()) {
+        return Err(format!(
+            "{}: is now a link that leads out of the skill's folder; it is not read",
+            skill.file.display()
+        ));
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(&real)
+        .map_err(fail)?;
+    if !file.metadata().map_err(fail)?.is_file() {
+        return Err(format!("{}: is not a regular file", skill.file.display()));
+    }
     file.seek(SeekFrom::Start(skill.body_offset))
         .map_err(fail)?;
     let mut bytes = Vec::new();
     file.take(MAX_BODY_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(fail)?;
+    body_of(skill, bytes, true)
+}
+
+/// The body from `bytes`: the rest of the file when `from_body`, else the whole file (whose
+/// body starts at the skill's offset).
+fn body_of(skill: &Skill, mut bytes: Vec<u8>, from_body: bool) -> Result<String, String> {
+    if !from_body {
+        let start = usize::try_from(skill.body_offset)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        bytes.drain(..start);
+    }
     let cut = bytes.len() > MAX_BODY_BYTES;
     bytes.truncate(MAX_BODY_BYTES);
     let text = match std::str::from_utf8(&bytes) {

@@ -34,6 +34,29 @@ impl SkillTools {
         }
     }
 
+    /// The skills a call loads: `load_skill`'s, or `tool_search`'s `select:skill:NAME`s.
+    fn loads(&self, tool: &str, arguments: &Value) -> Vec<String> {
+        match tool {
+            crate::protocol::LOAD_SKILL_TOOL => arguments
+                .get("name")
+                .and_then(Value::as_str)
+                .map(|n| vec![n.trim().to_string()])
+                .unwrap_or_default(),
+            crate::protocol::SEARCH_TOOL => arguments
+                .get("query")
+                .and_then(Value::as_str)
+                .and_then(|q| q.trim().strip_prefix("select:"))
+                .map(|list| {
+                    list.split(',')
+                        .filter_map(|i| i.trim().strip_prefix("skill:"))
+                        .map(|n| n.trim().to_string())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
     fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.bound
             .iter()
@@ -48,6 +71,18 @@ impl Layer for SkillTools {
     }
 
     fn before_tool(&self, state: &mut ThreadState, call: &ToolCall) -> Option<ToolOutput> {
+        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        // A skill that restricts is active from its load on, also for the calls made in the
+        // same reply as the load (their `before_tool` runs before the load's result is in).
+        for name in self.loads(&call.name, &arguments) {
+            if self
+                .skills
+                .get(&name)
+                .is_some_and(|s| s.allowed_tools.is_some())
+            {
+                state.skill_loaded(&name);
+            }
+        }
         let restricting: Vec<_> = state
             .active_skills
             .iter()
@@ -59,15 +94,19 @@ impl Layer for SkillTools {
         }
         let tool = self.tool(&call.name);
         let source = tool.map(|t| &t.info().source);
-        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let subject = tool.and_then(|t| t.subject(&arguments));
-        if restricting
+        let commands = tool.is_some_and(|t| t.effect() == crate::tools::Effect::RunsCommands);
+        // Every active skill's list must allow it: loading a broader one lifts nothing.
+        let refusing: Vec<_> = restricting
             .iter()
-            .any(|(_, allowed)| allowed.allows(&call.name, source, subject.as_deref()))
-        {
+            .filter(|(_, allowed)| {
+                !allowed.allows(&call.name, source, subject.as_deref(), commands)
+            })
+            .collect();
+        if refusing.is_empty() {
             return None;
         }
-        let names: Vec<String> = restricting
+        let names: Vec<String> = refusing
             .iter()
             .map(|(skill, allowed)| format!("`{}` (allowed-tools: {})", skill.name, allowed.text()))
             .collect();

@@ -321,8 +321,11 @@ impl Workspace {
 
     /// Why `path` (absolute, symlinks resolved or not followed) is left out of listings.
     pub fn hidden(&self, path: &Path) -> Option<Hidden> {
-        if self.is_thread_output(path) || self.skill_reads.contains(path) {
+        if self.is_thread_output(path) {
             return None;
+        }
+        if self.skill_reads.contains(path) {
+            return self.is_skill_secret(path, path).then_some(Hidden::Secret);
         }
         if self.private.iter().any(|p| path.starts_with(p)) {
             return Some(Hidden::Private);
@@ -332,6 +335,18 @@ impl Workspace {
 
     fn is_thread_output(&self, path: &Path) -> bool {
         self.thread_outputs.contains(path)
+    }
+
+    /// Whether `resolved`, in a loaded skill's folder, is a secret file: judged below that
+    /// folder, below the root that holds it, and by the names of `written`.
+    fn is_skill_secret(&self, resolved: &Path, written: &Path) -> bool {
+        let in_skill = self
+            .skill_reads
+            .current()
+            .into_iter()
+            .filter_map(|f| resolved.strip_prefix(&f).ok().map(Path::to_path_buf))
+            .any(|relative| self.secrets.matches(&relative));
+        in_skill || self.is_secret(resolved) || self.secrets.names_match(written)
     }
 
     /// Whether `path` (absolute) is a secret file, judged below the root that holds it.
@@ -356,14 +371,8 @@ impl Workspace {
             return Ok(resolved);
         }
         if self.skill_reads.contains(&resolved) {
-            // A loaded skill's folder, read as a read-only root (secret files stay out).
-            let relative = self
-                .skill_reads
-                .current()
-                .into_iter()
-                .find_map(|f| resolved.strip_prefix(&f).ok().map(Path::to_path_buf))
-                .unwrap_or_default();
-            if self.secrets.matches(&relative) || self.secrets.names_match(Path::new(path)) {
+            // A loaded skill's folder, read as a read-only root; its secret files stay out.
+            if self.is_skill_secret(&resolved, Path::new(path)) {
                 return Err(WorkspaceError::Secret(path.to_string()));
             }
             return Ok(resolved);
