@@ -466,9 +466,11 @@ impl Session {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<RunResult, SessionError> {
+        // A new thread is titled by what the user typed, not by a skill's text.
+        let typed = (!skills.is_empty()).then(|| text.clone());
         let loaded = self.with_skills(text, skills).await?;
         let text = loaded.text;
-        let place = self.thread_for(&text)?;
+        let place = self.thread_for(typed.as_deref().unwrap_or(&text))?;
         // The thread's tools read their saved outputs there, and Landlock names it.
         if let Err(err) = crate::private_file::create_dir(&place.outputs) {
             self.forget_if_empty();
@@ -533,15 +535,10 @@ impl Session {
     /// The skills found at start, for a front-end.
     pub async fn skill_infos(&self) -> Vec<crate::protocol::SkillInfo> {
         let skills = self.assembly.skills().await;
-        crate::ui::skills::rows(&skills)
-            .into_iter()
-            .map(|row| crate::protocol::SkillInfo {
-                usable: row.reason.is_none(),
-                reason: row.reason.unwrap_or_default(),
-                name: row.name,
-                description: row.description,
-                source: row.source.to_string(),
-            })
+        skills
+            .skills
+            .iter()
+            .map(crate::skills::Skill::info)
             .collect()
     }
 

@@ -4,8 +4,6 @@
 //! names (`Read`, `Bash(git:*)`, `mcp__server__tool`) mapped to antler's, or antler's own
 //! rule syntax (`read_file`, `bash(git status*)`).
 
-use serde::{Serialize, Serializer};
-
 use crate::config::{Rule, parse_rule_list};
 use crate::tools::ToolSource;
 
@@ -36,12 +34,6 @@ pub struct AllowedTools {
     items: Vec<Allowed>,
     /// As written, joined by spaces.
     text: String,
-}
-
-impl Serialize for AllowedTools {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.text)
-    }
 }
 
 /// Claude Code's name for a tool, as antler's.

@@ -22,7 +22,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use serde::Serialize;
 use serde_json::Value;
 
 pub use allowed::AllowedTools;
@@ -33,8 +32,7 @@ use crate::deferred::search::SearchIndex;
 use crate::tools::{ToolInfo, ToolSource};
 
 /// Where a skill was found, in order of precedence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SkillSource {
     /// `.agents/skills` or `.claude/skills` in the project.
     Project,
@@ -109,8 +107,7 @@ impl SkillError {
 }
 
 /// Whether a skill found may be used, and if not why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkillState {
     /// Listed, found by `tool_search`, loadable.
     Usable,
@@ -132,7 +129,7 @@ pub enum SkillState {
 }
 
 /// One skill found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Skill {
     /// Its name (its folder's).
     pub name: String,
@@ -145,25 +142,18 @@ pub struct Skill {
     /// Its SKILL.md, as found.
     pub file: PathBuf,
     /// `license`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
     /// `compatibility`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<String>,
     /// `allowed-tools`, parsed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<AllowedTools>,
     /// `metadata`.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, Value>,
     /// Frontmatter keys the format does not define.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, Value>,
     /// Where its body starts in the SKILL.md.
-    #[serde(skip)]
     pub body_offset: u64,
     /// For a project skill, the hash of its folder as trusted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
     /// Whether it may be used.
     pub state: SkillState,
@@ -173,6 +163,30 @@ impl Skill {
     /// Whether it is listed, found and loadable.
     pub fn usable(&self) -> bool {
         self.state == SkillState::Usable
+    }
+
+    /// Why it is not used, in words; `None` when it is.
+    pub fn reason(&self) -> Option<String> {
+        match &self.state {
+            SkillState::Usable => None,
+            SkillState::Disabled { by } => Some(format!("turned off by {by}")),
+            SkillState::Untrusted { reason } => Some(format!(
+                "a project skill {reason}; `antler trust` shows and trusts it"
+            )),
+            SkillState::Shadowed { by } => Some(format!("shadowed by {}", by.display())),
+        }
+    }
+
+    /// The skill as a front-end offers it.
+    pub fn info(&self) -> crate::protocol::SkillInfo {
+        let reason = self.reason();
+        crate::protocol::SkillInfo {
+            name: self.name.clone(),
+            description: listing::clean_line(&self.description),
+            source: self.source.label().to_string(),
+            usable: reason.is_none(),
+            reason: reason.unwrap_or_default(),
+        }
     }
 }
 

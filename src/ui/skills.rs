@@ -51,26 +51,13 @@ pub fn rows(skills: &SkillSet) -> Vec<SkillRow> {
         .skills
         .iter()
         .map(|skill| {
-            let (enabled, trusted, shadowed, reason) = match &skill.state {
-                SkillState::Usable => (true, true, None, None),
-                SkillState::Disabled { by } => {
-                    (false, true, None, Some(format!("turned off by {by}")))
-                }
-                SkillState::Untrusted { reason } => (
-                    true,
-                    false,
-                    None,
-                    Some(format!(
-                        "a project skill {reason}; `antler trust` shows and trusts it"
-                    )),
-                ),
-                SkillState::Shadowed { by } => (
-                    true,
-                    true,
-                    Some(by.display().to_string()),
-                    Some(format!("shadowed by {}", by.display())),
-                ),
+            let (enabled, trusted, shadowed) = match &skill.state {
+                SkillState::Usable => (true, true, None),
+                SkillState::Disabled { .. } => (false, true, None),
+                SkillState::Untrusted { .. } => (true, false, None),
+                SkillState::Shadowed { by } => (true, true, Some(by.display().to_string())),
             };
+            let reason = skill.reason();
             SkillRow {
                 name: skill.name.clone(),
                 description: clean_line(&skill.description),
@@ -141,12 +128,7 @@ pub fn show(skill: &Skill, text: &str) -> String {
         "{}  ({} skill, {})\n{}\n",
         printable(&skill.name),
         skill.source.label(),
-        match &skill.state {
-            SkillState::Usable => String::from("usable"),
-            SkillState::Disabled { by } => format!("turned off by {by}"),
-            SkillState::Untrusted { reason } => format!("not used: {reason}"),
-            SkillState::Shadowed { by } => format!("shadowed by {}", by.display()),
-        },
+        skill.reason().unwrap_or_else(|| String::from("usable")),
         printable(&skill.file.display().to_string()),
     );
     if let Some(allowed) = &skill.allowed_tools {
@@ -154,6 +136,23 @@ pub fn show(skill: &Skill, text: &str) -> String {
     }
     if let Some(license) = &skill.license {
         out.push_str(&format!("license: {}\n", printable(license)));
+    }
+    if let Some(compatibility) = &skill.compatibility {
+        out.push_str(&format!("compatibility: {}\n", printable(compatibility)));
+    }
+    for (key, value) in &skill.metadata {
+        out.push_str(&format!(
+            "metadata.{}: {}\n",
+            printable(key),
+            printable(&value.to_string())
+        ));
+    }
+    for (key, value) in &skill.extra {
+        out.push_str(&format!(
+            "{} (not of the format): {}\n",
+            printable(key),
+            printable(&value.to_string())
+        ));
     }
     if let Ok(files) = crate::skills::folder::entries(&skill.dir) {
         out.push_str(&format!("files: {}\n", files.len()));

@@ -278,7 +278,12 @@ fn a_planted_project_skill_is_used_only_once_trusted_and_a_changed_script_untrus
 fn skills_list_reports_sources_shadowing_and_bad_skills() {
     let sandbox = Sandbox::new();
     let extra = sandbox.path().join("team-skills");
-    skill(&user_skills(&sandbox), "review", "description: Mine.", "");
+    skill(
+        &user_skills(&sandbox),
+        "review",
+        "description: Mine.\nx-team: core\nmetadata:\n  version: 2",
+        "",
+    );
     skill(&extra, "review", "description: The team's.", "");
     skill(&extra, "off", "description: Turned off.", "");
     skill(
@@ -321,5 +326,11 @@ fn skills_list_reports_sources_shadowing_and_bad_skills() {
         .args(["skills", "show", "review"])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&shown.stdout).contains("Mine."));
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("Mine."), "{shown}");
+    assert!(
+        shown.contains("x-team (not of the format): \"core\""),
+        "unknown keys are kept: {shown}"
+    );
+    assert!(shown.contains("metadata.version: 2"), "{shown}");
 }
