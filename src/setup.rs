@@ -404,24 +404,30 @@ fn find_skills(
         user: crate::config::dirs::config_dir(env).map(|dir| dir.join("skills")),
         paths,
     };
-    let off_in_extensions = extensions
-        .and_then(|(found, file)| match file {
-            Some(file) => Some(file.text()),
-            None => crate::bounded_read::read_to_string(
-                &found.path,
-                crate::bounded_read::CONFIG_BYTES,
-                "a config file",
-            )
-            .ok(),
+    // Read at the first skill asked about: a start without skills reads nothing more.
+    let read_once = std::cell::OnceCell::new();
+    let off_in_extensions = || {
+        read_once.get_or_init(|| {
+            extensions
+                .and_then(|(found, file)| match file {
+                    Some(file) => Some(file.text()),
+                    None => crate::bounded_read::read_to_string(
+                        &found.path,
+                        crate::bounded_read::CONFIG_BYTES,
+                        "a config file",
+                    )
+                    .ok(),
+                })
+                .map(|text| crate::config::disabled_skills(&text))
+                .unwrap_or_default()
         })
-        .map(|text| crate::config::disabled_skills(&text))
-        .unwrap_or_default();
+    };
     let extensions_path = extensions.map(|(found, _)| found.path.display().to_string());
     let disabled = |name: &str| {
         if config.disabled.iter().any(|n| n == name) {
             return Some(String::from("skills.disabled in config.yaml"));
         }
-        off_in_extensions.iter().any(|n| n == name).then(|| {
+        off_in_extensions().iter().any(|n| n == name).then(|| {
             format!(
                 "`enabled: false` in {}",
                 extensions_path

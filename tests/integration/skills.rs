@@ -293,9 +293,19 @@ fn skills_list_reports_sources_shadowing_and_bad_skills() {
         "",
     );
     std::fs::write(extra.join("bad/SKILL.md"), "---\nname: bad\n---\n").unwrap();
+    skill(
+        &extra,
+        "deer-off",
+        "description: Off in DeerFlow's map.",
+        "",
+    );
     sandbox.write(
         "config.yaml",
         "skills:\n  paths: [team-skills]\n  disabled: [off]\n",
+    );
+    sandbox.write(
+        "extensions_config.json",
+        r#"{"mcpServers": {}, "skills": {"deer-off": {"enabled": false}, "review": {"enabled": true}}}"#,
     );
     let (report, code, _) = sandbox.json(&["skills", "list", "--json"]);
     assert_eq!(code, 0);
@@ -313,6 +323,16 @@ fn skills_list_reports_sources_shadowing_and_bad_skills() {
             .contains("xdg-config")
     );
     assert_eq!(row("off", "path")["enabled"], false);
+    let deer = row("deer-off", "path");
+    assert_eq!(deer["enabled"], false);
+    assert!(
+        deer["reason"]
+            .as_str()
+            .unwrap()
+            .contains("extensions_config.json"),
+        "{deer}"
+    );
+    assert_eq!(row("review", "user")["enabled"], true);
     let errors = report["errors"].as_array().unwrap();
     assert!(
         errors[0]
