@@ -29,11 +29,6 @@ pub fn problem(name: &str) -> Option<&'static str> {
     None
 }
 
-/// Whether `name` is a valid skill name.
-pub fn is_valid(name: &str) -> bool {
-    problem(name).is_none()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,7 +36,7 @@ mod tests {
     #[test]
     fn the_formats_rules() {
         for good in ["pdf", "web-artifacts-builder", "a1", &"x".repeat(64)] {
-            assert!(is_valid(good), "{good}");
+            assert!(problem(good).is_none(), "{good}");
         }
         for bad in [
             "",
@@ -55,7 +50,7 @@ mod tests {
             "naïve",
             &"x".repeat(65),
         ] {
-            assert!(!is_valid(bad), "{bad}");
+            assert!(problem(bad).is_some(), "{bad}");
         }
     }
 }
