@@ -630,6 +630,54 @@ mod tests {
     }
 
     #[test]
+    fn a_loaded_skills_folder_is_readable_never_writable_and_keeps_secrets_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let config = dir.path().join("config");
+        let skill = config.join("skills/deploy");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(skill.join("SKILL.md"), "x").unwrap();
+        std::fs::write(skill.join(".env"), "TOKEN=1").unwrap();
+        std::fs::write(config.join("other.md"), "x").unwrap();
+        let reads = SkillReads::default();
+        let protected = Protected {
+            private: vec![config.clone()],
+            skill_reads: reads.clone(),
+            ..Protected::default()
+        };
+        let w = Workspace::from_config(&SandboxConfig::default(), &ws)
+            .unwrap()
+            .with_protected(&protected);
+        let file = skill.join("SKILL.md");
+        let file = file.to_str().unwrap();
+        assert_eq!(
+            w.resolve_existing(file),
+            Err(WorkspaceError::Private(file.into()))
+        );
+        reads.grant(&skill.canonicalize().unwrap());
+        assert!(w.resolve_existing(file).is_ok(), "readable once loaded");
+        let env = skill.join(".env");
+        let env = env.to_str().unwrap();
+        assert_eq!(
+            w.resolve_existing(env),
+            Err(WorkspaceError::Secret(env.into()))
+        );
+        assert_eq!(
+            w.hidden(&skill.canonicalize().unwrap().join(".env")),
+            Some(Hidden::Secret)
+        );
+        assert!(w.resolve_for_write(file).is_err(), "never writable");
+        let other = config.join("other.md");
+        assert!(
+            w.resolve_existing(other.to_str().unwrap()).is_err(),
+            "only the skill's folder"
+        );
+        reads.set(Vec::new());
+        assert!(w.resolve_existing(file).is_err(), "another thread");
+    }
+
+    #[test]
     fn antlers_own_folders_are_private_but_the_threads_outputs_readable() {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
