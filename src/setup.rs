@@ -143,6 +143,17 @@ impl Setup {
         &self.skills
     }
 
+    /// The token budget of the skills' listing for `model`: `skills.listing_budget_tokens`,
+    /// else the default share of its context window.
+    pub fn skills_budget(&self, model: Option<&str>) -> usize {
+        let window = self.context_window(model).unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        self.app
+            .value
+            .skills
+            .listing_budget_tokens
+            .unwrap_or_else(|| crate::skills::listing::default_budget(window))
+    }
+
     /// The folders of the loaded skills the file tools may read.
     pub fn skill_reads(&self) -> &SkillReads {
         &self.skill_reads
@@ -331,13 +342,7 @@ impl Setup {
             semantic: self.semantic_search(EmbedMode::Background),
         };
         let mut deferred = setup_deferred_for(toolset, &self.app.value.tool_search, inputs)?;
-        let window = self.context_window(model).unwrap_or(DEFAULT_CONTEXT_WINDOW);
-        let budget = self
-            .app
-            .value
-            .skills
-            .listing_budget_tokens
-            .unwrap_or_else(|| crate::skills::listing::default_budget(window));
+        let budget = self.skills_budget(model);
         crate::skills::bind(&mut deferred, &self.skills, &self.skill_reads, budget);
         Ok(deferred)
     }

@@ -7,7 +7,6 @@ use super::error::CliError;
 use super::output::{to_json, write_stdout};
 use super::{Exit, SkillsCommand};
 use crate::config::{ConfigPaths, EnvLookup};
-use crate::deferred::DEFAULT_CONTEXT_WINDOW;
 use crate::setup::Setup;
 use crate::trust::ProjectTrust;
 
@@ -25,15 +24,7 @@ pub fn run(
         let skills = setup.skills();
         let text = match command {
             SkillsCommand::List(args) => {
-                let window = setup
-                    .context_window(model)
-                    .unwrap_or(DEFAULT_CONTEXT_WINDOW);
-                let budget = setup
-                    .app
-                    .value
-                    .skills
-                    .listing_budget_tokens
-                    .unwrap_or_else(|| crate::skills::listing::default_budget(window));
+                let budget = setup.skills_budget(model);
                 let usable: Vec<_> = skills.usable().collect();
                 let listing = crate::skills::listing::listing(&usable, budget, true);
                 let report = crate::ui::skills::report(skills, &listing, budget);
