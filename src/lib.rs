@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod deferred;
+pub mod hooks;
 pub mod http;
 pub mod mcp;
 pub mod output_file;

@@ -2,6 +2,8 @@
 //! wrappers such as `npx`, `uvx` or `sh -c` cannot leave a grandchild running after antler
 //! is done with them.
 
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use nix::sys::signal::{Signal, killpg};
@@ -24,6 +26,25 @@ pub const PROXY_ENV: &[&str] = &[
     "all_proxy",
     "no_proxy",
 ];
+
+/// `bash` from `PATH` (or `/bin/bash`), else `sh`.
+pub fn find_shell(env: &[(OsString, OsString)]) -> PathBuf {
+    let path = env
+        .iter()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value.clone())
+        .unwrap_or_default();
+    for name in ["bash", "sh"] {
+        let found = std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .chain([Path::new("/bin").join(name)])
+            .find(|candidate| candidate.is_file());
+        if let Some(shell) = found {
+            return shell;
+        }
+    }
+    PathBuf::from("/bin/sh")
+}
 
 /// The process groups guarded right now, for [`kill_all_groups`].
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
@@ -107,7 +128,7 @@ impl Drop for ProcessGroupGuard {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
 
     use super::*;

@@ -24,6 +24,7 @@ use crate::tools::{
     ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools,
     unknown_tool_settings,
 };
+use crate::hooks::Hooks;
 use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, UntrustedError};
 
 /// A setup problem that stops antler before it runs: exit status 2.
@@ -47,6 +48,9 @@ pub enum SetupError {
     /// The workspace of the built-in tools cannot be opened.
     #[error("the workspace cannot be opened: {0}")]
     Workspace(std::io::Error),
+    /// A hook cannot be used.
+    #[error(transparent)]
+    Hooks(#[from] crate::hooks::HookConfigError),
     /// A configured tool cannot be built.
     #[error("{path}: {source}", path = path.as_ref().map_or(String::from("config.yaml"), |p| p.display().to_string()))]
     Tool {
@@ -84,6 +88,8 @@ pub struct Setup {
     skills: Skills,
     /// The loaded skills' folders the file tools may read, switched with the thread.
     skill_reads: SkillReads,
+    /// The user's hooks.
+    hooks: Arc<Hooks>,
 }
 
 impl Setup {
@@ -121,6 +127,7 @@ impl Setup {
             elicitations: None,
             tokens: crate::mcp::oauth::TokenStore::in_data_dir(env),
         };
+        let hooks = Arc::new(find_hooks(&mut app, cwd, env, trust)?);
         let semantic = semantic_model(&app, cwd, env);
         if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
             tracing::warn!("{warning}");
@@ -135,7 +142,13 @@ impl Setup {
             semantic,
             skills,
             skill_reads,
+            hooks,
         })
+    }
+
+    /// The hooks: config.yaml's, and with `hooks.import_claude` Claude Code's.
+    pub fn hooks(&self) -> &Arc<Hooks> {
+        &self.hooks
     }
 
     /// The skills found at start.
@@ -451,6 +464,70 @@ fn find_skills(
         }
     };
     crate::skills::discover(&roots, &disabled, &trusted)
+}
+
+/// The hooks of config.yaml, and with `hooks.import_claude` those of the user's
+/// `~/.claude/settings.json` and the project's trusted Claude Code settings (an untrusted
+/// one is left out with a warning; `antler trust` shows its commands).
+fn find_hooks(
+    app: &mut Loaded<AppConfig>,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+    trust: &ProjectTrust,
+) -> Result<Hooks, SetupError> {
+    let mut hooks = Hooks::new(cwd);
+    let origin = app
+        .path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("config.yaml"));
+    hooks.add(&app.value.hooks, &origin, false)?;
+    if !app.value.hooks.import_claude {
+        return Ok(hooks);
+    }
+    let home = env("HOME").map(PathBuf::from);
+    let user = crate::hooks::claude::user_settings(home.as_deref()).filter(|p| p.is_file());
+    let mut texts = Vec::new();
+    if let Some(path) = user {
+        let text = crate::bounded_read::read_to_string(
+            &path,
+            crate::bounded_read::CONFIG_BYTES,
+            "a settings file",
+        )
+        .map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        texts.push((path, text));
+    }
+    for file in crate::trust::project_claude_settings(cwd) {
+        let state = trust.state(&file);
+        if state.is_trusted() {
+            texts.push((file.path.clone(), file.text()));
+        } else {
+            let warning = format!(
+                "{}: its hooks are not run: antler has not been told to trust it ({});                  `antler trust` shows its commands and trusts it",
+                file.path.display(),
+                state.describe()
+            );
+            tracing::warn!("{warning}");
+            app.warnings.push(warning);
+        }
+    }
+    for (path, text) in texts {
+        let (config, warnings) =
+            crate::hooks::claude::parse(&text).map_err(|message| crate::hooks::HookConfigError {
+                file: path.display().to_string(),
+                key: String::from("hooks"),
+                message,
+            })?;
+        for warning in warnings {
+            let warning = format!("{}: {warning}", path.display());
+            tracing::warn!("{warning}");
+            app.warnings.push(warning);
+        }
+        hooks.add(&config, &path, true)?;
+    }
+    Ok(hooks)
 }
 
 /// The first candidate that may be used: a project file only if `trust` admits it (read

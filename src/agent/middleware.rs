@@ -3,14 +3,10 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::state::ThreadState;
-use crate::config::json_kind;
 use crate::protocol::{Message, ToolCall};
 use crate::provider::ModelReply;
-use crate::tools::ToolContext;
-use crate::tools::{Tool, ToolOutput};
+use crate::tools::{PreparedCall, Tool, ToolContext, ToolOutput};
 
 /// What a model call will be given; layers edit it before the call.
 pub struct ModelCall<'a> {
@@ -50,13 +46,19 @@ pub trait Layer: Send + Sync {
     /// Before a tool call runs: returning an output answers the call instead of the tool.
     /// Later layers and the tool are skipped; the answer's state update is still merged,
     /// and `after_tool` runs for this layer and the ones before it.
-    fn before_tool(&self, _state: &mut ThreadState, _call: &ToolCall) -> Option<ToolOutput> {
+    fn before_tool(&self, _state: &mut ThreadState, _call: &PreparedCall) -> Option<ToolOutput> {
         None
     }
 
     /// After a tool call, once its state update has been merged: may change the output and
     /// the state.
-    fn after_tool(&self, _state: &mut ThreadState, _call: &ToolCall, _output: &mut ToolOutput) {}
+    fn after_tool(
+        &self,
+        _state: &mut ThreadState,
+        _call: &PreparedCall,
+        _output: &mut ToolOutput,
+    ) {
+    }
 }
 
 /// How far a tool call got through the `before_tool` hooks.
@@ -144,7 +146,7 @@ impl Chain {
     }
 
     /// Runs the `before_tool` hooks of one call, in order, until one answers.
-    pub fn begin_tool_call(&self, state: &mut ThreadState, call: &ToolCall) -> ToolStep {
+    pub fn begin_tool_call(&self, state: &mut ThreadState, call: &PreparedCall) -> ToolStep {
         for (i, layer) in self.layers.iter().enumerate() {
             if let Some(output) = layer.before_tool(state, call) {
                 return ToolStep::Answered { output, ran: i + 1 };
@@ -158,7 +160,7 @@ impl Chain {
     pub fn end_tool_call(
         &self,
         state: &mut ThreadState,
-        call: &ToolCall,
+        call: &PreparedCall,
         ran: usize,
         mut output: ToolOutput,
     ) -> ToolOutput {
@@ -187,6 +189,7 @@ impl Chain {
         call: &ToolCall,
         lookup: &(dyn Fn(&str) -> Option<Arc<dyn Tool>> + Sync),
     ) -> ToolOutput {
+        let call = &PreparedCall::from(call);
         match self.begin_tool_call(state, call) {
             ToolStep::Answered { output, ran } => self.end_tool_call(state, call, ran, output),
             ToolStep::Run => {
@@ -203,7 +206,7 @@ impl Chain {
 /// the agent down.
 pub async fn execute(
     ctx: ToolContext<'_>,
-    call: &ToolCall,
+    call: &PreparedCall,
     tool: Option<Arc<dyn Tool>>,
 ) -> ToolOutput {
     use futures::FutureExt;
@@ -211,8 +214,8 @@ pub async fn execute(
     let Some(tool) = tool else {
         return ToolOutput::error(format!("Error: there is no tool named '{}'.", call.name));
     };
-    let arguments = match parse_arguments(&call.arguments) {
-        Ok(value) => value,
+    let arguments = match call.input() {
+        Ok(value) => value.clone(),
         Err(message) => return ToolOutput::error(format!("Error: {}: {message}", call.name)),
     };
     match std::panic::AssertUnwindSafe(tool.call(ctx, arguments))
@@ -236,28 +239,11 @@ pub async fn execute(
     }
 }
 
-/// Parses a tool call's arguments: empty means `{}`; anything else must be a JSON object.
-pub fn parse_arguments(text: &str) -> Result<Value, String> {
-    if text.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(other) => Err(format!(
-            "the arguments must be a JSON object, not {}; send an object such as {{\"key\": \"value\"}}",
-            json_kind(&other)
-        )),
-        Err(err) => Err(format!(
-            "the arguments are not valid JSON ({err}); send a JSON object"
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
 
-    use serde_json::{Map, json};
+    use serde_json::{Map, Value, json};
 
     use super::*;
     use crate::tools::{ToolFuture, ToolInfo, ToolSource};
@@ -285,7 +271,7 @@ mod tests {
                 .unwrap()
                 .push(format!("after_model {}", self.name));
         }
-        fn before_tool(&self, _: &mut ThreadState, _: &ToolCall) -> Option<ToolOutput> {
+        fn before_tool(&self, _: &mut ThreadState, _: &PreparedCall) -> Option<ToolOutput> {
             self.log
                 .lock()
                 .unwrap()
@@ -293,7 +279,7 @@ mod tests {
             self.answers
                 .then(|| ToolOutput::error("answered by a layer"))
         }
-        fn after_tool(&self, _: &mut ThreadState, _: &ToolCall, _: &mut ToolOutput) {
+        fn after_tool(&self, _: &mut ThreadState, _: &PreparedCall, _: &mut ToolOutput) {
             self.log
                 .lock()
                 .unwrap()
@@ -446,7 +432,12 @@ mod tests {
             metadata: Map::new(),
             parallel: false,
         }));
-        let out = execute(ToolContext::standalone("c"), &call("bad", "{}"), Some(tool)).await;
+        let out = execute(
+            ToolContext::standalone("c"),
+            &(&call("bad", "{}")).into(),
+            Some(tool),
+        )
+        .await;
         assert!(out.is_error);
         assert!(out.content.contains("crashed (boom)"), "{}", out.content);
     }

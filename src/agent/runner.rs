@@ -6,33 +6,26 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::StreamExt;
 use futures::future::BoxFuture;
-use futures::stream::FuturesUnordered;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::layers::summarize::{Summarization, estimate_tokens};
 use super::ledger::{LedgerMode, LedgerRecorder, add_run};
-use super::middleware::{Chain, ToolStep, execute};
+use super::middleware::Chain;
 use super::state::ThreadState;
-use super::subagent::TASK;
 use crate::deferred::DeferredSetup;
-use crate::deferred::TOOL_SEARCH;
-use crate::permissions::Permissions;
+use crate::hooks::Hooks;
+use crate::permissions::CallGates;
 use crate::protocol::{Counting, Usage};
-use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, STREAM_JSON_VERSION, ToolRole};
+use crate::protocol::{ErrorKind, Event, RunResult, RunStatus, STREAM_JSON_VERSION};
 use crate::protocol::{Message, ToolCall};
 use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ToolSpec};
-use crate::tools::ToolSource;
-use crate::tools::{RunScope, Tool, ToolContext, ToolOutput};
+use crate::tools::{RunScope, Tool};
 
-/// The result a tool call gets when the user interrupts the run while it runs.
-pub const INTERRUPTED: &str = "Error: interrupted by the user before the tool returned.";
+mod batch;
+mod hooks;
 
-/// How long an interrupted run waits for its running tool calls to end by themselves
-/// (each sees the cancellation; an MCP call tells its server) before it drops them.
-const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+pub use batch::INTERRUPTED;
 
 /// A conversation as the runner works on it.
 #[derive(Debug, Clone, Default)]
@@ -98,8 +91,10 @@ pub struct Agent {
     pub summarization: Option<Summarization>,
     /// When a run's context ledger is taken.
     pub ledger: LedgerMode,
-    /// Which calls run, ask the user first, or are refused.
-    pub permissions: Arc<Permissions>,
+    /// Which calls run, ask the user first, or are refused: the policy, then the hooks.
+    pub gates: Arc<CallGates>,
+    /// The user's hooks (the run fires `UserPromptSubmit`, `Stop` and `PreCompact`).
+    pub hooks: Arc<Hooks>,
 }
 
 /// Where a run gets its agent from before each step: a session's assembly, which rebuilds
@@ -203,9 +198,15 @@ async fn run_with(
         model: agent.get().provider.model().to_string(),
         resumed: thread.resumed,
     });
+    let hooks = agent.get().hooks.clone();
+    let scope = match hooks.has(crate::hooks::HookEvent::Notification) {
+        true => RunScope::for_thread(&thread.id).with_notify(hooks),
+        false => RunScope::for_thread(&thread.id),
+    };
     let mut run = Run {
         agent,
         presented: Vec::new(),
+        just_presented: Vec::new(),
         saved: thread.messages.len(),
         thread,
         sink,
@@ -218,10 +219,11 @@ async fn run_with(
         notices: Vec::new(),
         answer: String::new(),
         last_input: None,
-        scope: RunScope::default(),
+        scope,
         ledger: LedgerRecorder::default(),
         store_failed: false,
         calls_from_text: false,
+        stop_hook_active: false,
     };
     let outcome = run.drive(input).await;
     let result = run.finish(outcome);
@@ -253,6 +255,8 @@ struct Run<'a> {
     saved: usize,
     /// Files presented in this run (also ones presented in earlier runs again).
     presented: Vec<String>,
+    /// Files the current batch presented, not announced yet.
+    just_presented: Vec<String>,
     turn: u32,
     usage: Usage,
     /// `usage` by model id (subagents may use another).
@@ -271,10 +275,16 @@ struct Run<'a> {
     store_failed: bool,
     /// The last reply's tool calls were written as text.
     calls_from_text: bool,
+    /// A `Stop` hook kept the run going already.
+    stop_hook_active: bool,
 }
 
 impl Run<'_> {
     async fn drive(&mut self, input: String) -> Outcome {
+        let input = match self.submit_prompt(input).await {
+            Ok(input) => input,
+            Err(outcome) => return outcome,
+        };
         self.thread.messages.push(Message::User { content: input });
         if let Err(err) = self.save() {
             return Outcome::storage(err);
@@ -304,10 +314,17 @@ impl Run<'_> {
                 Err(outcome) => return outcome,
             };
             match self.take_reply(reply) {
-                Ok(None) => return Outcome::Success,
+                Ok(None) => match self.stop_blocked().await {
+                    Ok(true) => {}
+                    Ok(false) => return Outcome::Success,
+                    Err(outcome) => return outcome,
+                },
                 Ok(Some(calls)) => {
                     if let Some(outcome) = self.run_tools(calls).await {
                         return outcome;
+                    }
+                    if let Some(reason) = self.scope.take_stop() {
+                        return Outcome::Failed(ErrorKind::Hook, reason);
                     }
                 }
                 Err(outcome) => return outcome,
@@ -360,6 +377,8 @@ impl Run<'_> {
             _ => estimate_tokens(messages),
         };
         let cut = summarization.cut_point(messages, tokens)?;
+        self.before_compact().await;
+        let messages = &self.thread.messages;
         let summary = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Some(Outcome::Interrupted),
@@ -502,190 +521,6 @@ impl Run<'_> {
         Ok((!calls.is_empty()).then_some(calls))
     }
 
-    /// Runs the calls through the layers, appends the results in call order and stores
-    /// them. The calls run concurrently when every tool that runs may run in parallel,
-    /// else one after the other in call order. `Some`: the run ends here.
-    async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Option<Outcome> {
-        // The tools may have changed since the model saw them: a call made against a
-        // schema that is gone is refused, the rest run with the current tools.
-        let seen = self.agent.refresh(self.cancel).await;
-        let before = self.thread.state.promoted.names.clone();
-        let mut presented: Vec<String> = Vec::new();
-        let mut outputs: Vec<Option<(ToolOutput, usize, u64)>> = vec![None; calls.len()];
-        let mut to_run = Vec::new();
-        for (i, call) in calls.iter().enumerate() {
-            (self.emit)(Event::ToolCallStarted {
-                turn: self.turn,
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                role: self.role_of(&call.name),
-                arguments: serde_json::from_str(&call.arguments)
-                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-                from_text: self.calls_from_text,
-            });
-            if let Some(stale) = seen
-                .as_ref()
-                .and_then(|old| stale_call(old, self.agent.get(), call))
-            {
-                outputs[i] = Some((stale, self.agent.get().chain.len(), 0));
-                continue;
-            }
-            match self
-                .agent
-                .get()
-                .chain
-                .begin_tool_call(&mut self.thread.state, call)
-            {
-                ToolStep::Answered { output, ran } => outputs[i] = Some((output, ran, 0)),
-                ToolStep::Run => to_run.push((i, call, self.agent.get().deferred.tool(&call.name))),
-            }
-        }
-        let parallel = to_run
-            .iter()
-            .all(|(_, _, tool)| tool.as_ref().is_some_and(|t| t.info().parallel));
-        let (emit, cancel) = (self.emit, self.cancel);
-        let turn = self.turn;
-        let context = |call: &ToolCall| ToolContext {
-            call_id: call.id.clone(),
-            turn,
-            cancel: cancel.child_token(),
-            events: emit,
-            scope: self.scope.clone(),
-        };
-        let layers = self.agent.get().chain.len();
-        let permissions = self.agent.get().permissions.clone();
-        let mut interrupted = false;
-        // When each call began, so that one the interruption ends says how long it ran.
-        let mut began: Vec<Option<Instant>> = vec![None; calls.len()];
-        if parallel && cancel.is_cancelled() {
-            interrupted = true;
-        } else if parallel {
-            for (i, _, _) in &to_run {
-                began[*i] = Some(Instant::now());
-            }
-            let mut pending: FuturesUnordered<_> = to_run
-                .into_iter()
-                .map(|(i, call, tool)| timed(i, context(call), call, tool, &permissions))
-                .collect();
-            while !pending.is_empty() {
-                tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => {
-                        interrupted = true;
-                        // Calls that see the cancellation end now (an MCP call tells its
-                        // server first); their results are the interruption's.
-                        let drain = async { while pending.next().await.is_some() {} };
-                        let _ = tokio::time::timeout(CANCEL_GRACE, drain).await;
-                        break;
-                    }
-                    Some((i, output, ms)) = pending.next() => outputs[i] = Some((output, layers, ms)),
-                }
-            }
-        } else {
-            // One call may change the tool list (a server's `tools/list_changed`): each
-            // later call runs only if its tool is still the one the model saw. It runs
-            // through the agent the batch began with, whose layers finish every result.
-            for (n, (i, call, tool)) in to_run.into_iter().enumerate() {
-                if n > 0
-                    && let Some(latest) = self.agent.latest(cancel).await
-                {
-                    let saw = seen.as_deref().unwrap_or(self.agent.get());
-                    if let Some(stale) = stale_call(saw, &latest, call) {
-                        outputs[i] = Some((stale, layers, 0));
-                        continue;
-                    }
-                }
-                // Cancelled before it began: it never begins.
-                if cancel.is_cancelled() {
-                    interrupted = true;
-                    break;
-                }
-                began[i] = Some(Instant::now());
-                let running = timed(i, context(call), call, tool, &permissions);
-                tokio::pin!(running);
-                tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => {
-                        interrupted = true;
-                        let _ = tokio::time::timeout(CANCEL_GRACE, &mut running).await;
-                        break;
-                    }
-                    (i, output, ms) = &mut running => outputs[i] = Some((output, layers, ms)),
-                }
-            }
-        }
-        for notice in self.scope.take_notices() {
-            self.notice(notice);
-        }
-        // A subagent's model calls count for this run.
-        for (model, spent) in self.scope.take_usage() {
-            self.usage.add(&spent);
-            self.thread.usage.add(&spent);
-            self.model_usage.entry(model).or_default().add(&spent);
-        }
-        for ((call, slot), began) in calls.iter().zip(outputs).zip(began) {
-            let (output, ran, ms) = slot.unwrap_or_else(|| {
-                let ran_for = began.map_or(0, |at| {
-                    u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX)
-                });
-                (ToolOutput::error(INTERRUPTED), layers, ran_for)
-            });
-            if let Some(update) = &output.state_update {
-                presented.extend(update.presented_files.iter().cloned());
-            }
-            let output =
-                self.agent
-                    .get()
-                    .chain
-                    .end_tool_call(&mut self.thread.state, call, ran, output);
-            (self.emit)(Event::ToolCallFinished {
-                turn: self.turn,
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                role: self.role_of(&call.name),
-                is_error: output.is_error,
-                content: output.content.clone(),
-                duration_ms: ms,
-            });
-            self.thread.messages.push(Message::Tool {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content: output.content,
-                is_error: output.is_error,
-            });
-            self.ledger
-                .result(&call.name, self.thread.messages.len() - 1);
-        }
-        if let Err(err) = self.save() {
-            return Some(Outcome::storage(err));
-        }
-        self.report_promotions(&before);
-        presented.retain(|f| !self.presented.contains(f));
-        presented.dedup();
-        if !presented.is_empty() {
-            self.presented.extend(presented.iter().cloned());
-            (self.emit)(Event::FilesPresented {
-                turn: self.turn,
-                files: presented,
-            });
-        }
-        interrupted.then_some(Outcome::Interrupted)
-    }
-
-    /// What the tool called `name` is.
-    fn role_of(&self, name: &str) -> ToolRole {
-        let Some(tool) = self.agent.get().deferred.tool(name) else {
-            return ToolRole::Unknown;
-        };
-        match &tool.info().source {
-            _ if name == TOOL_SEARCH => ToolRole::Search,
-            _ if name == TASK => ToolRole::Subagent,
-            ToolSource::Mcp { .. } | ToolSource::McpResources => ToolRole::Mcp,
-            ToolSource::Configured { .. } => ToolRole::Configured,
-            ToolSource::BuiltIn => ToolRole::BuiltIn,
-        }
-    }
-
     fn report_promotions(&mut self, before: &[String]) {
         let now = &self.thread.state.promoted.names;
         let added: Vec<String> = now
@@ -771,56 +606,6 @@ impl Run<'_> {
             ledger,
         }
     }
-}
-
-/// The error for a call that `old` (the agent the model saw) and `new` (the agent now) do
-/// not offer alike: the tool is gone, has another schema, is now another server's (or
-/// another original tool), or was not offered when the model called it.
-fn stale_call(old: &Agent, new: &Agent, call: &ToolCall) -> Option<ToolOutput> {
-    let before = old.deferred.tool(&call.name);
-    let now = new.deferred.tool(&call.name);
-    let change = match (&before, &now) {
-        (None, None) => return None,
-        (None, Some(_)) => "was not offered when you called it",
-        (Some(_), None) => "is gone",
-        (Some(b), Some(n)) if b.info().source != n.info().source => "is now another tool",
-        (Some(b), Some(n)) if b.info().parameters != n.info().parameters => "has a new schema",
-        (Some(_), Some(_)) => return None,
-    };
-    let server = match before.as_ref().or(now.as_ref()).map(|t| &t.info().source) {
-        Some(ToolSource::Mcp { server, .. }) => format!("MCP server `{server}`"),
-        _ => String::from("the toolset"),
-    };
-    Some(ToolOutput::error(format!(
-        "Error: the tools of {server} changed while you were working, and `{}` {change}; \
-         this call was not made. Call tool_search again to get the current tools and schemas.",
-        call.name
-    )))
-}
-
-/// Runs call `i` if the permissions let it, and measures it: `(i, output, milliseconds)`.
-async fn timed(
-    i: usize,
-    ctx: ToolContext<'_>,
-    call: &ToolCall,
-    tool: Option<Arc<dyn Tool>>,
-    permissions: &Permissions,
-) -> (usize, ToolOutput, u64) {
-    let admitted = match &tool {
-        Some(tool) => match permissions.check(&ctx, call, tool.as_ref()).await {
-            Ok(admitted) => Some(admitted),
-            Err(refused) => return (i, refused, 0),
-        },
-        None => None,
-    };
-    let started = Instant::now();
-    let output = execute(ctx.clone(), call, tool).await;
-    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let output = match admitted {
-        Some(admitted) => admitted.settle(&ctx, call, output).await,
-        None => output,
-    };
-    (i, output, ms)
 }
 
 /// The schema of a tool as bound to a model call.

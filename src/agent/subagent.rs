@@ -63,8 +63,10 @@ pub struct SubagentEnv {
     pub instructions: std::collections::BTreeMap<String, String>,
     /// Whether the model can see images.
     pub vision: bool,
-    /// The parent's permission gate: a subagent's calls ask or are refused alike.
-    pub permissions: Arc<crate::permissions::Permissions>,
+    /// The parent's call gates: a subagent's calls ask, are refused or meet the hooks alike.
+    pub gates: Arc<crate::permissions::CallGates>,
+    /// The parent's hooks as a subagent fires them (its end is `SubagentStop`).
+    pub hooks: Arc<crate::hooks::Hooks>,
     /// The session's skills (their `allowed-tools` restrict a subagent that loads one).
     pub skills: Option<crate::skills::Skills>,
 }
@@ -186,7 +188,8 @@ impl Task {
             max_turns: env.max_turns,
             summarization: None,
             ledger: LedgerMode::Never,
-            permissions: env.permissions.clone(),
+            gates: env.gates.clone(),
+            hooks: env.hooks.clone(),
         };
         let mut thread = Thread {
             id: format!("subagent-{id}"),
@@ -244,6 +247,10 @@ impl Task {
 impl Tool for Task {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn role(&self) -> crate::protocol::ToolRole {
+        crate::protocol::ToolRole::Subagent
     }
 
     fn effect(&self) -> Effect {
@@ -323,7 +330,8 @@ mod tests {
             redact: Redact::default(),
             instructions: Default::default(),
             vision: false,
-            permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+            gates: Arc::new(crate::permissions::CallGates::allow_all()),
+            hooks: Arc::default(),
             skills: None,
         }
     }

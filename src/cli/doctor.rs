@@ -45,6 +45,7 @@ pub async fn run(
         Ok(mut setup) => {
             config_checks(&setup, &mut checks);
             skills_check(&setup, &mut checks);
+            hooks_check(&setup, &mut checks);
             sandbox_check(&setup, &mut checks);
             match setup.mcp(env).await {
                 Err(err) => {
@@ -116,6 +117,27 @@ fn trust_checks(
                 ),
             )
         });
+    }
+}
+
+/// The configured hooks, one line each: the event, the matcher, the command, its file.
+fn hooks_check(setup: &Setup, checks: &mut Vec<Check>) {
+    for hook in setup.hooks().all() {
+        let matcher = hook
+            .matcher
+            .as_deref()
+            .map_or_else(String::new, |m| format!(" for `{}`", crate::text::printable(m)));
+        checks.push(Check::new(
+            "hook",
+            CheckStatus::Ok,
+            format!(
+                "{}{matcher}: `{}` (timeout {} s, from {})",
+                hook.event.name(),
+                crate::text::printable(&hook.command),
+                hook.timeout.as_secs(),
+                hook.origin.display()
+            ),
+        ));
     }
 }
 

@@ -94,6 +94,8 @@ pub struct AppConfig {
     pub instructions: Option<String>,
     /// Skills: more folders, names turned off, the listing's budget.
     pub skills: SkillsConfig,
+    /// `hooks`: the user's programs around every step.
+    pub hooks: super::HooksConfig,
 }
 
 /// `skills:` in config.yaml.

@@ -73,6 +73,18 @@ pub fn parse_app_config_with(
     let mut unknown: Vec<Vec<Segment>> = Vec::new();
     serde_ignored::deserialize::<_, _, AppConfig>(deserializer, |key| unknown.push(segments(&key)))
         .map_err(syntax_error)?;
+    // A misspelt hook event would quietly never run (a policy hook that never blocks):
+    // under `hooks:` an unknown key is an error.
+    if let Some(key) = unknown
+        .iter()
+        .find(|key| matches!(key.first(), Some(Segment::Key(k)) if k == "hooks"))
+    {
+        return Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: display_path(key),
+            message: unknown_key_warning(path, text, key),
+        });
+    }
     let mut tree = Yaml::Mapping(tree);
     for key in &unknown {
         warnings.push(unknown_key_warning(path, text, key));
@@ -446,6 +458,9 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
                 format!("invalid glob `{pattern}`: {}", e.kind()),
             ));
         }
+    }
+    if let Some((key, message)) = config.hooks.problem() {
+        return Err(invalid(key, message));
     }
     if !(1..=10).contains(&config.tool_search.max_results) {
         return Err(invalid(

@@ -12,6 +12,7 @@ mod edit;
 mod env;
 mod error;
 mod extensions;
+mod hooks;
 mod lenient;
 mod locate;
 mod overrides;
@@ -43,6 +44,10 @@ pub use extensions::{
 };
 pub(crate) use locate::{Segment, locate};
 pub use overrides::Override;
+pub use hooks::{
+    HookCommand, HookGroup, HooksConfig, MAX_HOOK_TIMEOUT_SECS, MatcherItem, antler_tool_name,
+    matcher_items,
+};
 pub use permissions::{Decision, PermissionsConfig, Rule, RuleError, parse_rule_list};
 pub use server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};
 pub use signature::FileSignature;

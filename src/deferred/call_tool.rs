@@ -63,7 +63,7 @@ impl CallTool {
 /// arguments as a JSON object (a string holding one, as some models send, is accepted).
 /// The error says what the model should fix.
 pub fn inner_call(call: &ToolCall) -> Result<ToolCall, String> {
-    let outer = crate::agent::middleware::parse_arguments(&call.arguments)?;
+    let outer = crate::tools::parse_arguments(&call.arguments)?;
     let name = match outer.get("name") {
         Some(Value::String(name)) if !name.trim().is_empty() => name.trim(),
         Some(Value::String(_)) => {

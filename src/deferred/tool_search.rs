@@ -170,6 +170,10 @@ impl Tool for ToolSearch {
         &self.info
     }
 
+    fn role(&self) -> crate::protocol::ToolRole {
+        crate::protocol::ToolRole::Search
+    }
+
     fn effect(&self) -> Effect {
         Effect::ReadOnly
     }

@@ -108,7 +108,15 @@ impl McpTool {
                 call_id: ctx.call_id.clone(),
                 request: request.clone(),
             });
-            let answer = waiter.answer().await.unwrap_or(ElicitationAnswer::Cancel);
+            let message = format!(
+                "the MCP server `{server}` asks: {}",
+                crate::text::short_line(&request.message, 200).0
+            );
+            let answer = ctx
+                .scope
+                .waiting(ctx.events, "elicitation_dialog", &message, waiter.answer())
+                .await
+                .unwrap_or(ElicitationAnswer::Cancel);
             answered(&answer, false);
             elicitation::result_of(answer)
         })

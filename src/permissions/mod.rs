@@ -6,6 +6,7 @@
 //! [`Event::ApprovalRequested`] and answered through [`Approvals`].
 
 pub mod command;
+mod gate;
 pub mod guard;
 pub mod policy;
 pub mod store;
@@ -19,7 +20,8 @@ use serde_json::Value;
 
 use crate::pending::{Pending, next_id};
 use crate::protocol::{ApprovalAnswer, ApprovalRequest, Denial, Event, Preview, ToolCall};
-use crate::tools::{Effect, Tool, ToolContext, ToolOutput, ToolSource};
+use crate::tools::{Effect, PreparedCall, Tool, ToolContext, ToolOutput, ToolSource};
+pub use gate::{Admission, CallGate, CallGates, GateFuture};
 pub use guard::{Guarded, Watched};
 pub use policy::{CallFacts, Policy, Verdict};
 pub use store::{Approval, ApprovalStore, schema_hash};
@@ -72,37 +74,51 @@ impl Permissions {
         )
     }
 
-    /// Lets `call` of `tool` run, or says why not as the tool error the model gets. A call
-    /// that must ask waits for the user's answer; a dropped call withdraws its question.
-    /// A call that may write is admitted with the guarded files fingerprinted: hand its
-    /// output to [`Admitted::settle`].
+    /// Lets `call` of `tool` run, or says why not as the tool error the model gets: the
+    /// policy alone, with no other gate (see [`CallGates::admit`] for the whole chain).
     pub async fn check(
         &self,
         ctx: &ToolContext<'_>,
-        call: &ToolCall,
+        call: &PreparedCall,
         tool: &dyn Tool,
     ) -> Result<Admitted<'_>, ToolOutput> {
-        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-        let subject = tool.subject(&arguments);
-        let effect = tool.effect();
-        let server = match &tool.info().source {
-            ToolSource::Mcp { server, .. } => Some(server.as_str()),
-            _ => None,
-        };
-        let facts = CallFacts {
-            name: &call.name,
-            subject: subject.as_deref(),
-            effect,
-            server,
-        };
-        let asked = self.decide(ctx, call, tool, &arguments, &facts).await?;
+        let admission = Admission::new(self.verdict(call, tool));
+        if let Verdict::Deny { reason } = &admission.verdict {
+            return Err(refuse(ctx, call, Denial::Rule, reason, None));
+        }
+        self.resolve(ctx, call, tool, admission).await
+    }
+
+    /// What the policy alone says about `call`.
+    pub fn verdict(&self, call: &PreparedCall, tool: &dyn Tool) -> Verdict {
+        let subject = call.value().and_then(|arguments| tool.subject(arguments));
+        self.policy.decide(&facts(call, tool, subject.as_deref()))
+    }
+
+    /// Settles what the gates decided: a call that must still ask waits for the user's
+    /// answer (a dropped call withdraws its question); a call that may write is admitted
+    /// with the guarded files fingerprinted: hand its output to [`Admitted::settle`].
+    pub async fn resolve(
+        &self,
+        ctx: &ToolContext<'_>,
+        call: &PreparedCall,
+        tool: &dyn Tool,
+        admission: Admission,
+    ) -> Result<Admitted<'_>, ToolOutput> {
+        let arguments = call.value().unwrap_or(&Value::Null);
+        let subject = tool.subject(arguments);
+        let facts = facts(call, tool, subject.as_deref());
+        let asked = self
+            .decide(ctx, call, tool, arguments, &facts, admission)
+            .await?;
         // A change the gate itself asked about (the call names an instructions file) was
         // approved; any other is checked once the call is done.
         let instructions_approved = asked && self.policy.names_instructions(&facts);
         Ok(Admitted::new(self, ctx, call, &facts, instructions_approved).await)
     }
 
-    /// Whether `facts`' call runs: `Ok(true)` when the user approved it.
+    /// Whether `facts`' call runs: `Ok(true)` when the user (or a program on their
+    /// behalf) approved it.
     async fn decide(
         &self,
         ctx: &ToolContext<'_>,
@@ -110,14 +126,18 @@ impl Permissions {
         tool: &dyn Tool,
         arguments: &Value,
         facts: &CallFacts<'_>,
+        admission: Admission,
     ) -> Result<bool, ToolOutput> {
         let server = facts.server;
-        let (reason, by_rule) = match self.policy.decide(facts) {
-            Verdict::Allow => return Ok(false),
-            Verdict::Deny { reason } => {
+        let (reason, by_rule) = match (admission.verdict, admission.ask) {
+            (Verdict::Deny { reason }, _) => {
                 return Err(refuse(ctx, call, Denial::Rule, &reason, None));
             }
-            Verdict::Ask { reason, by_rule } => (reason, by_rule),
+            // A gate that asks makes the call ask, with no "always" to offer.
+            (_, Some(reason)) => (reason, true),
+            (Verdict::Allow, None) => return Ok(false),
+            (Verdict::Ask { .. }, None) if admission.approved_by.is_some() => return Ok(true),
+            (Verdict::Ask { reason, by_rule }, None) => (reason, by_rule),
         };
         if !by_rule && self.approved(tool, facts) {
             return Ok(false);
@@ -140,7 +160,12 @@ impl Permissions {
             call_id: call.id.clone(),
             request: request.clone(),
         });
-        match waiter.answer().await {
+        let message = format!("antler needs your approval for `{}`: {reason}", request.tool);
+        let answer = ctx
+            .scope
+            .waiting(ctx.events, "permission_prompt", &message, waiter.answer())
+            .await;
+        match answer {
             Some(ApprovalAnswer::Once) => Ok(true),
             // "Always" counts only where it was offered (never for an `ask` rule's call).
             Some(ApprovalAnswer::Always) if request.always.is_some() => {
@@ -207,6 +232,19 @@ impl Permissions {
     }
 }
 
+/// The facts of `call` the policy reads.
+fn facts<'a>(call: &'a ToolCall, tool: &'a dyn Tool, subject: Option<&'a str>) -> CallFacts<'a> {
+    CallFacts {
+        name: &call.name,
+        subject,
+        effect: tool.effect(),
+        server: match &tool.info().source {
+            ToolSource::Mcp { server, .. } => Some(server.as_str()),
+            _ => None,
+        },
+    }
+}
+
 /// What "allow always" covers, in words; `None` when it cannot be offered (a command that
 /// is not simple).
 fn always_label(facts: &CallFacts<'_>) -> Option<String> {
@@ -262,7 +300,7 @@ fn shown(preview: Preview) -> Preview {
 }
 
 /// The tool error for a refused call, with its event and notice.
-fn refuse(
+pub fn refuse(
     ctx: &ToolContext<'_>,
     call: &ToolCall,
     cause: Denial,
@@ -289,6 +327,12 @@ fn refuse(
                  ask for; allow it with --allowed-tools {name}, permissions.allow in \
                  config.yaml, or --permission-mode allow-all"
             ),
+        ),
+        Denial::Hook => (
+            format!(
+                "Error: a hook refused this call of `{name}`; it was not made. {reason}"
+            ),
+            format!("a hook refused `{name}`: {reason}"),
         ),
         Denial::User => {
             let said = message
@@ -349,7 +393,7 @@ mod tests {
         // A request nobody answers would wait for ever: that is a failure here.
         let result = tokio::time::timeout(
             std::time::Duration::from_secs(5),
-            gate.check(&ctx, &tool.call("c1", path), tool),
+            gate.check(&ctx, &(&tool.call("c1", path)).into(), tool),
         )
         .await
         .expect("the check waited for an answer that never came")

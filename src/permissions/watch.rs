@@ -316,7 +316,7 @@ mod tests {
         let ctx = context("c1", &emit, RunScope::default());
         let call = shell().call("c1", "echo x >> AGENT''S.md");
         let tool = shell();
-        let admitted = gate.check(&ctx, &call, &tool).await.unwrap();
+        let admitted = gate.check(&ctx, &(&call).into(), &tool).await.unwrap();
         std::fs::write(file, "planted").unwrap();
         let output = admitted.settle(&ctx, &call, ToolOutput::ok("ran")).await;
         (output, seen.into_inner().unwrap())
@@ -380,7 +380,7 @@ mod tests {
         let scope = RunScope::default();
         let ctx = context("c2", &emit, scope.clone());
         let call = shell().call("c2", "make");
-        let admitted = gate.check(&ctx, &call, &shell()).await.unwrap();
+        let admitted = gate.check(&ctx, &(&call).into(), &shell()).await.unwrap();
         std::fs::write(&agents, "planted").unwrap();
         drop(admitted);
         assert_eq!(std::fs::read_to_string(&agents).unwrap(), "mine");
@@ -423,7 +423,7 @@ mod tests {
         };
         let ctx = context("c1", &emit, RunScope::default());
         let call = shell().call("c1", "echo x >> AGENTS.md && make");
-        let admitted = gate.check(&ctx, &call, &shell()).await.unwrap();
+        let admitted = gate.check(&ctx, &(&call).into(), &shell()).await.unwrap();
         std::fs::write(&ours, "ours, edited").unwrap();
         std::fs::write(&yours, "planted").unwrap();
         admitted.settle(&ctx, &call, ToolOutput::ok("ran")).await;

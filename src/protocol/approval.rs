@@ -73,4 +73,6 @@ pub enum Denial {
     NoApprover,
     /// The user said no.
     User,
+    /// A `PreToolUse` hook refused it.
+    Hook,
 }

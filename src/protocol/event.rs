@@ -48,6 +48,8 @@ pub enum ErrorKind {
     Config,
     /// The run could not start for another reason (exit 1).
     Startup,
+    /// A hook ended the run (`continue: false`) or refused the user's prompt.
+    Hook,
 }
 
 /// The name of the tool search tool.
@@ -298,6 +300,32 @@ pub enum Event {
         /// Who loaded it.
         by: SkillLoadedBy,
     },
+    /// A hook began (one of the user's programs, for `event`).
+    HookStarted {
+        /// The hook event: `PreToolUse`, `Stop`, ...
+        event: String,
+        /// The matcher that chose it, as written.
+        matcher: Option<String>,
+        /// The command line.
+        command: String,
+    },
+    /// A hook ended.
+    HookFinished {
+        /// The hook event.
+        event: String,
+        /// The matcher that chose it, as written.
+        matcher: Option<String>,
+        /// The command line.
+        command: String,
+        /// Its exit status (none: it timed out, was killed or never started).
+        exit_code: Option<i32>,
+        /// How long it ran.
+        duration_ms: u64,
+        /// What it decided, if anything.
+        decision: Option<HookDecision>,
+        /// What went wrong with it (the run goes on).
+        error: Option<String>,
+    },
     /// Files the model presented as the run's output (`present_files`).
     FilesPresented {
         /// The turn.
@@ -318,6 +346,20 @@ pub enum Event {
     },
     /// The run ended; the last event of every run.
     RunFinished(RunResult),
+}
+
+/// What a hook decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookDecision {
+    /// Let the call run (counts as the user's approval; never beats a deny rule).
+    Allow,
+    /// Refuse the call.
+    Deny,
+    /// Ask the user.
+    Ask,
+    /// Block: the call, the prompt, or (Stop) the end of the run.
+    Block,
 }
 
 /// Who loaded a skill.

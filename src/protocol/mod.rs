@@ -20,7 +20,7 @@ pub use elicitation::{
     FormField, form_values,
 };
 pub use event::{
-    ErrorKind, Event, LOAD_SKILL_TOOL, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION,
+    ErrorKind, Event, HookDecision, LOAD_SKILL_TOOL, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION,
     SUBAGENT_TOOL, SkillLoadedBy, ToolRole,
 };
 pub use ledger::{CallTokens, CallTotals, Counting, Ledger, ServerTokens, ToolTokens};

@@ -23,7 +23,8 @@ use crate::agent::subagent::{SubagentEnv, SubagentSlot};
 use crate::config::{EnvLookup, SandboxMode, SummarizationConfig};
 use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredSetup};
 use crate::mcp::McpManager;
-use crate::permissions::Permissions;
+use crate::hooks::Hooks;
+use crate::permissions::CallGates;
 use crate::provider::Provider;
 use crate::setup::{Setup, SetupError, assemble_tiers};
 use crate::tools::Tool;
@@ -43,8 +44,10 @@ pub struct AssemblySpec {
     pub max_turns: u32,
     /// Where `ask_clarification` asks, when a person can answer.
     pub clarifications: Option<Clarifications>,
-    /// Which calls run, ask first, or are refused.
-    pub permissions: Arc<Permissions>,
+    /// Which calls run, ask first, or are refused: the policy, then the hooks' gate.
+    pub gates: Arc<CallGates>,
+    /// The user's hooks.
+    pub hooks: Arc<Hooks>,
     /// What the user and the project add to the system prompt.
     pub prompt: PromptParts,
 }
@@ -333,7 +336,8 @@ impl Inner {
                 redact: redact.clone(),
                 instructions: instructions.clone(),
                 vision,
-                permissions: self.spec.permissions.clone(),
+                gates: self.spec.gates.clone(),
+                hooks: Arc::new(self.spec.hooks.for_subagent()),
                 skills: Some(setup.skills().clone()),
             });
         }
@@ -356,7 +360,8 @@ impl Inner {
             summarization: summarization(&config.summarization, window),
             // Every session run takes its (estimated) ledger; subagents set their own.
             ledger: LedgerMode::Always,
-            permissions: self.spec.permissions.clone(),
+            gates: self.spec.gates.clone(),
+            hooks: self.spec.hooks.clone(),
         })
     }
 }

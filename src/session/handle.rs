@@ -16,7 +16,9 @@ use crate::config::{EnvLookup, ModelConfig, Rule};
 use crate::deferred::{TOOL_SEARCH, TokenizerError};
 use crate::mcp::McpManager;
 use crate::mcp::elicitation::Elicitations;
-use crate::permissions::{ApprovalStore, Approvals, Guarded, Permissions, Policy, Watched};
+use crate::permissions::{
+    ApprovalStore, Approvals, CallGates, Guarded, Permissions, Policy, Watched,
+};
 use crate::protocol::{
     ClarificationRequest, ContextView, Event, Message, RunResult, RunStatus, ServerState,
     SessionInfo, ThreadMeta, ToolsView,
@@ -152,6 +154,10 @@ pub struct Session {
     approvals: Option<Approvals>,
     /// What the user and the project add to the system prompt.
     prompt: PromptParts,
+    /// The user's hooks (the session fires `SessionStart` and `SessionEnd`).
+    hooks: Arc<crate::hooks::Hooks>,
+    /// Whether `SessionStart` has fired.
+    started: bool,
 }
 
 /// A session whose quick part is done — the model resolved, the store and the thread to
@@ -200,6 +206,7 @@ impl Starting {
         let elicitations = self.elicitations;
         let approvals = self.approvals;
         let prompt = self.spec.prompt.clone();
+        let hooks = self.spec.hooks.clone();
         let assembly = Assembly::new(self.setup, &self.cwd, self.spec, env).await?;
         let session = Session {
             assembly,
@@ -214,6 +221,8 @@ impl Starting {
             elicitations,
             approvals,
             prompt,
+            hooks,
+            started: false,
         };
         Ok((session, self.questions))
     }
@@ -256,6 +265,11 @@ impl Session {
         let elicitations = options.clarify.then(|| setup.answer_elicitations());
         let approvals = options.clarify.then(Approvals::default);
         let permissions = permissions(&setup, env, cwd, options.permissions, approvals.clone());
+        let hooks = setup.hooks().clone();
+        let mut gates = CallGates::new(permissions);
+        if let Some(gate) = crate::hooks::gate::HookGate::new(hooks.clone()) {
+            gates = gates.with(Arc::new(gate));
+        }
         let instructions = instructions(&setup, env, cwd, &options.prompt)?;
         let (clarifications, questions) = match options.clarify {
             true => {
@@ -271,7 +285,8 @@ impl Session {
                 model: options.model,
                 max_turns: options.max_turns,
                 clarifications,
-                permissions,
+                gates: Arc::new(gates),
+                hooks,
                 prompt: instructions.parts.clone(),
             },
             models,
@@ -469,8 +484,13 @@ impl Session {
         // A new thread is titled by what the user typed, not by a skill's text.
         let typed = (!skills.is_empty()).then(|| text.clone());
         let loaded = self.with_skills(text, skills).await?;
-        let text = loaded.text;
+        let mut text = loaded.text;
+        let resumed = self.thread.as_ref().is_some_and(|t| t.thread.resumed);
         let place = self.thread_for(typed.as_deref().unwrap_or(&text))?;
+        let mut hook_events = Vec::new();
+        if let Some(context) = self.session_start(resumed, &mut hook_events).await {
+            text = format!("{context}\n\n{text}");
+        }
         // The thread's tools read their saved outputs there, and Landlock names it.
         if let Err(err) = crate::private_file::create_dir(&place.outputs) {
             self.forget_if_empty();
@@ -489,7 +509,8 @@ impl Session {
         };
         // As a load by the model: loaded, active, its named MCP tools promoted.
         open.thread.state.apply(Some(&loaded.update));
-        let loaded = loaded.events;
+        let mut loaded = loaded.events;
+        loaded.extend(hook_events);
         self.assembly
             .grant_skills(&open.thread.state.loaded_skills)
             .await;
@@ -593,9 +614,53 @@ impl Session {
         Ok(loaded)
     }
 
-    /// Ends the session: its MCP servers are stopped, and a new thread that got no message
-    /// is not kept.
+    /// `SessionStart`, once, before the session's first run: the context its hooks print
+    /// goes before the first message. Its events are kept for after `run_started`.
+    async fn session_start(&mut self, resumed: bool, events: &mut Vec<Event>) -> Option<String> {
+        use crate::hooks::{HookEvent, Target, Verdict};
+        if std::mem::replace(&mut self.started, true) || !self.hooks.has(HookEvent::SessionStart)
+        {
+            return None;
+        }
+        let source = if resumed { "resume" } else { "startup" };
+        let mut fields = serde_json::Map::new();
+        fields.insert("source".into(), serde_json::Value::String(source.into()));
+        let id = self.thread.as_ref().map(|t| t.thread.id.clone()).unwrap_or_default();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let keep = |event: Event| {
+            seen.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(event);
+        };
+        let ran = self
+            .hooks
+            .run(HookEvent::SessionStart, Target::Word(source), &id, fields, &keep)
+            .await;
+        events.extend(seen.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let verdict = Verdict::of(HookEvent::SessionStart, ran);
+        for notice in &verdict.notices {
+            tracing::warn!("{notice}");
+            events.push(Event::Notice {
+                turn: 0,
+                message: notice.clone(),
+            });
+        }
+        verdict.context_block(HookEvent::SessionStart)
+    }
+
+    /// Ends the session: its `SessionEnd` hooks run, its MCP servers are stopped, and a new
+    /// thread that got no message is not kept.
     pub async fn close(mut self) {
+        use crate::hooks::{HookEvent, Target};
+        if self.hooks.has(HookEvent::SessionEnd) {
+            let mut fields = serde_json::Map::new();
+            fields.insert("reason".into(), serde_json::Value::String("other".into()));
+            let id = self.thread.as_ref().map(|t| t.thread.id.clone()).unwrap_or_default();
+            let log = |event: Event| tracing::info!(?event, "SessionEnd hook");
+            self.hooks
+                .run(HookEvent::SessionEnd, Target::Any, &id, fields, &log)
+                .await;
+        }
         self.forget_if_empty();
         self.assembly.mcp().await.shutdown(SHUTDOWN_GRACE).await;
     }

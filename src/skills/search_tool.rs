@@ -122,6 +122,10 @@ impl Tool for SkillSearch {
         &self.info
     }
 
+    fn role(&self) -> crate::protocol::ToolRole {
+        crate::protocol::ToolRole::Search
+    }
+
     fn effect(&self) -> Effect {
         Effect::ReadOnly
     }

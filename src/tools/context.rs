@@ -66,6 +66,24 @@ struct ScopeState {
     /// By model id.
     usage: BTreeMap<String, Usage>,
     notices: Vec<String>,
+    /// The thread the run is on (what hooks get as `session_id`).
+    thread_id: String,
+    /// A hook ended the run, with its reason.
+    stop: Option<String>,
+    /// Who is told when something waits for the user (the Notification hooks).
+    notify: Option<Arc<dyn Notify>>,
+}
+
+/// Tells the user's programs that something waits for the user.
+pub trait Notify: Send + Sync + std::fmt::Debug {
+    /// `kind`: `permission_prompt` or `elicitation_dialog`; `message`: what waits.
+    fn notify<'a>(
+        &'a self,
+        kind: &'a str,
+        message: &'a str,
+        thread_id: &'a str,
+        events: EventEmitter<'a>,
+    ) -> futures::future::BoxFuture<'a, ()>;
 }
 
 impl RunScope {
@@ -106,6 +124,55 @@ impl RunScope {
     /// The notices added since the last call, and resets them.
     pub fn take_notices(&self) -> Vec<String> {
         std::mem::take(&mut self.state().notices)
+    }
+
+    /// A scope for a run on the thread `id`.
+    pub fn for_thread(id: &str) -> Self {
+        let scope = Self::default();
+        scope.state().thread_id = id.to_string();
+        scope
+    }
+
+    /// The scope with `notify` told whenever a call waits for the user.
+    pub fn with_notify(self, notify: Arc<dyn Notify>) -> Self {
+        self.state().notify = Some(notify);
+        self
+    }
+
+    /// Waits for `answer` (the user's), telling the notifier what waits meanwhile.
+    pub async fn waiting<T>(
+        &self,
+        events: EventEmitter<'_>,
+        kind: &str,
+        message: &str,
+        answer: impl std::future::Future<Output = T>,
+    ) -> T {
+        let (notify, thread) = {
+            let state = self.state();
+            (state.notify.clone(), state.thread_id.clone())
+        };
+        match notify {
+            Some(notify) => {
+                let told = notify.notify(kind, message, &thread, events);
+                tokio::join!(told, answer).1
+            }
+            None => answer.await,
+        }
+    }
+
+    /// The run's thread id (empty outside a run).
+    pub fn thread_id(&self) -> String {
+        self.state().thread_id.clone()
+    }
+
+    /// Ends the run after the current tool calls (the first reason counts).
+    pub fn stop_run(&self, reason: String) {
+        self.state().stop.get_or_insert(reason);
+    }
+
+    /// Why the run must end, once.
+    pub fn take_stop(&self) -> Option<String> {
+        self.state().stop.take()
     }
 }
 

@@ -3,15 +3,18 @@
 
 mod assemble;
 pub mod builtin;
+mod call;
 mod context;
 mod registry;
 pub mod sandbox;
+pub mod schema_check;
 mod tool;
 
 pub use assemble::{Toolset, assemble_toolset};
+pub use call::{PreparedCall, parse_arguments};
 #[cfg(test)]
 pub(crate) use context::CallStandalone;
-pub use context::{EventEmitter, RunScope, ToolContext};
+pub use context::{EventEmitter, Notify, RunScope, ToolContext};
 pub use registry::{
     ConfiguredToolError, ConfiguredTools, ToolBuildContext, ToolFactory, UnknownSetting,
     build_configured_tools, known_tool_ids, unknown_tool_settings,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::ToolContext;
-use crate::protocol::{ImagePart, Preview};
+use crate::protocol::{ImagePart, Preview, ToolRole};
 
 /// Where a tool comes from. Assembly order and deferral depend on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -151,6 +151,16 @@ pub trait Tool: Send + Sync {
     fn info(&self) -> &ToolInfo;
     /// Runs the tool with JSON arguments, in the context of one call.
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a>;
+
+    /// What the tool is, for the events and the chat: by its tier, unless the tool is one
+    /// the front-ends show apart (`tool_search`, `task`), which says so itself.
+    fn role(&self) -> ToolRole {
+        match &self.info().source {
+            ToolSource::Mcp { .. } | ToolSource::McpResources => ToolRole::Mcp,
+            ToolSource::Configured { .. } => ToolRole::Configured,
+            ToolSource::BuiltIn => ToolRole::BuiltIn,
+        }
+    }
 
     /// What a call can do, for the permission policy. Undeclared effects need approval.
     fn effect(&self) -> Effect {

@@ -35,6 +35,9 @@ pub enum ProjectFileKind {
     /// A project skill's folder (`.agents/skills/NAME`, `.claude/skills/NAME`), trusted by
     /// the hash of all its files.
     Skill,
+    /// Claude Code's `.claude/settings.json` or `.claude/settings.local.json`, whose hooks
+    /// run when `hooks.import_claude` is set.
+    ClaudeSettings,
 }
 
 impl ProjectFileKind {
@@ -45,6 +48,7 @@ impl ProjectFileKind {
             Self::Extensions => "starts programs (MCP servers) and connects to URLs",
             Self::DotEnv => "sets environment variables (API keys, endpoints, config paths)",
             Self::Skill => "instructs the model, and its scripts run if the model runs them",
+            Self::ClaudeSettings => "runs programs (hooks) around every step",
         }
     }
 }
@@ -146,7 +150,59 @@ pub fn project_files(
         })
         .collect::<Result<Vec<_>, _>>()?;
     files.extend(project_skills(cwd));
+    let config = files.iter().find(|f| f.kind == ProjectFileKind::AppConfig);
+    if imports_claude_hooks(config, paths, cwd, env) {
+        files.extend(project_claude_settings(cwd));
+    }
     Ok(files)
+}
+
+/// The project's Claude Code settings files that have hooks, each read once.
+pub fn project_claude_settings(cwd: &Path) -> Vec<ProjectFile> {
+    crate::hooks::claude::PROJECT_SETTINGS
+        .iter()
+        .map(|name| cwd.join(name))
+        .filter(|path| path.is_file())
+        .filter_map(|path| ProjectFile::read(ProjectFileKind::ClaudeSettings, &path).ok())
+        .filter(|file| file.text().contains("\"hooks\""))
+        .collect()
+}
+
+/// Whether the config.yaml in use sets `hooks.import_claude` (only then is a project's
+/// `.claude/settings.json` a file antler would use). Cheap on every start: the text is
+/// parsed only when it names the key.
+fn imports_claude_hooks(
+    project: Option<&ProjectFile>,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> bool {
+    let text = match project {
+        Some(file) => file.text(),
+        None => {
+            let Some(found) = app_config_candidates(paths.config.as_deref(), cwd, env)
+                .ok()
+                .and_then(|found| found.into_iter().next())
+            else {
+                return false;
+            };
+            let Ok(text) = crate::bounded_read::read_to_string(
+                &found.path,
+                crate::bounded_read::CONFIG_BYTES,
+                "a config file",
+            ) else {
+                return false;
+            };
+            text
+        }
+    };
+    text.contains("import_claude")
+        && yaml_serde::from_str::<yaml_serde::Value>(&text).is_ok_and(|root| {
+            root.get("hooks")
+                .and_then(|hooks| hooks.get("import_claude"))
+                .and_then(yaml_serde::Value::as_bool)
+                == Some(true)
+        })
 }
 
 /// The project's skill folders, each read whole; one that cannot be a skill is left out

@@ -16,6 +16,7 @@ pub fn describe(file: &ProjectFile) -> Vec<String> {
         ProjectFileKind::AppConfig => app_config(&text),
         ProjectFileKind::DotEnv => dotenv(&text),
         ProjectFileKind::Skill => skill(&file.key),
+        ProjectFileKind::ClaudeSettings => claude_settings(&text),
     };
     lines.iter().map(|line| printable(line)).collect()
 }
@@ -238,6 +239,14 @@ fn app_config(text: &str) -> Vec<String> {
             settings.join(", ")
         ));
     }
+    if let Some(hooks) = map.get("hooks") {
+        lines.extend(hook_lines(hooks));
+        if hooks.get("import_claude") == Some(&Value::Bool(true)) {
+            lines.push(String::from(
+                "also runs the hooks of ~/.claude/settings.json and, once trusted, the project's .claude/settings.json",
+            ));
+        }
+    }
     if let Some(instructions) = map.get("instructions").and_then(Value::as_str) {
         let (shown, cut) = crate::text::short_line(instructions, 120);
         let more = if cut { " …" } else { "" };
@@ -246,13 +255,52 @@ fn app_config(text: &str) -> Vec<String> {
     let others: Vec<&str> = map
         .keys()
         .map(String::as_str)
-        .filter(|k| !["models", "tools", "sandbox", "permissions", "instructions"].contains(k))
+        .filter(|k| {
+            !["models", "tools", "sandbox", "permissions", "instructions", "hooks"].contains(k)
+        })
         .collect();
     if !others.is_empty() {
         lines.push(format!("also sets: {}", others.join(", ")));
     }
     if lines.is_empty() {
         lines.push(String::from("(no settings)"));
+    }
+    lines
+}
+
+/// Claude Code's settings file: every hook command it would run.
+fn claude_settings(text: &str) -> Vec<String> {
+    let Ok(root) = serde_json::from_str::<Value>(text) else {
+        return unsummarised(text);
+    };
+    let lines = root.get("hooks").map(hook_lines).unwrap_or_default();
+    match lines.is_empty() {
+        true => vec![String::from("no hooks")],
+        false => lines,
+    }
+}
+
+/// One line per hook command of a `hooks` object (config.yaml's or Claude Code's), the
+/// command whole: it is what would run.
+fn hook_lines(hooks: &Value) -> Vec<String> {
+    let Some(events) = hooks.as_object() else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for (event, groups) in events {
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher = match group.get("matcher").and_then(Value::as_str) {
+                Some(m) if !m.trim().is_empty() => format!(" for `{m}`"),
+                _ => String::new(),
+            };
+            for hook in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+                let command = hook.get("command").map_or_else(String::new, |c| match c {
+                    Value::String(c) => c.clone(),
+                    other => other.to_string(),
+                });
+                lines.push(format!("hook on {event}{matcher} runs: {command}"));
+            }
+        }
     }
     lines
 }

@@ -27,7 +27,8 @@ async fn assembly(sandbox: &Sandbox) -> Assembly {
         model: None,
         max_turns: 5,
         clarifications: None,
-        permissions: Arc::new(antler::permissions::Permissions::allow_all()),
+        gates: Arc::new(antler::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
         prompt: Default::default(),
     };
     Assembly::new(setup, sandbox.path(), spec, &env)

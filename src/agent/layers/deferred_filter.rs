@@ -6,8 +6,7 @@ use std::sync::Arc;
 use crate::agent::middleware::{Layer, ModelCall};
 use crate::agent::state::ThreadState;
 use crate::deferred::DeferredCatalog;
-use crate::protocol::ToolCall;
-use crate::tools::ToolOutput;
+use crate::tools::{PreparedCall, ToolOutput};
 
 /// Binds the non-deferred tools (in their fixed order) plus the promoted deferred tools
 /// whose catalog hash matches the current catalog (in promotion order), so the bound list
@@ -79,7 +78,7 @@ impl Layer for DeferredFilter {
         }
     }
 
-    fn before_tool(&self, state: &mut ThreadState, call: &ToolCall) -> Option<ToolOutput> {
+    fn before_tool(&self, state: &mut ThreadState, call: &PreparedCall) -> Option<ToolOutput> {
         if !self.catalog.contains(&call.name) {
             return None;
         }
@@ -91,7 +90,7 @@ impl Layer for DeferredFilter {
         }
     }
 
-    fn after_tool(&self, state: &mut ThreadState, _call: &ToolCall, output: &mut ToolOutput) {
+    fn after_tool(&self, state: &mut ThreadState, _call: &PreparedCall, output: &mut ToolOutput) {
         let just_promoted = output
             .state_update
             .as_ref()
@@ -108,6 +107,7 @@ impl Layer for DeferredFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ToolCall;
     use crate::agent::middleware::Chain;
     use crate::deferred::testing::sample_catalog;
     use crate::tools::{PromotedUpdate, StateUpdate, Tool};

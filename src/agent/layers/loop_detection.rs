@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::agent::middleware::{Layer, ModelTurn};
 use crate::agent::state::ThreadState;
 use crate::protocol::{Message, ToolCall};
-use crate::tools::ToolOutput;
+use crate::tools::{PreparedCall, ToolOutput};
 
 /// Counts identical calls (same name, same arguments up to key order and whitespace) since
 /// the latest user message. At `warn_at` the call still runs but its result carries a
@@ -114,7 +114,7 @@ impl Layer for LoopDetection {
         }
     }
 
-    fn after_tool(&self, state: &mut ThreadState, call: &ToolCall, output: &mut ToolOutput) {
+    fn after_tool(&self, state: &mut ThreadState, call: &PreparedCall, output: &mut ToolOutput) {
         if let Some(note) = state.call_notes.remove(&call.id) {
             output.content.push_str("\n\n");
             output.content.push_str(&note);
@@ -197,7 +197,12 @@ mod tests {
         assert_eq!(notices.len(), 1, "{notices:?}");
         assert!(stop.is_none());
         let chain = Chain::new().with(LoopDetection::default());
-        let out = chain.end_tool_call(&mut state, &reply.tool_calls[0], 1, ToolOutput::ok("r"));
+        let out = chain.end_tool_call(
+            &mut state,
+            &(&reply.tool_calls[0]).into(),
+            1,
+            ToolOutput::ok("r"),
+        );
         assert!(
             out.content
                 .starts_with("r\n\nWarning: you have now called 'search' 3 times")

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
 use crate::protocol::ToolCall;
-use crate::tools::ToolOutput;
+use crate::tools::{PreparedCall, ToolOutput};
 
 /// Cuts results longer than `max_chars` characters to their head and tail, saving the full
 /// text under `dir` (the thread's output folder).
@@ -89,7 +89,7 @@ impl Layer for OutputBudget {
         "output_budget"
     }
 
-    fn after_tool(&self, _state: &mut ThreadState, call: &ToolCall, output: &mut ToolOutput) {
+    fn after_tool(&self, _state: &mut ThreadState, call: &PreparedCall, output: &mut ToolOutput) {
         let total = output.content.chars().count();
         if total <= self.max_chars {
             return;
@@ -133,7 +133,7 @@ mod tests {
         chain
             .end_tool_call(
                 &mut ThreadState::default(),
-                &call,
+                &(&call).into(),
                 1,
                 ToolOutput::ok(content),
             )
@@ -168,7 +168,7 @@ mod tests {
             let out = chain
                 .end_tool_call(
                     &mut ThreadState::default(),
-                    &call,
+                    &(&call).into(),
                     1,
                     ToolOutput::ok("y".repeat(50)),
                 )

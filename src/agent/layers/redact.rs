@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
-use crate::protocol::ToolCall;
-use crate::tools::ToolOutput;
+use crate::tools::{PreparedCall, ToolOutput};
 
 /// What a secret becomes.
 pub const REDACTED: &str = "[redacted]";
@@ -70,7 +69,7 @@ impl Layer for Redact {
         "redact"
     }
 
-    fn after_tool(&self, _state: &mut ThreadState, _call: &ToolCall, output: &mut ToolOutput) {
+    fn after_tool(&self, _state: &mut ThreadState, _call: &PreparedCall, output: &mut ToolOutput) {
         if let Cow::Owned(redacted) = self.apply(&output.content) {
             output.content = redacted;
         }
@@ -80,6 +79,7 @@ impl Layer for Redact {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ToolCall;
     use crate::agent::middleware::Chain;
 
     #[test]
@@ -108,7 +108,7 @@ mod tests {
         };
         let out = chain.end_tool_call(
             &mut ThreadState::default(),
-            &call,
+            &(&call).into(),
             1,
             ToolOutput::error("PASSWORD=hunter2-secret"),
         );

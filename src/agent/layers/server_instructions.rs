@@ -8,8 +8,7 @@ use std::sync::Arc;
 use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
 use crate::deferred::{DeferredCatalog, TOOL_SEARCH};
-use crate::protocol::ToolCall;
-use crate::tools::{ToolOutput, ToolSource};
+use crate::tools::{PreparedCall, ToolOutput, ToolSource};
 
 /// The most characters of one server's instructions the model gets: they are the server's
 /// text, not antler's, and a server must not fill the context with them.
@@ -40,7 +39,7 @@ impl Layer for ServerInstructions {
         "server_instructions"
     }
 
-    fn after_tool(&self, state: &mut ThreadState, call: &ToolCall, output: &mut ToolOutput) {
+    fn after_tool(&self, state: &mut ThreadState, call: &PreparedCall, output: &mut ToolOutput) {
         if call.name != TOOL_SEARCH || output.is_error || self.instructions.is_empty() {
             return;
         }
@@ -87,6 +86,7 @@ impl Layer for ServerInstructions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ToolCall;
     use crate::deferred::testing::mcp_tools;
     use crate::tools::{PromotedUpdate, StateUpdate};
 
@@ -126,7 +126,7 @@ mod tests {
         );
         let mut state = ThreadState::default();
         let mut first = search_result(&["time_now"]);
-        layer.after_tool(&mut state, &call(TOOL_SEARCH), &mut first);
+        layer.after_tool(&mut state, &call(TOOL_SEARCH).into(), &mut first);
         assert!(
             first.content.contains(
                 "<server-instructions server=\"time\">\nTimes are UTC.\n</server-instructions>"
@@ -136,7 +136,7 @@ mod tests {
         );
 
         let mut again = search_result(&["time_zone", "files_read"]);
-        layer.after_tool(&mut state, &call(TOOL_SEARCH), &mut again);
+        layer.after_tool(&mut state, &call(TOOL_SEARCH).into(), &mut again);
         assert!(!again.content.contains("Times are UTC."), "once per thread");
         assert!(
             again.content.contains("server=\"files\"")
@@ -149,7 +149,7 @@ mod tests {
 
         let mut other_tool = search_result(&["time_now"]);
         let mut fresh = ThreadState::default();
-        layer.after_tool(&mut fresh, &call("read_file"), &mut other_tool);
+        layer.after_tool(&mut fresh, &call("read_file").into(), &mut other_tool);
         assert_eq!(
             other_tool.content, "[schemas]",
             "only tool_search results carry them"

@@ -9,9 +9,8 @@ use serde_json::Value;
 use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
 use crate::deferred::DeferredCatalog;
-use crate::protocol::ToolCall;
 use crate::skills::Skills;
-use crate::tools::{Tool, ToolOutput};
+use crate::tools::{PreparedCall, Tool, ToolOutput};
 
 /// The layer.
 pub struct SkillTools {
@@ -70,8 +69,8 @@ impl Layer for SkillTools {
         "skill_tools"
     }
 
-    fn before_tool(&self, state: &mut ThreadState, call: &ToolCall) -> Option<ToolOutput> {
-        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    fn before_tool(&self, state: &mut ThreadState, call: &PreparedCall) -> Option<ToolOutput> {
+        let arguments = call.value().unwrap_or(&Value::Null);
         // A skill that restricts is active from its load on, also for the calls made in the
         // same reply as the load (their `before_tool` runs before the load's result is in).
         for name in self.loads(&call.name, &arguments) {
@@ -122,6 +121,7 @@ impl Layer for SkillTools {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ToolCall;
     use crate::skills::listing::tests::skill;
     use crate::skills::{AllowedTools, SkillSet};
 
@@ -139,27 +139,27 @@ mod tests {
         };
         let mut state = ThreadState::default();
         assert!(
-            layer.before_tool(&mut state, &call("bash")).is_none(),
+            layer.before_tool(&mut state, &call("bash").into()).is_none(),
             "no skill active"
         );
         state.skill_loaded("notes");
         assert!(
-            layer.before_tool(&mut state, &call("bash")).is_none(),
+            layer.before_tool(&mut state, &call("bash").into()).is_none(),
             "no list, no limit"
         );
         state.skill_loaded("review");
-        let refused = layer.before_tool(&mut state, &call("bash")).unwrap();
+        let refused = layer.before_tool(&mut state, &call("bash").into()).unwrap();
         assert!(
             refused.is_error
                 && refused
                     .content
                     .contains("`review` (allowed-tools: Read Grep)")
         );
-        assert!(layer.before_tool(&mut state, &call("read_file")).is_none());
-        assert!(layer.before_tool(&mut state, &call("load_skill")).is_none());
+        assert!(layer.before_tool(&mut state, &call("read_file").into()).is_none());
+        assert!(layer.before_tool(&mut state, &call("load_skill").into()).is_none());
         state.active_skills.clear();
         assert!(
-            layer.before_tool(&mut state, &call("bash")).is_none(),
+            layer.before_tool(&mut state, &call("bash").into()).is_none(),
             "a new run"
         );
     }

@@ -5,10 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::agent::middleware::{Layer, parse_arguments};
+use crate::agent::middleware::Layer;
 use crate::agent::state::ThreadState;
-use crate::protocol::ToolCall;
-use crate::tools::ToolOutput;
+use crate::tools::{PreparedCall, ToolOutput};
 
 /// How many similar names an unknown-tool error suggests.
 const SUGGESTIONS: usize = 3;
@@ -53,16 +52,16 @@ impl Layer for ToolErrors {
         "tool_errors"
     }
 
-    fn before_tool(&self, _state: &mut ThreadState, call: &ToolCall) -> Option<ToolOutput> {
+    fn before_tool(&self, _state: &mut ThreadState, call: &PreparedCall) -> Option<ToolOutput> {
         if !self.known.contains(&call.name) {
             return Some(ToolOutput::error(self.unknown(&call.name)));
         }
-        parse_arguments(&call.arguments)
+        call.input()
             .err()
             .map(|message| ToolOutput::error(format!("Error: {}: {message}", call.name)))
     }
 
-    fn after_tool(&self, _state: &mut ThreadState, call: &ToolCall, output: &mut ToolOutput) {
+    fn after_tool(&self, _state: &mut ThreadState, call: &PreparedCall, output: &mut ToolOutput) {
         if output.is_error && output.content.trim().is_empty() {
             output.content = format!(
                 "Error: the tool '{}' failed without saying why. Try different arguments or \
@@ -76,6 +75,7 @@ impl Layer for ToolErrors {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ToolCall;
     use crate::agent::middleware::{Chain, ToolStep};
 
     fn layer() -> Chain {
@@ -93,7 +93,7 @@ mod tests {
     }
 
     fn answer(chain: &Chain, call: &ToolCall) -> Option<String> {
-        match chain.begin_tool_call(&mut ThreadState::default(), call) {
+        match chain.begin_tool_call(&mut ThreadState::default(), &call.into()) {
             ToolStep::Answered { output, .. } => {
                 assert!(output.is_error);
                 Some(output.content)
@@ -131,7 +131,7 @@ mod tests {
         let chain = layer();
         let out = chain.end_tool_call(
             &mut ThreadState::default(),
-            &call("github_get_file", "{}"),
+            &(&call("github_get_file", "{}")).into(),
             1,
             ToolOutput::error("  "),
         );

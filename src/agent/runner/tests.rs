@@ -5,6 +5,9 @@ use std::time::Duration;
 use serde_json::{Map, json};
 
 use super::*;
+use super::batch::{CANCEL_GRACE, stale_call};
+use crate::tools::ToolOutput;
+use serde_json::Value;
 use crate::agent::layers::{agent_chain, dangling};
 use crate::config::{ToolSearchConfig, ToolSearchMode};
 use crate::deferred::setup_deferred;
@@ -154,7 +157,8 @@ fn agent(provider: Arc<dyn Provider>, tool_search: bool) -> Agent {
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
-        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        gates: Arc::new(crate::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
     }
 }
 
@@ -362,7 +366,8 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         redact: Default::default(),
         instructions: Default::default(),
         vision: false,
-        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        gates: Arc::new(crate::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
         skills: None,
     });
     Agent {
@@ -373,7 +378,8 @@ fn delegating_agent(prompt: &str, subagent: Arc<dyn Provider>) -> Agent {
         max_turns: 5,
         summarization: None,
         ledger: Default::default(),
-        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        gates: Arc::new(crate::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
     }
 }
 
@@ -628,7 +634,8 @@ async fn a_clarification_interrupts_the_turn_and_the_answer_resumes_it() {
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
-        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        gates: Arc::new(crate::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
     };
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = events.clone();
@@ -713,7 +720,8 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         redact: Default::default(),
         instructions: Default::default(),
         vision: false,
-        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        gates: Arc::new(crate::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
         skills: None,
     });
     let agent = Agent {
@@ -724,7 +732,8 @@ async fn a_subagent_has_its_own_promotions_and_its_answer_is_the_result() {
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
-        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        gates: Arc::new(crate::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
     };
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "what time is it").await;
@@ -803,7 +812,8 @@ async fn presented_files_are_listed_in_the_result() {
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
-        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        gates: Arc::new(crate::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
     };
     let mut thread = Thread::default();
     let (result, events) = run(&agent, &mut thread, "write it").await;
@@ -844,7 +854,8 @@ fn agent_of(
         max_turns: 5,
         summarization: None,
         ledger: Default::default(),
-        permissions: Arc::new(crate::permissions::Permissions::allow_all()),
+        gates: Arc::new(crate::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
     }
 }
 

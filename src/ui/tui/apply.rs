@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::transcript::{
     Answer, Entry, Promotion, Reasoning, ToolCard, ToolStatus, Transcript, format_duration,
 };
-use crate::protocol::{Event, Message, RunStatus, SUBAGENT_TOOL, ToolRole};
+use crate::protocol::{Event, HookDecision, Message, RunStatus, SUBAGENT_TOOL, ToolRole};
 
 impl Transcript {
     /// Applies one event of the core.
@@ -51,6 +51,23 @@ impl Transcript {
                     crate::text::quoted(&name)
                 )));
             }
+            // A hook's failure comes as the run's notice; its refusal is a line here.
+            Event::HookFinished {
+                event,
+                command,
+                decision: Some(decision @ (HookDecision::Block | HookDecision::Deny)),
+                ..
+            } => {
+                let what = match decision {
+                    HookDecision::Deny => "refused the call",
+                    _ => "blocked",
+                };
+                self.push(Entry::Notice(format!(
+                    "The {event} hook `{}` {what}",
+                    crate::text::short_line(&command, 80).0
+                )));
+            }
+            Event::HookStarted { .. } | Event::HookFinished { .. } => {}
             // The refusal is a notice of the run and the call's card shows the error.
             Event::ElicitationRequested { .. }
             | Event::ApprovalRequested { .. }

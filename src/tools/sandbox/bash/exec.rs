@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -31,25 +31,6 @@ pub(super) fn allowed_env(
     vars.into_iter()
         .filter(|(name, _)| name.to_str().is_some_and(is_allowed))
         .collect()
-}
-
-/// `bash` from `PATH` (or `/bin/bash`), else `sh`.
-pub(super) fn find_shell(env: &[(OsString, OsString)]) -> PathBuf {
-    let path = env
-        .iter()
-        .find(|(name, _)| name == "PATH")
-        .map(|(_, value)| value.clone())
-        .unwrap_or_default();
-    for name in ["bash", "sh"] {
-        let found = std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .chain([Path::new("/bin").join(name)])
-            .find(|candidate| candidate.is_file());
-        if let Some(shell) = found {
-            return shell;
-        }
-    }
-    PathBuf::from("/bin/sh")
 }
 
 /// One command to run.
