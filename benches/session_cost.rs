@@ -93,7 +93,8 @@ async fn measure(dir: &Path, tools: &[ToolInfo], runs: usize) -> Figures {
             model: Some(MODEL.into()),
             max_turns: 50,
             clarifications: None,
-            permissions: Arc::new(antler::permissions::Permissions::allow_all()),
+            gates: Arc::new(antler::permissions::CallGates::allow_all()),
+            hooks: Arc::default(),
             prompt: Default::default(),
         },
         &|_| None,
@@ -234,7 +235,8 @@ async fn rebuild_as_before(
         max_turns: 50,
         summarization: None,
         ledger: Default::default(),
-        permissions: Arc::new(antler::permissions::Permissions::allow_all()),
+        gates: Arc::new(antler::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
     }
 }
 

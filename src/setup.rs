@@ -13,6 +13,7 @@ use crate::deferred::search::{EmbedMode, SemanticSearch};
 use crate::deferred::{
     DEFAULT_CONTEXT_WINDOW, DeferInputs, DeferredError, DeferredSetup, setup_deferred_for,
 };
+use crate::hooks::Hooks;
 use crate::mcp::manifest::ManifestStore;
 use crate::mcp::{ExtensionsError, McpCache, McpManager, StartSettings};
 use crate::semantic::SemanticModel;
@@ -24,7 +25,6 @@ use crate::tools::{
     ConfiguredToolError, Tool, Toolset, assemble_toolset, build_configured_tools,
     unknown_tool_settings,
 };
-use crate::hooks::Hooks;
 use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, UntrustedError};
 
 /// A setup problem that stops antler before it runs: exit status 2.
@@ -514,12 +514,13 @@ fn find_hooks(
         }
     }
     for (path, text) in texts {
-        let (config, warnings) =
-            crate::hooks::claude::parse(&text).map_err(|message| crate::hooks::HookConfigError {
+        let (config, warnings) = crate::hooks::claude::parse(&text).map_err(|message| {
+            crate::hooks::HookConfigError {
                 file: path.display().to_string(),
                 key: String::from("hooks"),
                 message,
-            })?;
+            }
+        })?;
         for warning in warnings {
             let warning = format!("{}: {warning}", path.display());
             tracing::warn!("{warning}");

@@ -284,7 +284,8 @@ pub fn catalog_agent(
         }),
         ledger: Default::default(),
         // The benchmarks measure finding and calling tools, not asking for them.
-        permissions: Arc::new(antler::permissions::Permissions::allow_all()),
+        gates: Arc::new(antler::permissions::CallGates::allow_all()),
+        hooks: Arc::default(),
     }
 }
 

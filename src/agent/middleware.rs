@@ -52,12 +52,7 @@ pub trait Layer: Send + Sync {
 
     /// After a tool call, once its state update has been merged: may change the output and
     /// the state.
-    fn after_tool(
-        &self,
-        _state: &mut ThreadState,
-        _call: &PreparedCall,
-        _output: &mut ToolOutput,
-    ) {
+    fn after_tool(&self, _state: &mut ThreadState, _call: &PreparedCall, _output: &mut ToolOutput) {
     }
 }
 

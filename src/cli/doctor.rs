@@ -123,10 +123,9 @@ fn trust_checks(
 /// The configured hooks, one line each: the event, the matcher, the command, its file.
 fn hooks_check(setup: &Setup, checks: &mut Vec<Check>) {
     for hook in setup.hooks().all() {
-        let matcher = hook
-            .matcher
-            .as_deref()
-            .map_or_else(String::new, |m| format!(" for `{}`", crate::text::printable(m)));
+        let matcher = hook.matcher.as_deref().map_or_else(String::new, |m| {
+            format!(" for `{}`", crate::text::printable(m))
+        });
         checks.push(Check::new(
             "hook",
             CheckStatus::Ok,

@@ -95,8 +95,7 @@ impl HooksConfig {
         for (event, groups) in self.events() {
             for (g, group) in groups.iter().enumerate() {
                 let at = |rest: &str| format!("hooks.{event}[{g}]{rest}");
-                if let Err(problem) = matcher_items(group.matcher.as_deref().unwrap_or(""), false)
-                {
+                if let Err(problem) = matcher_items(group.matcher.as_deref().unwrap_or(""), false) {
                     return Some((at(".matcher"), problem));
                 }
                 if group.hooks.is_empty() {
@@ -147,13 +146,13 @@ impl HookCommand {
 #[derive(Debug, Clone, PartialEq)]
 pub enum MatcherItem {
     /// A tool name glob, optionally with a subject pattern (`bash(git push*)`).
-    Rule(super::Rule),
+    Rule(Box<super::Rule>),
     /// Claude Code's `mcp__SERVER__TOOL`: a server's tool by its own name (globs allowed).
     Mcp {
         /// The server's key.
-        server: super::Rule,
+        server: Box<super::Rule>,
         /// The tool's name on the server.
-        tool: super::Rule,
+        tool: Box<super::Rule>,
     },
 }
 
@@ -213,7 +212,11 @@ pub fn matcher_items(text: &str, claude: bool) -> Result<Vec<MatcherItem>, Strin
                 alternative = name.to_string();
             }
         }
-        let rule = |text: &str| super::Rule::parse(text).map_err(|e| e.to_string());
+        let rule = |text: &str| {
+            super::Rule::parse(text)
+                .map(Box::new)
+                .map_err(|e| e.to_string())
+        };
         match alternative.strip_prefix("mcp__") {
             Some(rest) => {
                 let (server, tool) = rest.split_once("__").unwrap_or((rest, "*"));

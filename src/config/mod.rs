@@ -42,12 +42,12 @@ pub use extensions::{
     ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind, disabled_skills,
     parse_extensions_config,
 };
-pub(crate) use locate::{Segment, locate};
-pub use overrides::Override;
 pub use hooks::{
     HookCommand, HookGroup, HooksConfig, MAX_HOOK_TIMEOUT_SECS, MatcherItem, antler_tool_name,
     matcher_items,
 };
+pub(crate) use locate::{Segment, locate};
+pub use overrides::Override;
 pub use permissions::{Decision, PermissionsConfig, Rule, RuleError, parse_rule_list};
 pub use server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};
 pub use signature::FileSignature;

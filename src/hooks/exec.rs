@@ -173,7 +173,11 @@ mod tests {
 
     #[tokio::test]
     async fn input_on_stdin_output_and_status_back() {
-        let done = hook("cat; echo \" $ANTLER_PROJECT_DIR\"; echo oops >&2; exit 3", 5_000).await;
+        let done = hook(
+            "cat; echo \" $ANTLER_PROJECT_DIR\"; echo oops >&2; exit 3",
+            5_000,
+        )
+        .await;
         assert_eq!(done.ending, Ending::Exited(3));
         assert_eq!(done.stdout, "{\"x\":1} /p\n");
         assert_eq!(done.stderr, "oops\n");

@@ -152,10 +152,12 @@ impl Hook {
                 // A pattern covers a command if it covers any part of it, as a deny rule
                 // does: `git status && git push` is a `git push` for a hook on `git push*`.
                 MatcherItem::Rule(rule) => match subject {
-                    Some(subject) if *commands && rule.has_subject() => command::parts(subject)
-                        .iter()
-                        .any(|part| rule.matches(name, Some(part)))
-                        || rule.matches(name, Some(subject)),
+                    Some(subject) if *commands && rule.has_subject() => {
+                        command::parts(subject)
+                            .iter()
+                            .any(|part| rule.matches(name, Some(part)))
+                            || rule.matches(name, Some(subject))
+                    }
                     subject => rule.matches(name, *subject),
                 },
                 MatcherItem::Mcp { server, tool } => matches!(
@@ -348,8 +350,7 @@ impl Hooks {
                     matcher: hook.matcher.clone(),
                     command: crate::text::printable(&hook.command),
                     exit_code: reply.exit_code,
-                    duration_ms: u64::try_from(finished.duration.as_millis())
-                        .unwrap_or(u64::MAX),
+                    duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
                     decision: reply.decision,
                     error: reply.error.clone(),
                 });

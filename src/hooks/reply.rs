@@ -115,9 +115,8 @@ fn json_reply(json: &Value, reply: &mut Reply) -> Result<(), String> {
         }
     };
     if json.get("continue") == Some(&Value::Bool(false)) {
-        reply.stop = Some(
-            text(json, "stopReason")?.unwrap_or_else(|| String::from("a hook ended the run")),
-        );
+        reply.stop =
+            Some(text(json, "stopReason")?.unwrap_or_else(|| String::from("a hook ended the run")));
     }
     reply.message = text(json, "systemMessage")?;
     reply.reason = text(json, "reason")?;
@@ -200,12 +199,22 @@ mod tests {
 
     #[test]
     fn exit_two_blocks_with_stderr_and_other_statuses_are_errors() {
-        let reply = read(&finished(Ending::Exited(2), "ignored", "no push to main\n"), false);
+        let reply = read(
+            &finished(Ending::Exited(2), "ignored", "no push to main\n"),
+            false,
+        );
         assert_eq!(reply.decision, Some(HookDecision::Block));
         assert_eq!(reply.reason.as_deref(), Some("no push to main"));
         let reply = read(&finished(Ending::Exited(1), "", "boom"), false);
-        assert_eq!((reply.decision, reply.error.as_deref()), (None, Some("exited with status 1: boom")));
-        assert!(read(&finished(Ending::TimedOut, "", ""), false).error.is_some());
+        assert_eq!(
+            (reply.decision, reply.error.as_deref()),
+            (None, Some("exited with status 1: boom"))
+        );
+        assert!(
+            read(&finished(Ending::TimedOut, "", ""), false)
+                .error
+                .is_some()
+        );
     }
 
     #[test]
@@ -229,19 +238,33 @@ mod tests {
         assert_eq!(reply.context.as_deref(), Some("branch: main"));
         assert_eq!(reply.message.as_deref(), Some("checked"));
         assert_eq!(reply.stop, None);
-        let stop = read(&finished(Ending::Exited(0), r#"{"continue":false,"stopReason":"enough"}"#, ""), false);
+        let stop = read(
+            &finished(
+                Ending::Exited(0),
+                r#"{"continue":false,"stopReason":"enough"}"#,
+                "",
+            ),
+            false,
+        );
         assert_eq!(stop.stop.as_deref(), Some("enough"));
     }
 
     #[test]
     fn plain_stdout_is_context_only_where_the_event_takes_it_and_bad_json_is_an_error() {
         let plain = finished(Ending::Exited(0), "on branch main\n", "");
-        assert_eq!(read(&plain, true).context.as_deref(), Some("on branch main"));
+        assert_eq!(
+            read(&plain, true).context.as_deref(),
+            Some("on branch main")
+        );
         assert_eq!(read(&plain, false).context, None);
         let broken = read(&finished(Ending::Exited(0), "{not json", ""), true);
         assert!(broken.error.is_some() && broken.context.is_none() && broken.decision.is_none());
         let wrong = read(
-            &finished(Ending::Exited(0), r#"{"hookSpecificOutput":{"permissionDecision":"yes"}}"#, ""),
+            &finished(
+                Ending::Exited(0),
+                r#"{"hookSpecificOutput":{"permissionDecision":"yes"}}"#,
+                "",
+            ),
             false,
         );
         assert!(wrong.decision.is_none() && wrong.error.unwrap().contains("permissionDecision"));

@@ -23,7 +23,9 @@ fn hooks(event: &str, matcher: Option<&str>, commands: &[&str], claude: bool) ->
         other => panic!("{other}"),
     }
     let mut hooks = Hooks::new(&std::env::temp_dir());
-    hooks.add(&config, Path::new("config.yaml"), claude).unwrap();
+    hooks
+        .add(&config, Path::new("config.yaml"), claude)
+        .unwrap();
     hooks
 }
 
@@ -43,7 +45,8 @@ fn matchers_take_globs_rules_and_claude_codes_names() {
         server: "github".into(),
         original_name: "create_issue".into(),
     };
-    let hook = |matcher, claude| hooks("PreToolUse", Some(matcher), &["x"], claude).hooks[0].clone();
+    let hook =
+        |matcher, claude| hooks("PreToolUse", Some(matcher), &["x"], claude).hooks[0].clone();
     let push = hook("bash(git push*)", false);
     assert!(push.matches(&tool("bash", &builtin, Some("git push origin main"))));
     assert!(
@@ -59,7 +62,10 @@ fn matchers_take_globs_rules_and_claude_codes_names() {
     assert!(claude.matches(&tool("bash", &builtin, Some("ls"))));
     assert!(claude.matches(&tool("str_replace", &builtin, None)));
     let mcp = hook("mcp__github__.*", true);
-    assert!(mcp.matches(&tool("gh_renamed", &github, None)), "by server and own name");
+    assert!(
+        mcp.matches(&tool("gh_renamed", &github, None)),
+        "by server and own name"
+    );
     assert!(!mcp.matches(&tool("read_file", &builtin, None)));
     assert!(hook("*", false).matches(&tool("anything", &builtin, None)));
     assert!(matcher_items("a||b", false).is_err());
@@ -95,7 +101,11 @@ async fn hooks_of_an_event_run_at_once_with_the_event_on_stdin() {
     assert_eq!(events.len(), 6, "a start and a finish per hook");
     assert!(events.iter().any(|e| matches!(
         e,
-        Event::HookFinished { decision: Some(HookDecision::Block), exit_code: Some(0), .. }
+        Event::HookFinished {
+            decision: Some(HookDecision::Block),
+            exit_code: Some(0),
+            ..
+        }
     )));
 }
 
@@ -104,11 +114,23 @@ async fn a_failing_hook_is_a_notice_and_a_word_matcher_picks_the_source() {
     let hooks = hooks("SessionStart", Some("resume"), &["echo resumed"], false);
     let emit = |_: Event| {};
     let ran = hooks
-        .run(HookEvent::SessionStart, Target::Word("startup"), "t", Map::new(), &emit)
+        .run(
+            HookEvent::SessionStart,
+            Target::Word("startup"),
+            "t",
+            Map::new(),
+            &emit,
+        )
         .await;
     assert!(ran.is_empty());
     let ran = hooks
-        .run(HookEvent::SessionStart, Target::Word("resume"), "t", Map::new(), &emit)
+        .run(
+            HookEvent::SessionStart,
+            Target::Word("resume"),
+            "t",
+            Map::new(),
+            &emit,
+        )
         .await;
     let verdict = Verdict::of(HookEvent::SessionStart, ran);
     assert_eq!(verdict.context, ["resumed"]);
@@ -118,5 +140,9 @@ async fn a_failing_hook_is_a_notice_and_a_word_matcher_picks_the_source() {
         .await;
     let verdict = Verdict::of(HookEvent::Stop, ran);
     assert!(verdict.blocked.is_none());
-    assert!(verdict.notices[0].contains("status 7: bad"), "{:?}", verdict.notices);
+    assert!(
+        verdict.notices[0].contains("status 7: bad"),
+        "{:?}",
+        verdict.notices
+    );
 }

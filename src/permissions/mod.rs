@@ -1,7 +1,8 @@
 //! Whether a tool call may run: the policy of config.yaml and the command line
 //! (`policy`), the user's "always" answers per project pinned to the tool's schema
-//! (`store`), what a shell command is made of (`command`), and [`Permissions::check`], which
-//! the runner awaits before every call: it runs, it is refused with a tool error the model
+//! (`store`), what a shell command is made of (`command`), the call gate (`gate`): the
+//! policy, then the gates after it (hooks), then [`Permissions::resolve`], which the runner
+//! awaits before every call: it runs, it is refused with a tool error the model
 //! reads, or it waits for the user's answer (the chat), announced as
 //! [`Event::ApprovalRequested`] and answered through [`Approvals`].
 
@@ -160,7 +161,10 @@ impl Permissions {
             call_id: call.id.clone(),
             request: request.clone(),
         });
-        let message = format!("antler needs your approval for `{}`: {reason}", request.tool);
+        let message = format!(
+            "antler needs your approval for `{}`: {reason}",
+            request.tool
+        );
         let answer = ctx
             .scope
             .waiting(ctx.events, "permission_prompt", &message, waiter.answer())
@@ -329,9 +333,7 @@ pub fn refuse(
             ),
         ),
         Denial::Hook => (
-            format!(
-                "Error: a hook refused this call of `{name}`; it was not made. {reason}"
-            ),
+            format!("Error: a hook refused this call of `{name}`; it was not made. {reason}"),
             format!("a hook refused `{name}`: {reason}"),
         ),
         Denial::User => {

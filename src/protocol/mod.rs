@@ -20,8 +20,8 @@ pub use elicitation::{
     FormField, form_values,
 };
 pub use event::{
-    ErrorKind, Event, HookDecision, LOAD_SKILL_TOOL, RunResult, RunStatus, SEARCH_TOOL, STREAM_JSON_VERSION,
-    SUBAGENT_TOOL, SkillLoadedBy, ToolRole,
+    ErrorKind, Event, HookDecision, LOAD_SKILL_TOOL, RunResult, RunStatus, SEARCH_TOOL,
+    STREAM_JSON_VERSION, SUBAGENT_TOOL, SkillLoadedBy, ToolRole,
 };
 pub use ledger::{CallTokens, CallTotals, Counting, Ledger, ServerTokens, ToolTokens};
 pub use mcp::{PromptArgumentInfo, PromptInfo, ServerState, ServerStatus};

@@ -618,14 +618,17 @@ impl Session {
     /// goes before the first message. Its events are kept for after `run_started`.
     async fn session_start(&mut self, resumed: bool, events: &mut Vec<Event>) -> Option<String> {
         use crate::hooks::{HookEvent, Target, Verdict};
-        if std::mem::replace(&mut self.started, true) || !self.hooks.has(HookEvent::SessionStart)
-        {
+        if std::mem::replace(&mut self.started, true) || !self.hooks.has(HookEvent::SessionStart) {
             return None;
         }
         let source = if resumed { "resume" } else { "startup" };
         let mut fields = serde_json::Map::new();
         fields.insert("source".into(), serde_json::Value::String(source.into()));
-        let id = self.thread.as_ref().map(|t| t.thread.id.clone()).unwrap_or_default();
+        let id = self
+            .thread
+            .as_ref()
+            .map(|t| t.thread.id.clone())
+            .unwrap_or_default();
         let seen = std::sync::Mutex::new(Vec::new());
         let keep = |event: Event| {
             seen.lock()
@@ -634,9 +637,18 @@ impl Session {
         };
         let ran = self
             .hooks
-            .run(HookEvent::SessionStart, Target::Word(source), &id, fields, &keep)
+            .run(
+                HookEvent::SessionStart,
+                Target::Word(source),
+                &id,
+                fields,
+                &keep,
+            )
             .await;
-        events.extend(seen.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner));
+        events.extend(
+            seen.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
         let verdict = Verdict::of(HookEvent::SessionStart, ran);
         for notice in &verdict.notices {
             tracing::warn!("{notice}");
@@ -655,7 +667,11 @@ impl Session {
         if self.hooks.has(HookEvent::SessionEnd) {
             let mut fields = serde_json::Map::new();
             fields.insert("reason".into(), serde_json::Value::String("other".into()));
-            let id = self.thread.as_ref().map(|t| t.thread.id.clone()).unwrap_or_default();
+            let id = self
+                .thread
+                .as_ref()
+                .map(|t| t.thread.id.clone())
+                .unwrap_or_default();
             let log = |event: Event| tracing::info!(?event, "SessionEnd hook");
             self.hooks
                 .run(HookEvent::SessionEnd, Target::Any, &id, fields, &log)

@@ -115,13 +115,27 @@ mod tests {
             "required": ["command"],
             "additionalProperties": false
         });
-        assert_eq!(problem(&schema, &json!({"command": "ls", "timeout": 3})), None);
-        assert_eq!(problem(&schema, &json!({})).unwrap(), "`command` is required");
-        assert!(problem(&schema, &json!({"command": 1})).unwrap().contains("type string"));
+        assert_eq!(
+            problem(&schema, &json!({"command": "ls", "timeout": 3})),
+            None
+        );
+        assert_eq!(
+            problem(&schema, &json!({})).unwrap(),
+            "`command` is required"
+        );
+        assert!(
+            problem(&schema, &json!({"command": 1}))
+                .unwrap()
+                .contains("type string")
+        );
         assert!(problem(&schema, &json!({"command": "x", "timeout": 1.5})).is_some());
         assert!(problem(&schema, &json!({"command": "x", "mode": "c"})).is_some());
         assert!(problem(&schema, &json!({"command": "x", "tags": [1]})).is_some());
-        assert!(problem(&schema, &json!({"command": "x", "extra": 1})).unwrap().contains("`extra`"));
+        assert!(
+            problem(&schema, &json!({"command": "x", "extra": 1}))
+                .unwrap()
+                .contains("`extra`")
+        );
         assert!(problem(&json!({"type": "object"}), &json!([1])).is_some());
     }
 }

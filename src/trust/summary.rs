@@ -256,7 +256,15 @@ fn app_config(text: &str) -> Vec<String> {
         .keys()
         .map(String::as_str)
         .filter(|k| {
-            !["models", "tools", "sandbox", "permissions", "instructions", "hooks"].contains(k)
+            ![
+                "models",
+                "tools",
+                "sandbox",
+                "permissions",
+                "instructions",
+                "hooks",
+            ]
+            .contains(k)
         })
         .collect();
     if !others.is_empty() {
@@ -293,7 +301,12 @@ fn hook_lines(hooks: &Value) -> Vec<String> {
                 Some(m) if !m.trim().is_empty() => format!(" for `{m}`"),
                 _ => String::new(),
             };
-            for hook in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+            for hook in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let command = hook.get("command").map_or_else(String::new, |c| match c {
                     Value::String(c) => c.clone(),
                     other => other.to_string(),

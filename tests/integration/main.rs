@@ -14,6 +14,7 @@ mod cli_mcp;
 mod deferred_flow;
 mod examples;
 mod first_run;
+mod hooks;
 mod hostile_files;
 mod instructions;
 mod interop;

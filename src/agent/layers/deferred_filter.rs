@@ -107,9 +107,9 @@ impl Layer for DeferredFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ToolCall;
     use crate::agent::middleware::Chain;
     use crate::deferred::testing::sample_catalog;
+    use crate::protocol::ToolCall;
     use crate::tools::{PromotedUpdate, StateUpdate, Tool};
 
     fn setup() -> (Arc<DeferredCatalog>, Chain, Vec<Arc<dyn Tool>>) {

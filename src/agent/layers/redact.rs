@@ -79,8 +79,8 @@ impl Layer for Redact {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ToolCall;
     use crate::agent::middleware::Chain;
+    use crate::protocol::ToolCall;
 
     #[test]
     fn secrets_are_replaced_longest_first_and_short_values_left_alone() {

@@ -86,8 +86,8 @@ impl Layer for ServerInstructions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ToolCall;
     use crate::deferred::testing::mcp_tools;
+    use crate::protocol::ToolCall;
     use crate::tools::{PromotedUpdate, StateUpdate};
 
     fn search_result(names: &[&str]) -> ToolOutput {

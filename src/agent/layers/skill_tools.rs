@@ -73,7 +73,7 @@ impl Layer for SkillTools {
         let arguments = call.value().unwrap_or(&Value::Null);
         // A skill that restricts is active from its load on, also for the calls made in the
         // same reply as the load (their `before_tool` runs before the load's result is in).
-        for name in self.loads(&call.name, &arguments) {
+        for name in self.loads(&call.name, arguments) {
             if self
                 .skills
                 .get(&name)
@@ -93,7 +93,7 @@ impl Layer for SkillTools {
         }
         let tool = self.tool(&call.name);
         let source = tool.map(|t| &t.info().source);
-        let subject = tool.and_then(|t| t.subject(&arguments));
+        let subject = tool.and_then(|t| t.subject(arguments));
         let commands = tool.is_some_and(|t| t.effect() == crate::tools::Effect::RunsCommands);
         // Every active skill's list must allow it: loading a broader one lifts nothing.
         let refusing: Vec<_> = restricting
@@ -139,12 +139,16 @@ mod tests {
         };
         let mut state = ThreadState::default();
         assert!(
-            layer.before_tool(&mut state, &call("bash").into()).is_none(),
+            layer
+                .before_tool(&mut state, &call("bash").into())
+                .is_none(),
             "no skill active"
         );
         state.skill_loaded("notes");
         assert!(
-            layer.before_tool(&mut state, &call("bash").into()).is_none(),
+            layer
+                .before_tool(&mut state, &call("bash").into())
+                .is_none(),
             "no list, no limit"
         );
         state.skill_loaded("review");
@@ -155,11 +159,21 @@ mod tests {
                     .content
                     .contains("`review` (allowed-tools: Read Grep)")
         );
-        assert!(layer.before_tool(&mut state, &call("read_file").into()).is_none());
-        assert!(layer.before_tool(&mut state, &call("load_skill").into()).is_none());
+        assert!(
+            layer
+                .before_tool(&mut state, &call("read_file").into())
+                .is_none()
+        );
+        assert!(
+            layer
+                .before_tool(&mut state, &call("load_skill").into())
+                .is_none()
+        );
         state.active_skills.clear();
         assert!(
-            layer.before_tool(&mut state, &call("bash").into()).is_none(),
+            layer
+                .before_tool(&mut state, &call("bash").into())
+                .is_none(),
             "a new run"
         );
     }

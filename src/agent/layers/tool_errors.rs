@@ -75,8 +75,8 @@ impl Layer for ToolErrors {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ToolCall;
     use crate::agent::middleware::{Chain, ToolStep};
+    use crate::protocol::ToolCall;
 
     fn layer() -> Chain {
         Chain::new().with(ToolErrors::new(

@@ -9,7 +9,12 @@ use crate::hooks::{HookEvent, Target, Verdict};
 use crate::protocol::{ErrorKind, Message};
 
 impl Run<'_> {
-    async fn fire(&mut self, event: HookEvent, target: Target<'_>, fields: Map<String, Value>) -> Verdict {
+    async fn fire(
+        &mut self,
+        event: HookEvent,
+        target: Target<'_>,
+        fields: Map<String, Value>,
+    ) -> Verdict {
         let hooks = self.agent.get().hooks.clone();
         let ran = hooks
             .run(event, target, &self.thread.id, fields, self.emit)
@@ -53,7 +58,10 @@ impl Run<'_> {
         }
         let mut fields = Map::new();
         // Claude Code's loop guard: a hook sees that it kept the run going already.
-        fields.insert("stop_hook_active".into(), Value::Bool(self.stop_hook_active));
+        fields.insert(
+            "stop_hook_active".into(),
+            Value::Bool(self.stop_hook_active),
+        );
         let verdict = self.fire(event, Target::Any, fields).await;
         if let Some(reason) = verdict.stop {
             return Err(Outcome::Failed(ErrorKind::Hook, reason));

@@ -4,10 +4,8 @@ use std::time::Duration;
 
 use serde_json::{Map, json};
 
-use super::*;
 use super::batch::{CANCEL_GRACE, stale_call};
-use crate::tools::ToolOutput;
-use serde_json::Value;
+use super::*;
 use crate::agent::layers::{agent_chain, dangling};
 use crate::config::{ToolSearchConfig, ToolSearchMode};
 use crate::deferred::setup_deferred;
@@ -16,7 +14,9 @@ use crate::protocol::FinishReason;
 use crate::provider::testing::Silent;
 use crate::provider::{ModelEvent, ModelRequest, ProviderError, ReplyFuture};
 use crate::tools::ToolContext;
+use crate::tools::ToolOutput;
 use crate::tools::{ToolFuture, ToolInfo, ToolSource, assemble_toolset};
+use serde_json::Value;
 
 /// Plays scripted replies and records every request.
 struct Scripted {
