@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::config::{HookGroup, HooksConfig};
 
 /// The project's Claude Code settings files that may hold hooks, by precedence.
-pub const PROJECT_SETTINGS: &[&str] = &[".claude/settings.json", ".claude/settings.local.json"];
+pub const PROJECT_SETTINGS: &[&str] = crate::tools::sandbox::HOOK_SETTINGS;
 
 /// The user's Claude Code settings file.
 pub fn user_settings(home: Option<&Path>) -> Option<PathBuf> {

@@ -30,7 +30,7 @@ use crate::session::instructions::{self, Instructions, InstructionsError, Prompt
 use crate::setup::{Setup, SetupError};
 use crate::store::{StoreError, StoreSink, ThreadStore, default_path, title_from};
 use crate::tools::builtin::Clarifications;
-use crate::tools::sandbox::{STARTUP_FILES, ThreadOutputs};
+use crate::tools::sandbox::{HOOK_SETTINGS, STARTUP_FILES, ThreadOutputs};
 
 /// How long MCP servers get to exit when the session closes.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -782,7 +782,12 @@ fn guarded(setup: &Setup, env: EnvLookup<'_>, cwd: &Path) -> Guarded {
         .map(|path| (path, Watched::Instructions));
     let startup = [workspace.as_path(), cwd]
         .into_iter()
-        .flat_map(|dir| STARTUP_FILES.iter().map(move |name| dir.join(name)))
+        .flat_map(|dir| {
+            STARTUP_FILES
+                .iter()
+                .chain(HOOK_SETTINGS)
+                .map(move |name| dir.join(name))
+        })
         .chain(setup.protected(&ThreadOutputs::default()).files)
         .map(|path| (path, Watched::Startup));
     Guarded::new(instructions.chain(startup).collect(), &workspace)

@@ -36,7 +36,7 @@ pub use secrets::{DEFAULT_DENY_READ, SecretFiles};
 pub use str_replace::STR_REPLACE;
 pub use web_fetch::WEB_FETCH;
 pub use workspace::{
-    Hidden, HiddenCount, Protected, STARTUP_FILES, SkillReads, ThreadOutputs, Workspace,
-    WorkspaceError,
+    HOOK_SETTINGS, Hidden, HiddenCount, Protected, STARTUP_FILES, SkillReads, ThreadOutputs,
+    Workspace, WorkspaceError,
 };
 pub use write_file::WRITE_FILE;

@@ -62,6 +62,10 @@ pub const STARTUP_FILES: &[&str] = &[
     "mcp_config.json",
 ];
 
+/// Claude Code's project settings, whose hooks antler runs with `hooks.import_claude`: as
+/// much a start-up file as `config.yaml`.
+pub const HOOK_SETTINGS: &[&str] = &[".claude/settings.json", ".claude/settings.local.json"];
+
 /// The running thread's saved-outputs folder, which its tools may read though it lies in
 /// antler's data folder. A session switches it when it switches threads, so the tools built
 /// once serve every thread; clones share it.
@@ -436,13 +440,18 @@ impl Workspace {
         if self.is_thread_output(&target) || self.private.iter().any(|p| target.starts_with(p)) {
             return Err(WorkspaceError::Private(path.to_string()));
         }
-        let is_startup_file = target
+        let is_startup_file = (target
             .parent()
             .is_some_and(|dir| self.startup_dirs.iter().any(|d| d == dir))
             && target
                 .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| STARTUP_FILES.contains(&n));
+                .is_some_and(|n| STARTUP_FILES.contains(&n)))
+            || self.startup_dirs.iter().any(|dir| {
+                target
+                    .strip_prefix(dir)
+                    .is_ok_and(|rel| HOOK_SETTINGS.iter().any(|s| rel == Path::new(s)))
+            });
         if is_startup_file || self.protected_files.contains(&target) {
             return Err(WorkspaceError::StartupFile(path.to_string()));
         }
@@ -557,6 +566,9 @@ mod tests {
             "config.yaml",
             "./extensions_config.json",
             "mcp_config.json",
+            // Their hooks would run at the next start with `hooks.import_claude`.
+            ".claude/settings.json",
+            ".claude/settings.local.json",
         ] {
             assert_eq!(
                 w.resolve_for_write(name),
