@@ -35,7 +35,9 @@ pub fn find_shell(env: &[(OsString, OsString)]) -> PathBuf {
         .map(|(_, value)| value.clone())
         .unwrap_or_default();
     for name in ["bash", "sh"] {
+        // A relative entry would find a `bash` the workspace planted.
         let found = std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
             .map(|dir| dir.join(name))
             .chain([Path::new("/bin").join(name)])
             .find(|candidate| candidate.is_file());

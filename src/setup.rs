@@ -505,7 +505,8 @@ fn find_hooks(
             texts.push((file.path.clone(), file.text()));
         } else {
             let warning = format!(
-                "{}: its hooks are not run: antler has not been told to trust it ({});                  `antler trust` shows its commands and trusts it",
+                "{}: its hooks are not run: antler has not been told to trust it ({}); \
+                 `antler trust` shows its commands and trusts it",
                 file.path.display(),
                 state.describe()
             );

@@ -39,7 +39,7 @@ pub struct Finished {
     pub stdout: String,
     /// Its standard error, likewise.
     pub stderr: String,
-    /// Whether a stream was cut.
+    /// Whether stdout was cut (its JSON is then not read).
     pub cut: bool,
     /// How long it ran.
     pub duration: Duration,
@@ -87,7 +87,7 @@ pub async fn run(
     let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
-    let (mut cut_out, mut cut_err) = (false, false);
+    let (mut cut_out, mut stderr_cut) = (false, false);
     let ending = {
         let feed = async {
             if let Some(pipe) = stdin.as_mut() {
@@ -101,7 +101,7 @@ pub async fn run(
             tokio::join!(
                 feed,
                 drain(out_pipe, &mut stdout, &mut cut_out),
-                drain(err_pipe, &mut stderr, &mut cut_err)
+                drain(err_pipe, &mut stderr, &mut stderr_cut)
             )
         };
         tokio::pin!(readers);
@@ -134,7 +134,7 @@ pub async fn run(
         ending,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        cut: cut_out || cut_err,
+        cut: cut_out,
         duration: started.elapsed(),
     }
 }

@@ -89,9 +89,19 @@ pub fn read(finished: &Finished, plain_context: bool) -> Reply {
     }
     match serde_json::from_str::<Value>(stdout) {
         Ok(Value::Object(map)) => {
-            if let Err(problem) = json_reply(&Value::Object(map), &mut reply) {
+            let json = Value::Object(map);
+            if let Err(problem) = json_reply(&json, &mut reply) {
+                // A malformed reply that still says no is taken as no: a hook meant to
+                // refuse never lets a call through by a typo elsewhere in its output.
+                let refuses = json.get("decision").and_then(Value::as_str) == Some("block")
+                    || json
+                        .pointer("/hookSpecificOutput/permissionDecision")
+                        .and_then(Value::as_str)
+                        == Some("deny");
                 reply = Reply {
                     exit_code: Some(0),
+                    decision: refuses.then_some(HookDecision::Block),
+                    reason: refuses.then(|| format!("the hook refused, but {problem}")),
                     error: Some(problem),
                     ..Reply::default()
                 };
@@ -268,5 +278,18 @@ mod tests {
             false,
         );
         assert!(wrong.decision.is_none() && wrong.error.unwrap().contains("permissionDecision"));
+        let typo = read(
+            &finished(
+                Ending::Exited(0),
+                r#"{"systemMessage": 1, "hookSpecificOutput":{"permissionDecision":"deny"}}"#,
+                "",
+            ),
+            false,
+        );
+        assert_eq!(
+            typo.decision,
+            Some(HookDecision::Block),
+            "a malformed no is still no"
+        );
     }
 }

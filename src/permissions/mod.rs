@@ -137,7 +137,11 @@ impl Permissions {
             // A gate that asks makes the call ask, with no "always" to offer.
             (_, Some(reason)) => (reason, true),
             (Verdict::Allow, None) => return Ok(false),
-            (Verdict::Ask { .. }, None) if admission.approved_by.is_some() => return Ok(true),
+            // A program's approval stands for the user's where the policy would ask by
+            // default, never where a rule (`permissions.ask`, an instructions file) asks.
+            (Verdict::Ask { by_rule: false, .. }, None) if admission.approved_by.is_some() => {
+                return Ok(true);
+            }
             (Verdict::Ask { reason, by_rule }, None) => (reason, by_rule),
         };
         if !by_rule && self.approved(tool, facts) {

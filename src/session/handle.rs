@@ -789,6 +789,18 @@ fn guarded(setup: &Setup, env: EnvLookup<'_>, cwd: &Path) -> Guarded {
                 .map(move |name| dir.join(name))
         })
         .chain(setup.protected(&ThreadOutputs::default()).files)
+        // The user's Claude Code settings, whose hooks run at the next start unasked.
+        .chain(
+            setup
+                .app
+                .value
+                .hooks
+                .import_claude
+                .then(|| {
+                    crate::hooks::claude::user_settings(env("HOME").map(PathBuf::from).as_deref())
+                })
+                .flatten(),
+        )
         .map(|path| (path, Watched::Startup));
     Guarded::new(instructions.chain(startup).collect(), &workspace)
 }

@@ -1,6 +1,6 @@
 //! A tool call as the call path works on it: the model's call with its arguments parsed
 //! once. Every gate and layer reads the parsed value; a gate that rewrites the input
-//! (a hook's `updatedInput`) changes it in one place, and the stored call follows.
+//! (a hook's `updatedInput`) changes it in one place; the history keeps the model's call.
 
 use std::ops::Deref;
 
@@ -104,6 +104,6 @@ mod tests {
         let mut prepared = call(r#"{"a":1}"#);
         prepared.replace_input(json!({"b": 2}));
         assert_eq!(prepared.value(), Some(&json!({"b": 2})));
-        assert_eq!(prepared.arguments, r#"{"b":2}"#, "the stored call follows");
+        assert_eq!(prepared.arguments, r#"{"b":2}"#, "the call's text follows");
     }
 }

@@ -153,8 +153,14 @@ impl RunScope {
         };
         match notify {
             Some(notify) => {
+                // The answer never waits for the hooks: once it is in, they are ended.
                 let told = notify.notify(kind, message, &thread, events);
-                tokio::join!(told, answer).1
+                tokio::pin!(answer);
+                tokio::select! {
+                    biased;
+                    answer = &mut answer => answer,
+                    () = told => answer.await,
+                }
             }
             None => answer.await,
         }

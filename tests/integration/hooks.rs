@@ -99,7 +99,7 @@ fn a_hooks_allow_approves_in_p_but_never_beats_a_deny_rule() {
     sandbox.write(
         "config.yaml",
         &format!(
-            "{}permissions:\n  deny: [\"bash(rm *)\"]\n",
+            "{}permissions:\n  deny: [\"bash(rm *)\"]\n  ask: [\"bash(echo ask*)\"]\n",
             pre_tool("bash", allow)
         ),
     );
@@ -107,6 +107,7 @@ fn a_hooks_allow_approves_in_p_but_never_beats_a_deny_rule() {
         Reply::tool_calls(&[
             ("ok", "bash", json!({"command": "echo approved-by-hook"})),
             ("rm", "bash", json!({"command": "rm -rf notes"})),
+            ("ask", "bash", json!({"command": "echo ask-me"})),
         ]),
         Reply::text("done"),
     ]);
@@ -117,6 +118,11 @@ fn a_hooks_allow_approves_in_p_but_never_beats_a_deny_rule() {
     assert!(requests[1].tool_result("ok").contains("approved-by-hook"));
     let refused = requests[1].tool_result("rm");
     assert!(refused.contains("permissions.deny"), "{refused}");
+    let asked = requests[1].tool_result("ask");
+    assert!(
+        asked.contains("needs the user's approval"),
+        "an ask rule still asks (and -p cannot): {asked}"
+    );
 }
 
 #[test]

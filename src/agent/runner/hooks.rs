@@ -16,9 +16,12 @@ impl Run<'_> {
         fields: Map<String, Value>,
     ) -> Verdict {
         let hooks = self.agent.get().hooks.clone();
-        let ran = hooks
-            .run(event, target, &self.thread.id, fields, self.emit)
-            .await;
+        // Ctrl-C does not wait for a hook: it is ended with its group.
+        let ran = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Vec::new(),
+            ran = hooks.run(event, target, &self.thread.id, fields, self.emit) => ran,
+        };
         let verdict = Verdict::of(event, ran);
         for notice in &verdict.notices {
             self.notice(notice.clone());
