@@ -36,23 +36,6 @@ pub struct AllowedTools {
     text: String,
 }
 
-/// Claude Code's name for a tool, as antler's.
-fn antler_name(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "Read" => "read_file",
-        "Write" => "write_file",
-        "Edit" | "MultiEdit" => "str_replace",
-        "Grep" => "grep",
-        "Glob" => "glob",
-        "LS" => "ls",
-        "Bash" => "bash",
-        "WebFetch" => "web_fetch",
-        "WebSearch" => "web_search",
-        "Task" => "task",
-        _ => return None,
-    })
-}
-
 impl AllowedTools {
     /// Parses the items of `allowed-tools` (each may hold several, separated by spaces or
     /// commas outside parentheses).
@@ -163,7 +146,7 @@ fn item(word: &str) -> Result<Vec<Allowed>, String> {
         Some(open) => (&word[..open], Some(&word[open..])),
         None => (word, None),
     };
-    let rules = match (antler_name(name), subject) {
+    let rules = match (crate::config::antler_tool_name(name), subject) {
         (Some(mapped), None) => vec![mapped.to_string()],
         (Some(mapped), Some(subject)) => {
             let inner = subject.trim_start_matches('(').trim_end_matches(')');
