@@ -124,7 +124,7 @@ impl Setup {
             max_age: std::time::Duration::from_secs(app.value.mcp.manifest_max_age_secs),
             accept_stale: false,
             progress: None,
-            elicitations: None,
+            elicitations: crate::mcp::elicitation::Answerer::default(),
             tokens: crate::mcp::oauth::TokenStore::in_data_dir(env),
         };
         let hooks = Arc::new(find_hooks(&mut app, cwd, env, trust)?);
@@ -198,12 +198,19 @@ impl Setup {
             .with_protected(&self.protected(thread_outputs)))
     }
 
+    /// How the MCP servers' requests for input are answered where nobody can answer them
+    /// (`-p --elicitation`; declined unless said otherwise). Before the first
+    /// [`Setup::mcp`].
+    pub fn answer_elicitations_unattended(&mut self, policy: crate::mcp::elicitation::Unattended) {
+        self.mcp.settings.elicitations = crate::mcp::elicitation::Answerer::Unattended(policy);
+    }
+
     /// Lets a front-end answer the MCP servers' requests for input (elicitation), through
     /// the broker returned; without it they are declined. Before the first
     /// [`Setup::mcp`].
     pub fn answer_elicitations(&mut self) -> crate::mcp::elicitation::Elicitations {
         let broker = crate::mcp::elicitation::Elicitations::default();
-        self.mcp.settings.elicitations = Some(broker.clone());
+        self.mcp.settings.elicitations = crate::mcp::elicitation::Answerer::Front(broker.clone());
         broker
     }
 

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::CliError;
 use super::{Exit, RunArgs};
 use crate::config::{ConfigPaths, EnvLookup, parse_rule_list};
+use crate::mcp::elicitation::Unattended;
 use crate::protocol::{Event, RunStatus};
 use crate::session::instructions::PromptOptions;
 use crate::session::{PermissionOptions, Session, SessionOptions, StartThread};
@@ -206,6 +207,10 @@ fn session_options(args: &RunArgs, model: Option<&str>) -> Result<SessionOptions
         replay: args.replay.clone(),
         record: args.record.clone(),
         clarify: false,
+        elicitation: match args.elicitation {
+            super::ElicitationPolicy::Decline => Unattended::Decline,
+            super::ElicitationPolicy::AcceptDefaults => Unattended::AcceptDefaults,
+        },
         permissions: permission_options(args)?,
         prompt: prompt_options(args),
     })

@@ -49,6 +49,7 @@ pub async fn run_chat(
         replay: args.replay.clone(),
         record: args.record.clone(),
         clarify: true,
+        elicitation: crate::mcp::elicitation::Unattended::Decline,
         permissions,
         prompt: super::agent::prompt_options(args),
     };

@@ -167,6 +167,10 @@ pub struct RunArgs {
     /// `allow-all` runs every tool call without asking (deny rules still hold).
     #[arg(long, value_enum, default_value = "default", value_name = "MODE")]
     pub permission_mode: PermissionMode,
+    /// What `-p` answers an MCP server that asks for input during a call, with nobody to
+    /// ask.
+    #[arg(long, value_enum, default_value = "decline", value_name = "POLICY")]
+    pub elicitation: ElicitationPolicy,
     /// Load this skill into the message, as the chat's `/NAME` does (repeat for more); its
     /// `allowed-tools` restrict the run.
     #[arg(long = "skill", value_name = "NAME")]
@@ -183,6 +187,16 @@ pub enum PermissionMode {
     Default,
     /// Every call runs unless a deny rule names it.
     AllowAll,
+}
+
+/// `--elicitation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ElicitationPolicy {
+    /// Every request is declined.
+    Decline,
+    /// A form whose required fields all have defaults is accepted with its defaults;
+    /// anything else (a URL, a required field without one) is declined.
+    AcceptDefaults,
 }
 
 /// The subcommands; each maps to one front-end action over the same setup.

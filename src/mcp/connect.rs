@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
-use rmcp::model::{ClientConfig, Implementation, PaginatedRequestParams};
+use rmcp::model::{ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -47,6 +47,11 @@ impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("antler", env!("CARGO_PKG_VERSION"));
+        // `initialize` offers the newest revision that has the handshake: a later one
+        // (rmcp's default) starts with `server/discover` instead, which no server that
+        // answers `initialize` knows. A server that speaks an older revision answers with
+        // it, and [`check_version`] takes what antler speaks.
+        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         // Always, whoever answers (see `elicitation`): form and URL requests.
         info.capabilities.elicitation = Some(
             rmcp::model::ElicitationCapability::new()
@@ -231,6 +236,7 @@ async fn connect_inner(
             handler.serve(transport).await.map_err(handshake)?
         }
     };
+    check_version(&service)?;
     // A list_changed that arrives during the listing below makes it stale at once.
     let generation = *changes.borrow();
     let listing = list_all_tools(service.peer()).await?;
@@ -244,6 +250,33 @@ async fn connect_inner(
         prompts,
         resources,
     })
+}
+
+/// The lifecycle's version negotiation: the server answered `initialize` with the
+/// revision it wants, which must be one antler speaks (with the handshake: rmcp knows the
+/// revisions up to the one `initialize` offers), or the connection is not used.
+fn check_version(service: &McpService) -> Result<(), McpError> {
+    let Some(info) = service.peer_info() else {
+        return Ok(());
+    };
+    let version = &info.protocol_version;
+    let spoken = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .any(|known| known == version && known <= &ProtocolVersion::LATEST_WITH_INITIALIZE);
+    match spoken {
+        true => Ok(()),
+        false => Err(McpError::Handshake(format!(
+            "the server answered with MCP protocol version `{}`, which antler does not speak \
+             (it speaks {})",
+            crate::text::short_line(version.as_str(), 40).0,
+            ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .filter(|v| *v <= &ProtocolVersion::LATEST_WITH_INITIALIZE)
+                .map(ProtocolVersion::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 /// The prompts and the resource count of a server that announced them, each asked within

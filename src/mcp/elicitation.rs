@@ -107,6 +107,42 @@ fn declined() -> ElicitResult {
 /// session has one.
 pub type Elicitations = crate::pending::Pending<ElicitationAnswer>;
 
+/// Who answers a server's requests for input.
+#[derive(Debug, Clone)]
+pub enum Answerer {
+    /// Nobody can: `-p`, by its `--elicitation` policy.
+    Unattended(Unattended),
+    /// A front-end, through the session's broker (the chat).
+    Front(Elicitations),
+}
+
+impl Default for Answerer {
+    fn default() -> Self {
+        Self::Unattended(Unattended::Decline)
+    }
+}
+
+/// What a run with nobody to ask does with a request for input (`--elicitation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Unattended {
+    /// Every request is declined: nobody agreed to anything.
+    #[default]
+    Decline,
+    /// A form whose required fields all have defaults is accepted with its defaults
+    /// (SEP-1034); anything else is declined. A URL is never opened.
+    AcceptDefaults,
+}
+
+impl Unattended {
+    /// The answer this policy gives `request`.
+    pub fn answer(self, request: &ElicitationRequest) -> ElicitationAnswer {
+        match self {
+            Self::Decline => ElicitationAnswer::Decline,
+            Self::AcceptDefaults => request.defaults().unwrap_or(ElicitationAnswer::Decline),
+        }
+    }
+}
+
 pub use crate::pending::next_id;
 
 /// The answer as the server is sent it.

@@ -36,9 +36,8 @@ pub struct StartSettings {
     /// Where each server's status goes as soon as it is ready (idle, connected or
     /// failed), for a front-end that shows start-up progress.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<ServerStatus>>,
-    /// Who answers the servers' requests for input (an interactive front-end); without
-    /// one they are declined.
-    pub elicitations: Option<super::elicitation::Elicitations>,
+    /// Who answers the servers' requests for input: a front-end, or `-p`'s policy.
+    pub elicitations: super::elicitation::Answerer,
     /// Where OAuth tokens are kept (`antler mcp login`).
     pub tokens: Option<super::oauth::TokenStore>,
 }
@@ -53,7 +52,7 @@ impl StartSettings {
             max_age: Duration::ZERO,
             accept_stale: false,
             progress: None,
-            elicitations: None,
+            elicitations: super::elicitation::Answerer::default(),
             tokens: None,
         }
     }

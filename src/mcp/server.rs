@@ -197,10 +197,9 @@ impl McpServer {
         &self.config
     }
 
-    /// Who answers the server's requests for input: a front-end, or nobody (they are
-    /// declined).
-    pub fn elicitations(&self) -> Option<&super::elicitation::Elicitations> {
-        self.plan.elicitations.as_ref()
+    /// Who answers the server's requests for input.
+    pub fn elicitations(&self) -> &super::elicitation::Answerer {
+        &self.plan.elicitations
     }
 
     /// A receiver that sees every change of the server's tool list, as a growing

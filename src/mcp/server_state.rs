@@ -100,8 +100,8 @@ pub struct StartPlan {
     pub max_age: Duration,
     /// Take a manifest that is too old too (it is refreshed in the background).
     pub accept_stale: bool,
-    /// Who answers the server's requests for input (none: they are declined).
-    pub elicitations: Option<super::elicitation::Elicitations>,
+    /// Who answers the server's requests for input.
+    pub elicitations: super::elicitation::Answerer,
     /// Where OAuth tokens are kept (none: no data folder).
     pub tokens: Option<super::oauth::TokenStore>,
 }

@@ -66,7 +66,7 @@ impl McpTool {
 impl McpTool {
     /// Answers the server's request for input made during the call of `ctx`: the
     /// front-end is asked (an event announces the request), or, where nobody can answer,
-    /// it is declined; an event says how it ended either way.
+    /// `-p`'s policy answers it; an event says how it ended either way.
     fn elicit<'a>(
         &'a self,
         ctx: &'a ToolContext<'a>,
@@ -98,9 +98,13 @@ impl McpTool {
                     automatic,
                 })
             };
-            let Some(broker) = self.server.elicitations() else {
-                answered(&ElicitationAnswer::Decline, true);
-                return elicitation::result_of(ElicitationAnswer::Decline);
+            let broker = match self.server.elicitations() {
+                elicitation::Answerer::Front(broker) => broker,
+                elicitation::Answerer::Unattended(policy) => {
+                    let answer = policy.answer(&request);
+                    answered(&answer, true);
+                    return elicitation::result_of(answer);
+                }
             };
             let waiter = broker.register(id);
             (ctx.events)(Event::ElicitationRequested {

@@ -124,6 +124,24 @@ pub enum ElicitationAction {
     Cancel,
 }
 
+impl ElicitationRequest {
+    /// The answer of a form taken as the server filled it in (SEP-1034): every field that
+    /// has a default gets it, the others are left out. `None` when that is no answer: a
+    /// URL, a required field without a default, or a default its own field refuses.
+    pub fn defaults(&self) -> Option<ElicitationAnswer> {
+        let ElicitationForm::Form { fields } = &self.form else {
+            return None;
+        };
+        let defaults: Vec<String> = fields
+            .iter()
+            .map(|f| f.default.clone().unwrap_or_default())
+            .collect();
+        form_values(fields, &defaults)
+            .ok()
+            .map(ElicitationAnswer::Accept)
+    }
+}
+
 impl ElicitationAnswer {
     /// What it did.
     pub fn action(&self) -> ElicitationAction {
@@ -387,5 +405,86 @@ mod tests {
             0,
             "the first wrong field"
         );
+    }
+
+    #[test]
+    fn a_form_is_taken_with_its_defaults_only_when_every_required_field_has_one() {
+        let with = |kind, required, default: Option<&str>, name: &str| FormField {
+            name: name.into(),
+            default: default.map(str::to_string),
+            ..field(kind, required)
+        };
+        let text = || FieldKind::Text {
+            min_chars: None,
+            max_chars: None,
+            format: None,
+        };
+        let request = |fields| ElicitationRequest {
+            id: 1,
+            server: "s".into(),
+            message: "m".into(),
+            form: ElicitationForm::Form { fields },
+        };
+        let full = request(vec![
+            with(text(), true, Some("John Doe"), "name"),
+            with(
+                FieldKind::Integer {
+                    min: None,
+                    max: None,
+                },
+                true,
+                Some("30"),
+                "age",
+            ),
+            with(
+                FieldKind::Number {
+                    min: None,
+                    max: None,
+                },
+                false,
+                Some("95.5"),
+                "score",
+            ),
+            with(FieldKind::Boolean, false, Some("true"), "verified"),
+            with(
+                FieldKind::Choice {
+                    values: vec!["a".into(), "b".into()],
+                    labels: vec!["A".into(), "B".into()],
+                },
+                false,
+                Some("b"),
+                "status",
+            ),
+            with(text(), false, None, "note"),
+        ]);
+        assert_eq!(
+            full.defaults(),
+            Some(ElicitationAnswer::Accept(
+                json!({"name": "John Doe", "age": 30, "score": 95.5, "verified": true, "status": "b"})
+                    .as_object()
+                    .unwrap()
+                    .clone()
+            )),
+            "typed values; a field without a default is left out"
+        );
+        let missing = request(vec![with(text(), true, None, "name")]);
+        assert_eq!(missing.defaults(), None, "a required field has no default");
+        let refused = request(vec![with(
+            FieldKind::Integer {
+                min: Some(0),
+                max: Some(9),
+            },
+            false,
+            Some("99"),
+            "n",
+        )]);
+        assert_eq!(refused.defaults(), None, "a default out of its own range");
+        let url = ElicitationRequest {
+            form: ElicitationForm::Url {
+                url: "https://x.example".into(),
+            },
+            ..request(Vec::new())
+        };
+        assert_eq!(url.defaults(), None, "a URL is never opened unasked");
     }
 }

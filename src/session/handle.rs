@@ -107,6 +107,8 @@ pub struct SessionOptions {
     pub record: Option<PathBuf>,
     /// A person can answer `ask_clarification` (the chat): the tool exists only then.
     pub clarify: bool,
+    /// Without one, what the MCP servers' requests for input get (`--elicitation`).
+    pub elicitation: crate::mcp::elicitation::Unattended,
     /// The command line's permission rules.
     pub permissions: PermissionOptions,
     /// What the command line adds to the system prompt.
@@ -262,7 +264,13 @@ impl Session {
                 None => return Err(SessionError::NothingToContinue(cwd.to_path_buf())),
             },
         };
-        let elicitations = options.clarify.then(|| setup.answer_elicitations());
+        let elicitations = match options.clarify {
+            true => Some(setup.answer_elicitations()),
+            false => {
+                setup.answer_elicitations_unattended(options.elicitation);
+                None
+            }
+        };
         let approvals = options.clarify.then(Approvals::default);
         let permissions = permissions(&setup, env, cwd, options.permissions, approvals.clone());
         let hooks = setup.hooks().clone();
