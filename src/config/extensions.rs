@@ -85,6 +85,8 @@ pub struct McpServerConfig {
     /// `destructiveHint` annotations count for the permission policy. Without it they are
     /// the server's word only, never a grant.
     pub trusted: bool,
+    /// How antler signs in to it (`oauth`; http only).
+    pub oauth: Option<super::OAuthSettings>,
 }
 
 /// A server's routing hint: promote its tools when the user mentions these keywords
@@ -159,6 +161,8 @@ struct RawServer {
     manifest_max_age_secs: Option<f64>,
     #[serde(default)]
     trusted: bool,
+    #[serde(default)]
+    oauth: Option<super::oauth::RawOAuth>,
 }
 
 #[derive(Deserialize)]
@@ -265,9 +269,15 @@ pub fn parse_extensions_config(
             ));
         }
         let mut unknown = Vec::new();
-        match server_from_raw(&name, raw, &mut unknown) {
+        match server_from_raw(&name, raw, path.parent(), &mut unknown) {
             Ok(server) => {
                 config.secrets.extend(server.headers.values().cloned());
+                config.secrets.extend(
+                    server
+                        .oauth
+                        .as_ref()
+                        .and_then(|oauth| oauth.client_secret.clone()),
+                );
                 config.secrets.extend(
                     server
                         .env
@@ -370,6 +380,7 @@ fn error_field(path: &serde_path_to_error::Path) -> Vec<Segment> {
 fn server_from_raw(
     name: &str,
     raw: Value,
+    folder: Option<&Path>,
     unknown: &mut Vec<Vec<Segment>>,
 ) -> Result<McpServerConfig, Skip> {
     if name.trim().is_empty() {
@@ -488,6 +499,22 @@ fn server_from_raw(
             ));
         }
     };
+    let oauth = match raw.oauth {
+        None => None,
+        Some(_) if transport != TransportKind::Http => {
+            return Err(Skip::at(
+                "oauth",
+                "`oauth` is for streamable HTTP servers (`\"type\": \"http\"`)",
+            ));
+        }
+        Some(oauth) => Some(oauth.check(folder).map_err(|invalid| Skip {
+            field: vec![
+                Segment::Key("oauth".into()),
+                Segment::Key(invalid.key.into()),
+            ],
+            reason: invalid.reason,
+        })?),
+    };
     let policy = policy_from_raw(
         raw.start,
         raw.defer,
@@ -513,6 +540,7 @@ fn server_from_raw(
         routing,
         policy,
         trusted: raw.trusted,
+        oauth,
     })
 }
 

@@ -15,6 +15,7 @@ mod extensions;
 mod hooks;
 mod lenient;
 mod locate;
+mod oauth;
 mod overrides;
 mod permissions;
 mod server_policy;
@@ -47,6 +48,7 @@ pub use hooks::{
     matcher_items,
 };
 pub(crate) use locate::{Segment, locate};
+pub use oauth::{Grant, OAuthSettings, PrivateKey, SigningAlgorithm};
 pub use overrides::Override;
 pub use permissions::{Decision, PermissionsConfig, Rule, RuleError, parse_rule_list};
 pub use server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};

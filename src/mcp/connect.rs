@@ -16,6 +16,8 @@ use tokio::sync::watch;
 
 use super::McpError;
 use super::incoming::{Checked, Incoming};
+use super::oauth::challenge::{Challenge, Challenges, Watched};
+use super::oauth::{self, Authorization};
 use super::sse::SseClientTransport;
 use super::stdio::StdioTransport;
 use crate::config::{McpServerConfig, TransportKind};
@@ -113,6 +115,8 @@ pub struct Connection {
     pub startup: Duration,
     /// What the transport found wrong with the server's messages, if anything.
     pub incoming: Incoming,
+    /// Why the server last refused a request for want of authorization (HTTP only).
+    pub challenges: Challenges,
 }
 
 /// Connects, handshakes and lists tools, all within the server's start-up timeout. The
@@ -120,7 +124,7 @@ pub struct Connection {
 pub async fn connect(
     config: &McpServerConfig,
     changes: watch::Sender<u64>,
-    tokens: Option<&super::oauth::TokenStore>,
+    tokens: Option<&oauth::TokenStore>,
 ) -> Result<Connection, McpError> {
     let started = Instant::now();
     let timeout = config.startup_timeout;
@@ -133,6 +137,7 @@ pub async fn connect(
             incoming,
             prompts,
             resources,
+            challenges,
         })) => {
             let info = service.peer_info();
             let protocol_version = info
@@ -152,6 +157,7 @@ pub async fn connect(
                 listed_generation,
                 startup: started.elapsed(),
                 incoming,
+                challenges,
             })
         }
         Ok(Err(err)) => Err(err),
@@ -168,14 +174,16 @@ struct Started {
     incoming: Incoming,
     prompts: Vec<rmcp::model::Prompt>,
     resources: Option<usize>,
+    challenges: Challenges,
 }
 
 async fn connect_inner(
     config: &McpServerConfig,
     changes: watch::Sender<u64>,
-    tokens: Option<&super::oauth::TokenStore>,
+    tokens: Option<&oauth::TokenStore>,
 ) -> Result<Started, McpError> {
     let mut process_group = None;
+    let challenges = Challenges::default();
     let incoming = Incoming::announcing(changes.clone());
     let handler = Client {
         prompts_changed: incoming.prompts_changed(),
@@ -198,31 +206,38 @@ async fn connect_inner(
         TransportKind::Http => {
             let url = config.url.clone().unwrap_or_default();
             let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
-            let transport_config = StreamableHttpClientTransportConfig::with_uri(url)
+            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(header_map(&config.headers)?.into_iter().collect());
-            let authorized = super::oauth::authorized_client(config, tokens, client.clone())
+            let authorization = oauth::authorize(config, tokens, client.clone())
                 .await
                 .map_err(|err| McpError::OAuth {
                     server: config.name.clone(),
                     reason: err.to_string(),
                 })?;
-            let served = match authorized {
-                Some(client) => {
-                    let transport =
-                        StreamableHttpClientTransport::with_client(client, transport_config);
+            let served = match authorization {
+                Authorization::Signed(client) => {
+                    let transport = StreamableHttpClientTransport::with_client(
+                        Watched::new(client, challenges.clone()),
+                        transport_config,
+                    );
                     handler
                         .serve(Checked::new(transport, incoming.clone()))
                         .await
                 }
-                None => {
-                    let transport =
-                        StreamableHttpClientTransport::with_client(client, transport_config);
+                Authorization::Anonymous | Authorization::Bearer(_) => {
+                    if let Authorization::Bearer(token) = authorization {
+                        transport_config = transport_config.auth_header(token);
+                    }
+                    let transport = StreamableHttpClientTransport::with_client(
+                        Watched::new(client, challenges.clone()),
+                        transport_config,
+                    );
                     handler
                         .serve(Checked::new(transport, incoming.clone()))
                         .await
                 }
             };
-            served.map_err(|err| needs_login(config, err))?
+            served.map_err(|err| refused(config, tokens, &challenges).unwrap_or(handshake(err)))?
         }
         TransportKind::Sse => {
             let url = config.url.clone().unwrap_or_default();
@@ -239,7 +254,9 @@ async fn connect_inner(
     check_version(&service)?;
     // A list_changed that arrives during the listing below makes it stale at once.
     let generation = *changes.borrow();
-    let listing = list_all_tools(service.peer()).await?;
+    let listing = list_all_tools(service.peer())
+        .await
+        .map_err(|err| refused(config, tokens, &challenges).unwrap_or(err))?;
     let (prompts, resources) = list_features(&service, config).await;
     Ok(Started {
         service,
@@ -249,6 +266,7 @@ async fn connect_inner(
         incoming,
         prompts,
         resources,
+        challenges,
     })
 }
 
@@ -505,15 +523,49 @@ fn header_map(
         .collect()
 }
 
-/// A handshake error, or, when the server answered 401, the advice to sign in. rmcp's
-/// worker transport passes the HTTP error on as text, so the 401 is recognised by
-/// rmcp's words for it (`StreamableHttpError::AuthRequired`).
-fn needs_login(config: &McpServerConfig, err: rmcp::service::ClientInitializeError) -> McpError {
-    match handshake(err) {
-        McpError::Handshake(reason) if reason.contains("Auth required: authorization required") => {
-            McpError::LoginNeeded(config.name.clone())
+/// Why the server refused, when a request failed for want of authorization (a 401, or a
+/// 403 for more scope): the advice to sign in, or why signing in again will not help.
+/// A demand for scope is kept for the next `antler mcp login`.
+pub(super) fn refused(
+    config: &McpServerConfig,
+    tokens: Option<&oauth::TokenStore>,
+    challenges: &Challenges,
+) -> Option<McpError> {
+    let name = config.name.clone();
+    match challenges.last()? {
+        Challenge::SignIn => Some(McpError::LoginNeeded(name)),
+        _ if config
+            .oauth
+            .as_ref()
+            .is_some_and(|o| matches!(o.grant, crate::config::Grant::ClientCredentials(_))) =>
+        {
+            Some(McpError::Connect(String::from(
+                "the server refused the token of the client_credentials grant (check the \
+                 client's scopes and registration with the authorization server)",
+            )))
         }
-        other => other,
+        Challenge::Scope(scopes) => {
+            let url = config.url.as_deref()?;
+            let demand = tokens.map(|tokens| tokens.demand_scopes(url, &scopes));
+            let scope = crate::text::short_line(&scopes.join(" "), 200).0;
+            Some(match demand {
+                Some(Ok(demand)) if demand.sign_ins >= oauth::MAX_STEP_UPS => {
+                    McpError::ScopeRefused {
+                        server: name,
+                        scope,
+                        sign_ins: demand.sign_ins,
+                    }
+                }
+                Some(Err(err)) => McpError::OAuth {
+                    server: name,
+                    reason: err.to_string(),
+                },
+                _ => McpError::ScopeNeeded {
+                    server: name,
+                    scope,
+                },
+            })
+        }
     }
 }
 

@@ -51,6 +51,29 @@ pub enum McpError {
     /// The server wants an OAuth sign-in (it answered 401).
     #[error("it needs you to sign in: run `antler mcp login {0}`")]
     LoginNeeded(String),
+    /// The server refused the token for want of scope (403 `insufficient_scope`).
+    #[error(
+        "it needs more access than you granted (scope `{scope}`): run `antler mcp login {server}` to grant it"
+    )]
+    ScopeNeeded {
+        /// The server's name.
+        server: String,
+        /// The scopes it asked for.
+        scope: String,
+    },
+    /// It still refuses after the sign-ins antler asked for.
+    #[error(
+        "it still refuses for want of scope `{scope}` after {sign_ins} sign-ins that asked for it; \
+         signing in again will not help (ask the server's administrator)"
+    )]
+    ScopeRefused {
+        /// The server's name.
+        server: String,
+        /// The scopes it asked for.
+        scope: String,
+        /// The sign-ins made for it.
+        sign_ins: u32,
+    },
     /// Signing in with the kept OAuth tokens failed.
     #[error("OAuth for `{server}`: {reason}; run `antler mcp login {server}` again")]
     OAuth {

@@ -129,7 +129,7 @@ impl McpServer {
                 relist_after: None,
             })),
             Err(err) => State::Failed {
-                login: matches!(err, McpError::LoginNeeded(_)),
+                login: matches!(err, McpError::LoginNeeded(_) | McpError::ScopeNeeded { .. }),
                 reason: err.to_string(),
                 at: Instant::now(),
                 manifest: kept,
@@ -382,6 +382,7 @@ impl McpServer {
             incoming,
             progress,
             route,
+            challenges,
         } = match self.live_peer(Some(listed)).await {
             Ok((live, Known::Same)) => live,
             Ok((_, known)) => {
@@ -439,6 +440,12 @@ impl McpServer {
             }
             Ended::Answered(Err(err)) if !matches!(err, ServiceError::McpError(_)) => {
                 self.mark_broken(id).await;
+                if let Some(refused) = self.refused(&challenges) {
+                    return ToolOutput::error(format!(
+                        "Error: MCP server `{}` refused the call to `{tool}`: {refused}",
+                        self.config.name
+                    ));
+                }
                 match incoming.fault() {
                     Some(fault) => ToolOutput::error(format!(
                         "Error: MCP server `{}` broke the protocol during the call to `{tool}` \
@@ -467,6 +474,15 @@ impl McpServer {
                 error_chain(&err)
             )),
         }
+    }
+
+    /// Why the server refused a request, when it was for want of authorization (see
+    /// [`super::connect::refused`]).
+    pub(super) fn refused(
+        &self,
+        challenges: &super::oauth::challenge::Challenges,
+    ) -> Option<McpError> {
+        super::connect::refused(&self.config, self.plan.tokens.as_ref(), challenges)
     }
 
     /// Closes the connection: a stdio child gets its stdin closed, then SIGTERM, then
@@ -584,6 +600,7 @@ impl McpServer {
                 incoming: live.connection.incoming.clone(),
                 progress: live.connection.service.service().progress.clone(),
                 route: live.connection.service.service().elicit.clone(),
+                challenges: live.connection.challenges.clone(),
             };
             (peer, known)
         };
@@ -649,6 +666,8 @@ struct LivePeer {
     progress: super::connect::Progress,
     /// Where the server's requests for input go.
     route: super::elicitation::Route,
+    /// Why the server last refused for want of authorization.
+    challenges: super::oauth::challenge::Challenges,
 }
 
 /// "name version" as a server reports it, escaped and cut for a one-line listing.

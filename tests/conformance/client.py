@@ -81,19 +81,27 @@ def run(antler, env, args, stdin=None):
     return process.returncode, out, "".join(err_lines)
 
 
+# The Client ID Metadata Document a user of antler would publish and name in
+# `client_metadata_url`; the suite's authorization servers take this one without fetching it.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
 def oauth_entry(context):
-    """The server entry's `oauth` object for a scenario that hands out a client (none
-    otherwise): what a user copies from the authorization server's console."""
+    """The server entry's `oauth` object: the user's client metadata document, and the
+    client the scenario hands out, if any (what a user copies from the authorization
+    server's console)."""
+    oauth = {"client_metadata_url": CLIENT_METADATA_URL}
     if "client_id" not in context:
-        return None
-    oauth = {"client_id": context["client_id"]}
+        return oauth
+    oauth["client_id"] = context["client_id"]
     if "client_secret" in context:
         oauth["client_secret"] = "$CONFORMANCE_CLIENT_SECRET"
     if "private_key_pem" in context:
         oauth["private_key_file"] = "key.pem"
         oauth["signing_algorithm"] = context.get("signing_algorithm", "ES256")
-    if context.get("name", "").startswith("auth/client-credentials"):
+    if context["name"].startswith("auth/client-credentials"):
         oauth["grant_type"] = "client_credentials"
+        del oauth["client_metadata_url"]
     return oauth
 
 
@@ -138,14 +146,12 @@ def main():
         "ANTLER_LOG": "antler=debug",
     }
     entry = {"type": "http", "url": url, "tool_name_prefix": False}
-    oauth = oauth_entry(context)
-    if oauth:
-        entry["oauth"] = oauth
-        if "client_secret" in context:
-            env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
-        if "private_key_pem" in context:
-            with open(os.path.join(home, "key.pem"), "w") as key:
-                key.write(context["private_key_pem"])
+    entry["oauth"] = oauth_entry(context)
+    if "client_secret" in context:
+        env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+    if "private_key_pem" in context:
+        with open(os.path.join(home, "key.pem"), "w") as key:
+            key.write(context["private_key_pem"])
     extensions = os.path.join(home, "extensions_config.json")
     with open(extensions, "w") as f:
         json.dump({"mcpServers": {SERVER: entry}}, f)

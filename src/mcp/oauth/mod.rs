@@ -1,14 +1,23 @@
 //! OAuth 2.1 for streamable-HTTP MCP servers, on rmcp's `auth` feature: `antler mcp
-//! login NAME` discovers the server's authorization server (RFC 9728, RFC 8414 / OIDC),
-//! registers antler dynamically (RFC 7591; antler hosts no client ID metadata document to
-//! offer instead), sends the user's browser to the PKCE authorization URL, takes
-//! the loopback redirect and keeps the tokens ([`TokenStore`]). A server with kept
-//! credentials is connected through rmcp's `AuthClient`, which refreshes the access token
-//! before it expires (and once on a 401) with the refresh token, keeping a rotated one.
+//! login NAME` asks the server for its challenge (the `WWW-Authenticate` of a 401),
+//! discovers its authorization server from it (RFC 9728, RFC 8414 / OIDC, the 2025-03-26
+//! fallbacks), identifies antler as the entry's `oauth` object says — a client registered
+//! in advance, a Client ID Metadata Document the user hosts, else dynamic registration
+//! (RFC 7591) — sends the user's browser to the PKCE authorization URL, takes the loopback
+//! redirect and keeps the tokens ([`TokenStore`]). A server with kept credentials is
+//! connected through rmcp's `AuthClient`, which refreshes the access token before it
+//! expires (and once on a 401) with the refresh token, keeping a rotated one. A server
+//! that refuses a token for want of scope (403 `insufficient_scope`) has the scopes it
+//! asked for kept ([`store::StepUp`]), and the next login asks for them too, at most
+//! [`MAX_STEP_UPS`] times for one demand. The `client_credentials` grant needs no login:
+//! a token is asked for at each connection ([`client_credentials`]).
 //! Tokens and codes are never logged (rmcp's auth module is capped at `info` in the log
 //! filter, see `main`) and never reach the model or a thread.
 
 mod callback;
+pub mod challenge;
+mod client_credentials;
+mod jwt;
 mod store;
 
 use std::time::Duration;
@@ -17,12 +26,19 @@ use rmcp::transport::auth::{
     AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
 };
 
-pub use store::{StoreError, TokenStore};
+pub use store::{StepUp, StoreError, TokenStore};
 
-use crate::config::{McpServerConfig, TransportKind};
+use crate::config::{Grant, McpServerConfig, TransportKind};
 
 /// How long `antler mcp login` waits for the browser's redirect.
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How many sign-ins antler asks for one demand of more scope: a server that still
+/// refuses after that will not be satisfied by another.
+pub const MAX_STEP_UPS: u32 = 2;
+
+/// How long the request that asks the server for its challenge may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why a login, a logout or an authorized connection failed.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +63,12 @@ pub enum OAuthError {
     /// The authorization server refused.
     #[error("the authorization server refused the sign-in: {0}")]
     Denied(String),
+    /// The entry uses the `client_credentials` grant: there is nobody to sign in.
+    #[error(
+        "MCP server `{0}` uses the client_credentials grant (its `oauth` object): antler gets \
+         its tokens at each connection, no sign-in needed"
+    )]
+    NoLogin(String),
     /// Nobody completed the sign-in in time.
     #[error("no sign-in within {}s", .0.as_secs())]
     Timeout(Duration),
@@ -87,21 +109,51 @@ pub async fn login(
     open_browser: bool,
 ) -> Result<(), OAuthError> {
     let url = oauth_url(config)?;
+    let settings = config.oauth.clone().unwrap_or_default();
+    if matches!(settings.grant, Grant::ClientCredentials(_)) {
+        return Err(OAuthError::NoLogin(config.name.clone()));
+    }
     // rmcp's OAuth requests go through reqwest's TLS set-up, which needs the provider.
     crate::http::install_crypto_provider();
+    let challenge = probe(config, url).await;
     let mut manager = AuthorizationManager::new(url).await.map_err(flow)?;
     manager.set_credential_store(tokens.for_server(url));
-    let resolution = manager.resolve_metadata().await.map_err(flow)?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+        .map_err(flow)?;
     manager.set_metadata(resolution.metadata);
     let callback = callback::Callback::bind().await?;
-    let request = AuthorizationRequest::new(callback.redirect_uri())
+    let mut request = AuthorizationRequest::new(callback.redirect_uri())
         .with_client_name("antler")
         .with_initial_scope_selection();
+    let step_up = tokens.step_up(url)?;
+    let scopes = match (&settings.scopes, &step_up) {
+        (configured, _) if !configured.is_empty() => configured.clone(),
+        // A server that asked for more: what was granted and what it asked for.
+        (_, Some(step_up)) => union(&granted(tokens, url), &step_up.scopes),
+        _ => Vec::new(),
+    };
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
+    }
+    if let Some(client_id) = &settings.client_id {
+        request = request.with_preregistered_client(client_id);
+        if let Some(secret) = &settings.client_secret {
+            request = request.with_client_secret(secret);
+        }
+    }
+    if let Some(document) = &settings.client_metadata_url {
+        request = request.with_client_metadata_url(document);
+    }
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, err)| flow(err))?;
     let authorize = session.get_authorization_url().to_string();
     check_browser_url(&authorize)?;
+    if step_up.is_some() {
+        tokens.count_step_up(url)?;
+    }
     show(&authorize);
     if open_browser {
         open_in_browser(&authorize);
@@ -122,6 +174,65 @@ pub async fn login(
     Ok(())
 }
 
+/// The scopes of the credentials kept for `url`.
+fn granted(tokens: &TokenStore, url: &str) -> Vec<String> {
+    tokens
+        .load(url)
+        .ok()
+        .flatten()
+        .map(|c| c.granted_scopes)
+        .unwrap_or_default()
+}
+
+/// `a` then what `b` adds, each once.
+fn union(a: &[String], b: &[String]) -> Vec<String> {
+    let mut all = a.to_vec();
+    for scope in b {
+        if !all.contains(scope) {
+            all.push(scope.clone());
+        }
+    }
+    all
+}
+
+/// The server's challenge: the `WWW-Authenticate` of its answer to an unauthenticated
+/// `initialize` (a 401 or 403), where discovery and the scopes to ask for start (RFC 9728
+/// §5.1). `None` when it answers otherwise; discovery then probes the well-known places.
+async fn probe(config: &McpServerConfig, url: &str) -> Option<String> {
+    let client = crate::http::http_client_builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(PROBE_TIMEOUT)
+        .build()
+        .ok()?;
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE.as_str(),
+            "capabilities": {},
+            "clientInfo": {"name": "antler", "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    let mut request = client
+        .post(url)
+        .header(http::header::ACCEPT, "application/json, text/event-stream")
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(initialize.to_string());
+    for (name, value) in &config.headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    let answer = request.send().await.ok()?;
+    if !matches!(answer.status().as_u16(), 401 | 403) {
+        return None;
+    }
+    let header = answer
+        .headers()
+        .get(http::header::WWW_AUTHENTICATE)?
+        .to_str()
+        .ok()?;
+    // A challenge is a line; a longer one is not a challenge antler follows.
+    (header.len() <= 4096).then(|| header.to_string())
+}
+
 /// Forgets the tokens of the server of `config`; whether there were any. (The
 /// authorization server is not told: rmcp has no revocation.)
 pub fn logout(config: &McpServerConfig, tokens: &TokenStore) -> Result<bool, OAuthError> {
@@ -132,26 +243,41 @@ pub fn logout(config: &McpServerConfig, tokens: &TokenStore) -> Result<bool, OAu
     Ok(tokens.remove(url)?)
 }
 
-/// The HTTP client for a server antler is signed in to (`None`: it is not): requests
-/// carry its access token, refreshed when it is about to expire.
-pub async fn authorized_client(
+/// How a connection to an OAuth server authorizes its requests.
+pub enum Authorization {
+    /// It does not: no tokens kept (a server that needs them answers 401).
+    Anonymous,
+    /// With the kept tokens, refreshed when they are about to expire.
+    Signed(AuthClient<reqwest::Client>),
+    /// With this access token of the `client_credentials` grant, for this connection.
+    Bearer(String),
+}
+
+/// How the connection to the server of `config` authorizes its requests.
+pub async fn authorize(
     config: &McpServerConfig,
     tokens: Option<&TokenStore>,
     client: reqwest::Client,
-) -> Result<Option<AuthClient<reqwest::Client>>, OAuthError> {
-    let (Some(tokens), Ok(url)) = (tokens, oauth_url(config)) else {
-        return Ok(None);
+) -> Result<Authorization, OAuthError> {
+    let Ok(url) = oauth_url(config) else {
+        return Ok(Authorization::Anonymous);
     };
-    if !tokens.has(url) {
-        return Ok(None);
+    if let Some(settings) = &config.oauth
+        && let Grant::ClientCredentials(key) = &settings.grant
+    {
+        let token = client_credentials::access_token(url, settings, key.as_ref()).await?;
+        return Ok(Authorization::Bearer(token));
     }
+    let Some(tokens) = tokens.filter(|t| t.has(url)) else {
+        return Ok(Authorization::Anonymous);
+    };
     crate::http::install_crypto_provider();
     let mut manager = AuthorizationManager::new(url).await.map_err(flow)?;
     manager.set_credential_store(tokens.for_server(url));
     if !manager.initialize_from_store().await.map_err(flow)? {
-        return Ok(None);
+        return Ok(Authorization::Anonymous);
     }
-    Ok(Some(AuthClient::new(client, manager)))
+    Ok(Authorization::Signed(AuthClient::new(client, manager)))
 }
 
 /// The authorization URL comes from the server's metadata: only `https`, or `http` to

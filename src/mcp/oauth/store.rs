@@ -23,7 +23,24 @@ const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 struct Saved {
     /// Credentials by server URL.
     servers: BTreeMap<String, StoredCredentials>,
+    /// What servers asked for in a 403 `insufficient_scope`, by server URL.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    step_ups: BTreeMap<String, StepUp>,
 }
+
+/// A server's demand for more scope than its token carries, until the user signs in
+/// again or out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepUp {
+    /// The scopes it asked for.
+    pub scopes: Vec<String>,
+    /// The sign-ins made for this demand so far.
+    pub sign_ins: u32,
+}
+
+/// A server cannot make the file grow without end: scopes past these are dropped.
+const MAX_SCOPES: usize = 64;
+const MAX_SCOPE_CHARS: usize = 256;
 
 /// The credentials file.
 #[derive(Debug, Clone)]
@@ -137,21 +154,63 @@ impl TokenStore {
         url: &str,
         credentials: Option<StoredCredentials>,
     ) -> Result<bool, StoreError> {
-        // Read, change, write: one at a time in this process (servers refresh at once).
-        static UPDATING: Mutex<()> = Mutex::new(());
-        let _one = UPDATING.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut saved = self.read()?;
-        let had = match credentials {
+        // One change at a time in this process (servers refresh at once).
+        self.change(|saved| match credentials {
             Some(credentials) => saved.servers.insert(url.to_string(), credentials).is_some(),
             None => saved.servers.remove(url).is_some(),
-        };
-        self.write(&saved)?;
-        Ok(had)
+        })
     }
 
-    /// Forgets the credentials of `url`; whether there were any.
+    /// Forgets the credentials of `url`, and what it asked for; whether there were any.
     pub fn remove(&self, url: &str) -> Result<bool, StoreError> {
+        self.change(|saved| saved.step_ups.remove(url))?;
         self.update(url, None)
+    }
+
+    /// Reads, changes and writes the file, one change at a time in this process.
+    fn change<T>(&self, change: impl FnOnce(&mut Saved) -> T) -> Result<T, StoreError> {
+        static CHANGING: Mutex<()> = Mutex::new(());
+        let _one = CHANGING.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut saved = self.read()?;
+        let out = change(&mut saved);
+        self.write(&saved)?;
+        Ok(out)
+    }
+
+    /// The demand for more scope `url` made, if one stands.
+    pub fn step_up(&self, url: &str) -> Result<Option<StepUp>, StoreError> {
+        Ok(self.read()?.step_ups.remove(url))
+    }
+
+    /// Keeps that `url` refused its token for want of `scopes`; a demand for other
+    /// scopes than the standing one starts its count of sign-ins again. Returns the demand
+    /// as it stands.
+    pub fn demand_scopes(&self, url: &str, scopes: &[String]) -> Result<StepUp, StoreError> {
+        let scopes: Vec<String> = scopes
+            .iter()
+            .filter(|s| s.len() <= MAX_SCOPE_CHARS)
+            .take(MAX_SCOPES)
+            .cloned()
+            .collect();
+        self.change(|saved| {
+            let entry = saved.step_ups.entry(url.to_string()).or_default();
+            if entry.scopes != scopes {
+                *entry = StepUp {
+                    scopes,
+                    sign_ins: 0,
+                };
+            }
+            entry.clone()
+        })
+    }
+
+    /// Counts a sign-in made for the standing demand of `url`.
+    pub fn count_step_up(&self, url: &str) -> Result<(), StoreError> {
+        self.change(|saved| {
+            if let Some(step_up) = saved.step_ups.get_mut(url) {
+                step_up.sign_ins = step_up.sign_ins.saturating_add(1);
+            }
+        })
     }
 
     /// Takes the lock every antler process takes before refreshing a token (a lock file
@@ -282,6 +341,26 @@ mod tests {
                 .unwrap()
                 .client_id,
             "client-b"
+        );
+        let demand = |scopes: &[&str]| {
+            let scopes: Vec<String> = scopes.iter().map(|s| s.to_string()).collect();
+            again
+                .demand_scopes("https://b.example/mcp", &scopes)
+                .unwrap()
+        };
+        assert_eq!(demand(&["a", "b"]).sign_ins, 0);
+        again.count_step_up("https://b.example/mcp").unwrap();
+        assert_eq!(
+            demand(&["a", "b"]).sign_ins,
+            1,
+            "the same demand keeps its count"
+        );
+        assert_eq!(demand(&["c"]).sign_ins, 0, "another demand starts again");
+        assert!(again.remove("https://b.example/mcp").unwrap());
+        assert_eq!(
+            again.step_up("https://b.example/mcp").unwrap(),
+            None,
+            "logout forgets it"
         );
         std::fs::write(store.path(), "{ nope").unwrap();
         assert!(matches!(again.load("x"), Err(StoreError::Corrupt { .. })));

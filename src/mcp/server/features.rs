@@ -71,6 +71,7 @@ impl McpServer {
             peer,
             progress,
             route,
+            challenges,
             ..
         } = self
             .live_peer(None)
@@ -89,7 +90,10 @@ impl McpServer {
             call::Ended::Answered(Err(err)) => Err(format!(
                 "MCP server `{}` refused: {}",
                 self.config.name,
-                error_chain(&err)
+                match self.refused(&challenges) {
+                    Some(refused) => refused.to_string(),
+                    None => error_chain(&err),
+                }
             )),
             call::Ended::TimedOut => Err(format!(
                 "MCP server `{}` did not answer within {:.1}s",

@@ -1,0 +1,323 @@
+//! A server entry's `oauth` object: how antler signs in to a streamable-HTTP server when
+//! dynamic registration is not what the user wants — a client registered in advance
+//! (`client_id`, `client_secret`), the scopes to ask for, a Client ID Metadata Document
+//! the user hosts (`client_metadata_url`), or, for machine-to-machine use with no browser,
+//! the `client_credentials` grant with a secret or a private key (`private_key_jwt`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The checked `oauth` object of a server entry.
+#[derive(Clone, PartialEq, Default)]
+pub struct OAuthSettings {
+    /// A client registered with the authorization server in advance.
+    pub client_id: Option<String>,
+    /// Its secret (a confidential client), usually `$NAME`.
+    pub client_secret: Option<String>,
+    /// The scopes to ask for instead of those the server suggests.
+    pub scopes: Vec<String>,
+    /// The HTTPS address of a Client ID Metadata Document the user hosts: the client id
+    /// where the authorization server supports them (else dynamic registration).
+    pub client_metadata_url: Option<String>,
+    /// How tokens are obtained.
+    pub grant: Grant,
+}
+
+/// The secret stays out of logs and debug output.
+impl std::fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("scopes", &self.scopes)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("grant", &self.grant)
+            .finish()
+    }
+}
+
+/// How antler obtains tokens for the server.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Grant {
+    /// A person signs in with a browser (`antler mcp login`).
+    #[default]
+    AuthorizationCode,
+    /// The client's own credentials, no person involved (RFC 6749 §4.4): at every
+    /// connection, with the secret, or with a JWT signed by this key (RFC 7523).
+    ClientCredentials(Option<PrivateKey>),
+}
+
+/// A private key that signs the client's assertions (`private_key_jwt`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateKey {
+    /// The PEM file (PKCS#8), relative paths taken from the extensions file's folder.
+    pub file: PathBuf,
+    /// How it signs.
+    pub algorithm: SigningAlgorithm,
+}
+
+/// The JWS algorithms antler signs client assertions with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SigningAlgorithm {
+    /// RSASSA-PKCS1-v1_5 with SHA-256.
+    Rs256,
+    /// ECDSA on P-256 with SHA-256.
+    Es256,
+}
+
+impl SigningAlgorithm {
+    /// Its JWS name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rs256 => "RS256",
+            Self::Es256 => "ES256",
+        }
+    }
+}
+
+/// The object as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOAuth {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    scopes: Option<Scopes>,
+    #[serde(default)]
+    client_metadata_url: Option<String>,
+    #[serde(default)]
+    grant_type: Option<String>,
+    #[serde(default)]
+    private_key_file: Option<PathBuf>,
+    #[serde(default)]
+    signing_algorithm: Option<String>,
+}
+
+/// `scopes` as a list, or as one space-separated string (OAuth's own form).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scopes {
+    List(Vec<String>),
+    Text(String),
+}
+
+/// What is wrong with an `oauth` object: the key at fault and why.
+#[derive(Debug, PartialEq)]
+pub(super) struct Invalid {
+    pub key: &'static str,
+    pub reason: String,
+}
+
+fn invalid(key: &'static str, reason: impl Into<String>) -> Invalid {
+    Invalid {
+        key,
+        reason: reason.into(),
+    }
+}
+
+impl RawOAuth {
+    /// Checks the object; `folder` is the extensions file's, for a relative key file.
+    pub(super) fn check(self, folder: Option<&Path>) -> Result<OAuthSettings, Invalid> {
+        let non_empty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+        let client_id = non_empty(self.client_id);
+        let client_secret = non_empty(self.client_secret);
+        let scopes = match self.scopes {
+            None => Vec::new(),
+            Some(Scopes::List(list)) => list,
+            Some(Scopes::Text(text)) => text.split_whitespace().map(str::to_string).collect(),
+        };
+        if let Some(bad) = scopes
+            .iter()
+            .find(|s| s.is_empty() || s.chars().any(|c| c.is_whitespace() || c == '"'))
+        {
+            return Err(invalid(
+                "scopes",
+                format!("`{}` is not a scope", crate::text::quoted(bad)),
+            ));
+        }
+        let client_metadata_url = non_empty(self.client_metadata_url);
+        if let Some(url) = &client_metadata_url {
+            let https = url::Url::parse(url)
+                .is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && !u.path().is_empty());
+            if !https {
+                return Err(invalid(
+                    "client_metadata_url",
+                    "expected an https:// address with a path (where your client metadata \
+                     document is published)",
+                ));
+            }
+        }
+        if client_secret.is_some() && client_id.is_none() {
+            return Err(invalid(
+                "client_secret",
+                "a `client_secret` needs the `client_id` it belongs to",
+            ));
+        }
+        let key = self.private_key_file.filter(|p| !p.as_os_str().is_empty());
+        let grant = match self.grant_type.as_deref() {
+            None | Some("authorization_code") => {
+                if key.is_some() {
+                    return Err(invalid(
+                        "private_key_file",
+                        "a private key signs the `client_credentials` grant; set \
+                         \"grant_type\": \"client_credentials\"",
+                    ));
+                }
+                Grant::AuthorizationCode
+            }
+            Some("client_credentials") => {
+                if client_id.is_none() {
+                    return Err(invalid(
+                        "client_id",
+                        "the `client_credentials` grant needs the `client_id` registered for it",
+                    ));
+                }
+                let key = match (key, &client_secret) {
+                    (Some(_), Some(_)) => {
+                        return Err(invalid(
+                            "private_key_file",
+                            "set either `client_secret` or `private_key_file`, not both",
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(invalid(
+                            "client_secret",
+                            "the `client_credentials` grant needs a `client_secret` or a \
+                             `private_key_file`",
+                        ));
+                    }
+                    (Some(file), None) => Some(PrivateKey {
+                        file: match folder {
+                            Some(folder) if file.is_relative() => folder.join(file),
+                            _ => file,
+                        },
+                        algorithm: algorithm(self.signing_algorithm.as_deref())?,
+                    }),
+                    (None, Some(_)) => None,
+                };
+                Grant::ClientCredentials(key)
+            }
+            Some(other) => {
+                return Err(invalid(
+                    "grant_type",
+                    format!(
+                        "unknown grant `{}` (expected \"authorization_code\" or \
+                         \"client_credentials\")",
+                        crate::text::quoted(other)
+                    ),
+                ));
+            }
+        };
+        Ok(OAuthSettings {
+            client_id,
+            client_secret,
+            scopes,
+            client_metadata_url,
+            grant,
+        })
+    }
+}
+
+fn algorithm(name: Option<&str>) -> Result<SigningAlgorithm, Invalid> {
+    match name {
+        None | Some("ES256") => Ok(SigningAlgorithm::Es256),
+        Some("RS256") => Ok(SigningAlgorithm::Rs256),
+        Some(other) => Err(invalid(
+            "signing_algorithm",
+            format!(
+                "antler signs with \"ES256\" or \"RS256\", not `{}`",
+                crate::text::quoted(other)
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check(value: serde_json::Value) -> Result<OAuthSettings, Invalid> {
+        serde_json::from_value::<RawOAuth>(value)
+            .unwrap()
+            .check(Some(Path::new("/etc/antler")))
+    }
+
+    #[test]
+    fn a_pre_registered_client_with_scopes() {
+        let settings = check(json!({
+            "client_id": "antler", "client_secret": "s3cret", "scopes": "read write"
+        }))
+        .unwrap();
+        assert_eq!(settings.client_id.as_deref(), Some("antler"));
+        assert_eq!(settings.scopes, ["read", "write"]);
+        assert_eq!(settings.grant, Grant::AuthorizationCode);
+        assert!(
+            !format!("{settings:?}").contains("s3cret"),
+            "no secret in debug output"
+        );
+    }
+
+    #[test]
+    fn client_credentials_with_a_key_or_a_secret() {
+        let keyed = check(json!({
+            "client_id": "ci", "grant_type": "client_credentials",
+            "private_key_file": "key.pem", "signing_algorithm": "RS256"
+        }))
+        .unwrap();
+        assert_eq!(
+            keyed.grant,
+            Grant::ClientCredentials(Some(PrivateKey {
+                file: PathBuf::from("/etc/antler/key.pem"),
+                algorithm: SigningAlgorithm::Rs256
+            }))
+        );
+        let secret = check(json!({
+            "client_id": "ci", "client_secret": "x", "grant_type": "client_credentials"
+        }))
+        .unwrap();
+        assert_eq!(secret.grant, Grant::ClientCredentials(None));
+    }
+
+    #[test]
+    fn what_cannot_work_is_refused_with_its_key() {
+        for (value, key) in [
+            (json!({"client_secret": "x"}), "client_secret"),
+            (json!({"grant_type": "client_credentials"}), "client_id"),
+            (
+                json!({"client_id": "a", "grant_type": "client_credentials"}),
+                "client_secret",
+            ),
+            (
+                json!({"client_id": "a", "client_secret": "x", "private_key_file": "k",
+                       "grant_type": "client_credentials"}),
+                "private_key_file",
+            ),
+            (
+                json!({"client_id": "a", "private_key_file": "k"}),
+                "private_key_file",
+            ),
+            (json!({"grant_type": "password"}), "grant_type"),
+            (
+                json!({"client_id": "a", "private_key_file": "k", "grant_type": "client_credentials",
+                       "signing_algorithm": "none"}),
+                "signing_algorithm",
+            ),
+            (
+                json!({"client_metadata_url": "http://x.example/c.json"}),
+                "client_metadata_url",
+            ),
+            (
+                json!({"client_metadata_url": "https://x.example"}),
+                "client_metadata_url",
+            ),
+            (json!({"scopes": ["a b"]}), "scopes"),
+        ] {
+            assert_eq!(check(value.clone()).unwrap_err().key, key, "{value}");
+        }
+    }
+}
