@@ -272,12 +272,12 @@ pub fn parse_extensions_config(
         match server_from_raw(&name, raw, path.parent(), &mut unknown) {
             Ok(server) => {
                 config.secrets.extend(server.headers.values().cloned());
-                config.secrets.extend(
-                    server
-                        .oauth
-                        .as_ref()
-                        .and_then(|oauth| oauth.client_secret.clone()),
-                );
+                if let Some(oauth) = &server.oauth {
+                    config.secrets.extend(oauth.client_secret.clone());
+                    if let super::Grant::CrossAppAccess(idp) = &oauth.grant {
+                        config.secrets.extend(idp.secrets().cloned());
+                    }
+                }
                 config.secrets.extend(
                     server
                         .env

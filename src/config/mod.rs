@@ -48,7 +48,7 @@ pub use hooks::{
     matcher_items,
 };
 pub(crate) use locate::{Segment, locate};
-pub use oauth::{Grant, OAuthSettings, PrivateKey, SigningAlgorithm};
+pub use oauth::{Grant, IdentityProvider, OAuthSettings, PrivateKey, SigningAlgorithm};
 pub use overrides::Override;
 pub use permissions::{Decision, PermissionsConfig, Rule, RuleError, parse_rule_list};
 pub use server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter};

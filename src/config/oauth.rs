@@ -46,6 +46,46 @@ pub enum Grant {
     /// The client's own credentials, no person involved (RFC 6749 §4.4): at every
     /// connection, with the secret, or with a JWT signed by this key (RFC 7523).
     ClientCredentials(Option<PrivateKey>),
+    /// Enterprise-managed authorization (MCP's cross-app access, SEP-990): the user's ID
+    /// token from their organisation's identity provider is exchanged there for an
+    /// identity assertion (RFC 8693), which the server's authorization server takes as a
+    /// grant (RFC 7523), at every connection.
+    CrossAppAccess(IdentityProvider),
+}
+
+/// The organisation's identity provider of [`Grant::CrossAppAccess`].
+#[derive(Clone, PartialEq)]
+pub struct IdentityProvider {
+    /// Its issuer.
+    pub issuer: String,
+    /// Where tokens are exchanged.
+    pub token_endpoint: String,
+    /// antler's client there.
+    pub client_id: String,
+    /// Its secret, if the client is confidential.
+    pub client_secret: Option<String>,
+    /// The user's ID token from signing in to it (usually `$NAME`).
+    pub id_token: String,
+}
+
+/// The secret and the token stay out of logs and debug output.
+impl std::fmt::Debug for IdentityProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityProvider")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IdentityProvider {
+    /// What must never reach the model.
+    pub fn secrets(&self) -> impl Iterator<Item = &String> {
+        self.client_secret
+            .iter()
+            .chain(std::iter::once(&self.id_token))
+    }
 }
 
 /// A private key that signs the client's assertions (`private_key_jwt`).
@@ -94,6 +134,20 @@ pub(super) struct RawOAuth {
     private_key_file: Option<PathBuf>,
     #[serde(default)]
     signing_algorithm: Option<String>,
+    #[serde(default)]
+    identity_provider: Option<RawIdentityProvider>,
+}
+
+/// `identity_provider` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIdentityProvider {
+    issuer: String,
+    token_endpoint: String,
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+    id_token: String,
 }
 
 /// `scopes` as a list, or as one space-separated string (OAuth's own form).
@@ -157,6 +211,7 @@ impl RawOAuth {
             ));
         }
         let key = self.private_key_file.filter(|p| !p.as_os_str().is_empty());
+        let mut identity_provider = self.identity_provider;
         let grant = match self.grant_type.as_deref() {
             None | Some("authorization_code") => {
                 if key.is_some() {
@@ -167,6 +222,35 @@ impl RawOAuth {
                     ));
                 }
                 Grant::AuthorizationCode
+            }
+            Some("cross_app_access") => {
+                let Some(idp) = identity_provider.take() else {
+                    return Err(invalid(
+                        "identity_provider",
+                        "the `cross_app_access` grant needs the `identity_provider` object \
+                         (issuer, token_endpoint, client_id, id_token)",
+                    ));
+                };
+                if client_id.is_none() {
+                    return Err(invalid(
+                        "client_id",
+                        "the `cross_app_access` grant needs the `client_id` registered with \
+                         the server's authorization server",
+                    ));
+                }
+                if idp.id_token.trim().is_empty() {
+                    return Err(invalid(
+                        "identity_provider",
+                        "`id_token` is empty (is its environment variable set?)",
+                    ));
+                }
+                Grant::CrossAppAccess(IdentityProvider {
+                    issuer: idp.issuer,
+                    token_endpoint: idp.token_endpoint,
+                    client_id: idp.client_id,
+                    client_secret: non_empty(idp.client_secret),
+                    id_token: idp.id_token,
+                })
             }
             Some("client_credentials") => {
                 if client_id.is_none() {
@@ -204,13 +288,19 @@ impl RawOAuth {
                 return Err(invalid(
                     "grant_type",
                     format!(
-                        "unknown grant `{}` (expected \"authorization_code\" or \
-                         \"client_credentials\")",
+                        "unknown grant `{}` (expected \"authorization_code\", \
+                         \"client_credentials\" or \"cross_app_access\")",
                         crate::text::quoted(other)
                     ),
                 ));
             }
         };
+        if identity_provider.is_some() {
+            return Err(invalid(
+                "identity_provider",
+                "an identity provider is for \"grant_type\": \"cross_app_access\"",
+            ));
+        }
         Ok(OAuthSettings {
             client_id,
             client_secret,
@@ -284,6 +374,30 @@ mod tests {
     }
 
     #[test]
+    fn cross_app_access_names_the_identity_provider() {
+        let settings = check(json!({
+            "client_id": "mcp-client", "client_secret": "s", "grant_type": "cross_app_access",
+            "identity_provider": {
+                "issuer": "https://idp.example", "token_endpoint": "https://idp.example/token",
+                "client_id": "idp-client", "id_token": "eyJ.secret.token"
+            }
+        }))
+        .unwrap();
+        let Grant::CrossAppAccess(idp) = &settings.grant else {
+            panic!("{:?}", settings.grant);
+        };
+        assert_eq!(idp.client_id, "idp-client");
+        assert_eq!(idp.secrets().collect::<Vec<_>>(), ["eyJ.secret.token"]);
+        assert!(
+            !format!("{settings:?}").contains("eyJ"),
+            "no token in debug output"
+        );
+        let stray = check(json!({"identity_provider": {
+            "issuer": "i", "token_endpoint": "t", "client_id": "c", "id_token": "x"}}));
+        assert_eq!(stray.unwrap_err().key, "identity_provider");
+    }
+
+    #[test]
     fn what_cannot_work_is_refused_with_its_key() {
         for (value, key) in [
             (json!({"client_secret": "x"}), "client_secret"),
@@ -316,6 +430,16 @@ mod tests {
                 "client_metadata_url",
             ),
             (json!({"scopes": ["a b"]}), "scopes"),
+            (
+                json!({"client_id": "a", "grant_type": "cross_app_access"}),
+                "identity_provider",
+            ),
+            (
+                json!({"client_id": "a", "grant_type": "cross_app_access", "identity_provider": {
+                    "issuer": "https://idp", "token_endpoint": "https://idp/t",
+                    "client_id": "c", "id_token": ""}}),
+                "identity_provider",
+            ),
         ] {
             assert_eq!(check(value.clone()).unwrap_err().key, key, "{value}");
         }

@@ -537,11 +537,11 @@ pub(super) fn refused(
         _ if config
             .oauth
             .as_ref()
-            .is_some_and(|o| matches!(o.grant, crate::config::Grant::ClientCredentials(_))) =>
+            .is_some_and(|o| o.grant != crate::config::Grant::AuthorizationCode) =>
         {
             Some(McpError::Connect(String::from(
-                "the server refused the token of the client_credentials grant (check the \
-                 client's scopes and registration with the authorization server)",
+                "the server refused the token of the grant the `oauth` object names (check \
+                 the client's scopes and registration with the authorization server)",
             )))
         }
         Challenge::Scope(scopes) => {

@@ -102,6 +102,15 @@ def oauth_entry(context):
     if context["name"].startswith("auth/client-credentials"):
         oauth["grant_type"] = "client_credentials"
         del oauth["client_metadata_url"]
+    if "idp_id_token" in context:
+        oauth["grant_type"] = "cross_app_access"
+        oauth["identity_provider"] = {
+            "issuer": context["idp_issuer"],
+            "token_endpoint": context["idp_token_endpoint"],
+            "client_id": context["idp_client_id"],
+            "id_token": "$CONFORMANCE_ID_TOKEN",
+        }
+        del oauth["client_metadata_url"]
     return oauth
 
 
@@ -149,6 +158,8 @@ def main():
     entry["oauth"] = oauth_entry(context)
     if "client_secret" in context:
         env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+    if "idp_id_token" in context:
+        env["CONFORMANCE_ID_TOKEN"] = context["idp_id_token"]
     if "private_key_pem" in context:
         with open(os.path.join(home, "key.pem"), "w") as key:
             key.write(context["private_key_pem"])

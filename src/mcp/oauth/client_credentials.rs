@@ -45,7 +45,7 @@ pub(super) async fn access_token(
         .ok_or_else(|| OAuthError::Flow(String::from("the `oauth` object has no client_id")))?;
     crate::http::install_crypto_provider();
     let manager = AuthorizationManager::new(url).await.map_err(flow)?;
-    let metadata = manager.resolve_metadata().await.map_err(flow)?.metadata;
+    let metadata = super::discover(&manager, url, None).await?;
     let auth = client_auth(&metadata, oauth, key)?;
     let mut form: Vec<(&str, String)> = vec![
         ("grant_type", String::from("client_credentials")),
@@ -144,11 +144,7 @@ fn client_auth<'a>(
         )));
     }
     let methods = listed("token_endpoint_auth_methods_supported");
-    let offers = |method: &str| {
-        methods
-            .as_ref()
-            .is_none_or(|m| m.iter().any(|x| x == method))
-    };
+    let offers = |method: &str| takes(metadata, method);
     let refused = |method: &str| {
         OAuthError::Flow(format!(
             "the authorization server does not take {method} (it takes {})",
@@ -165,6 +161,16 @@ fn client_auth<'a>(
             "the `oauth` object has neither client_secret nor private_key_file",
         ))),
     }
+}
+
+/// Whether the token endpoint takes the client authentication `method` (one that lists
+/// none is taken at its word for any).
+pub(super) fn takes(metadata: &AuthorizationMetadata, method: &str) -> bool {
+    metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(|v| v.as_array())
+        .is_none_or(|methods| methods.iter().any(|m| m.as_str() == Some(method)))
 }
 
 /// The token endpoint's answer.

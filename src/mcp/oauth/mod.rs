@@ -17,13 +17,15 @@
 mod callback;
 pub mod challenge;
 mod client_credentials;
+mod cross_app;
 mod jwt;
 mod store;
 
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession,
 };
 
 pub use store::{StepUp, StoreError, TokenStore};
@@ -63,10 +65,10 @@ pub enum OAuthError {
     /// The authorization server refused.
     #[error("the authorization server refused the sign-in: {0}")]
     Denied(String),
-    /// The entry uses the `client_credentials` grant: there is nobody to sign in.
+    /// The entry's grant needs no browser: there is nobody to sign in.
     #[error(
-        "MCP server `{0}` uses the client_credentials grant (its `oauth` object): antler gets \
-         its tokens at each connection, no sign-in needed"
+        "MCP server `{0}` gets its tokens by the grant its `oauth` object names, at each \
+         connection: no sign-in needed"
     )]
     NoLogin(String),
     /// Nobody completed the sign-in in time.
@@ -110,7 +112,7 @@ pub async fn login(
 ) -> Result<(), OAuthError> {
     let url = oauth_url(config)?;
     let settings = config.oauth.clone().unwrap_or_default();
-    if matches!(settings.grant, Grant::ClientCredentials(_)) {
+    if !matches!(settings.grant, Grant::AuthorizationCode) {
         return Err(OAuthError::NoLogin(config.name.clone()));
     }
     // rmcp's OAuth requests go through reqwest's TLS set-up, which needs the provider.
@@ -118,11 +120,8 @@ pub async fn login(
     let challenge = probe(config, url).await;
     let mut manager = AuthorizationManager::new(url).await.map_err(flow)?;
     manager.set_credential_store(tokens.for_server(url));
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(flow)?;
-    manager.set_metadata(resolution.metadata);
+    let metadata = discover(&manager, url, challenge.as_deref()).await?;
+    manager.set_metadata(metadata);
     let callback = callback::Callback::bind().await?;
     let mut request = AuthorizationRequest::new(callback.redirect_uri())
         .with_client_name("antler")
@@ -172,6 +171,64 @@ pub async fn login(
         .await
         .map_err(flow)?;
     Ok(())
+}
+
+/// The authorization server's metadata, found from `challenge` (or the well-known places)
+/// by rmcp; or, for a 2025-03-26 server with no protected resource metadata, the document
+/// at the root of the server's own origin even when its `issuer` names another path of
+/// that origin (the revision's discovery has the MCP server be its own authorization
+/// server, and such servers put their OAuth endpoints under a path).
+async fn discover(
+    manager: &AuthorizationManager,
+    url: &str,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, OAuthError> {
+    match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => Ok(resolution.metadata),
+        Err(AuthError::AuthorizationServerMismatch { .. }) => {
+            let found = same_origin_metadata(url).await;
+            found.ok_or_else(|| {
+                OAuthError::Flow(String::from(
+                    "the authorization server's metadata names another issuer than the \
+                     address it was found at",
+                ))
+            })
+        }
+        Err(err) => Err(flow(err)),
+    }
+}
+
+/// The metadata at `{origin}/.well-known/oauth-authorization-server` of the server at
+/// `url`, if its issuer and its endpoints are all on that origin.
+async fn same_origin_metadata(url: &str) -> Option<AuthorizationMetadata> {
+    let server = url::Url::parse(url).ok()?;
+    let origin = server.origin();
+    let document = server
+        .join("/.well-known/oauth-authorization-server")
+        .ok()?;
+    let client = crate::http::http_client_builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(PROBE_TIMEOUT)
+        .build()
+        .ok()?;
+    let answer = client.get(document).send().await.ok()?;
+    if !answer.status().is_success() {
+        return None;
+    }
+    let body = answer.bytes().await.ok()?;
+    if body.len() > 64 * 1024 {
+        return None;
+    }
+    let metadata: AuthorizationMetadata = serde_json::from_slice(&body).ok()?;
+    let on_origin = |address: &str| url::Url::parse(address).is_ok_and(|u| u.origin() == origin);
+    let all_here = on_origin(metadata.issuer.as_deref()?)
+        && on_origin(&metadata.authorization_endpoint)
+        && on_origin(&metadata.token_endpoint)
+        && metadata
+            .registration_endpoint
+            .as_deref()
+            .is_none_or(on_origin);
+    all_here.then_some(metadata)
 }
 
 /// The scopes of the credentials kept for `url`.
@@ -262,11 +319,18 @@ pub async fn authorize(
     let Ok(url) = oauth_url(config) else {
         return Ok(Authorization::Anonymous);
     };
-    if let Some(settings) = &config.oauth
-        && let Grant::ClientCredentials(key) = &settings.grant
-    {
-        let token = client_credentials::access_token(url, settings, key.as_ref()).await?;
-        return Ok(Authorization::Bearer(token));
+    if let Some(settings) = &config.oauth {
+        match &settings.grant {
+            Grant::AuthorizationCode => {}
+            Grant::ClientCredentials(key) => {
+                let token = client_credentials::access_token(url, settings, key.as_ref()).await?;
+                return Ok(Authorization::Bearer(token));
+            }
+            Grant::CrossAppAccess(idp) => {
+                let token = cross_app::access_token(url, settings, idp).await?;
+                return Ok(Authorization::Bearer(token));
+            }
+        }
     }
     let Some(tokens) = tokens.filter(|t| t.has(url)) else {
         return Ok(Authorization::Anonymous);

@@ -1,0 +1,67 @@
+//! Enterprise-managed authorization, MCP's cross-app access (SEP-990), on rmcp's
+//! `enterprise` module: the user's ID token from their organisation's identity provider is
+//! exchanged there for an identity assertion grant (ID-JAG, RFC 8693) bound to this server
+//! and its authorization server, which that server takes for an access token (RFC 7523).
+//! No browser: the organisation decided the user may reach the server. The token lives as
+//! long as the connection.
+
+use oauth2::ClientSecret;
+use rmcp::transport::auth::default_oauth_http_client;
+use rmcp::transport::auth::enterprise::{
+    EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+};
+
+use super::{OAuthError, flow};
+use crate::config::{IdentityProvider, OAuthSettings};
+
+/// An access token for the server at `url`, by way of the identity provider `idp`.
+pub(super) async fn access_token(
+    url: &str,
+    oauth: &OAuthSettings,
+    idp: &IdentityProvider,
+) -> Result<String, OAuthError> {
+    let client_id = oauth
+        .client_id
+        .as_deref()
+        .ok_or_else(|| OAuthError::Flow(String::from("the `oauth` object has no client_id")))?;
+    crate::http::install_crypto_provider();
+    let manager = rmcp::transport::auth::AuthorizationManager::new(url)
+        .await
+        .map_err(flow)?;
+    let metadata = super::discover(&manager, url, None).await?;
+    let issuer = metadata.issuer.clone().ok_or_else(|| {
+        OAuthError::Flow(String::from(
+            "the authorization server's metadata names no issuer, which the identity \
+             assertion must be bound to",
+        ))
+    })?;
+    let secret = |secret: &str, basic: bool| match basic {
+        true => EmaClientAuthentication::ClientSecretBasic(ClientSecret::new(secret.to_string())),
+        false => EmaClientAuthentication::ClientSecretPost(ClientSecret::new(secret.to_string())),
+    };
+    let server_auth = match oauth.client_secret.as_deref() {
+        Some(s) => secret(
+            s,
+            super::client_credentials::takes(&metadata, "client_secret_basic"),
+        ),
+        None => EmaClientAuthentication::None,
+    };
+    let idp_auth = match idp.client_secret.as_deref() {
+        Some(s) => secret(s, true),
+        None => EmaClientAuthentication::None,
+    };
+    let http = default_oauth_http_client().map_err(flow)?;
+    let token = EmaExchangeRequest::new_with_id_token(
+        EmaAuthorizationServer::new(&idp.issuer, &idp.token_endpoint, &idp.client_id)
+            .with_client_authentication(idp_auth),
+        EmaAuthorizationServer::new(issuer, &metadata.token_endpoint, client_id)
+            .with_client_authentication(server_auth),
+        url,
+        &idp.id_token,
+    )
+    .with_scopes(oauth.scopes.iter().cloned())
+    .exchange(&http, &http)
+    .await
+    .map_err(|err| OAuthError::Denied(err.to_string()))?;
+    Ok(token.access_token.secret().clone())
+}
