@@ -11,6 +11,7 @@ mod chat;
 mod cli_config;
 mod cli_deferred;
 mod cli_mcp;
+mod conformance;
 mod deferred_flow;
 mod examples;
 mod first_run;

@@ -247,18 +247,19 @@ mod tests {
 
     #[test]
     fn a_secret_goes_in_basic_unless_only_the_body_is_offered() {
-        let basic = client_auth(&metadata(json!({})), &secret(), None).unwrap();
+        let settings = secret();
+        let basic = client_auth(&metadata(json!({})), &settings, None).unwrap();
         assert!(matches!(basic, ClientAuth::Basic("s")));
         let post =
             metadata(json!({"token_endpoint_auth_methods_supported": ["client_secret_post"]}));
         assert!(matches!(
-            client_auth(&post, &secret(), None).unwrap(),
+            client_auth(&post, &settings, None).unwrap(),
             ClientAuth::Post("s")
         ));
         let none = metadata(json!({"token_endpoint_auth_methods_supported": ["none"]}));
-        assert!(client_auth(&none, &secret(), None).is_err());
+        assert!(client_auth(&none, &settings, None).is_err());
         let no_grant = metadata(json!({"grant_types_supported": ["authorization_code"]}));
-        let err = client_auth(&no_grant, &secret(), None).err().unwrap();
+        let err = client_auth(&no_grant, &settings, None).err().unwrap();
         assert!(err.to_string().contains("client_credentials"), "{err}");
     }
 }
