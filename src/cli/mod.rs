@@ -465,8 +465,15 @@ pub enum McpCommand {
     /// Start the servers (all enabled ones, or those named), list their tools, save their
     /// manifests and stop them again.
     Refresh(McpRefreshArgs),
-    /// Sign in to a remote (streamable HTTP) server with OAuth: opens the browser at its
-    /// authorization page and keeps the tokens in the data folder.
+    /// Sign in to a remote (streamable HTTP) server with OAuth and keep the tokens in the
+    /// data folder. The address of its sign-in page is printed on stderr; the browser is
+    /// opened too when stderr is a terminal (not with a pipe, not in CI, not with
+    /// --no-browser): then open the address yourself, and the login waits (5 minutes) for
+    /// the browser to come back. A server that asked for more scope gets it asked for.
+    #[command(
+        after_help = "Servers whose `oauth` object names the client_credentials or \
+                      cross_app_access grant need no login: antler gets their tokens itself."
+    )]
     Login(McpLoginArgs),
     /// Forget the OAuth tokens of a server.
     Logout(McpLogoutArgs),

@@ -586,8 +586,33 @@ fn handshake(err: rmcp::service::ClientInitializeError) -> McpError {
     })
 }
 
-/// An error and its causes on one line, so the reason survives into listings.
+/// An error and its causes on one line, so the reason survives into listings; without
+/// the Rust type names rmcp's transport errors carry (`Transport [rmcp::…] error`).
 pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    without_type_names(&chain(err))
+}
+
+/// `text` without its bracketed Rust type paths.
+fn without_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('[') {
+        let Some(length) = rest[start..].find(']') else {
+            break;
+        };
+        if rest[start + 1..start + length].contains("::") {
+            out.push_str(rest[..start].trim_end());
+            rest = &rest[start + length + 1..];
+        } else {
+            out.push_str(&rest[..=start]);
+            rest = &rest[start + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
@@ -599,4 +624,21 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_type_names_are_left_out_of_errors() {
+        assert_eq!(
+            without_type_names(
+                "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<a::B<c::D>>] \
+                 error: HTTP 410 Gone: [x]"
+            ),
+            "Transport send error: Transport error: HTTP 410 Gone: [x]"
+        );
+        assert_eq!(without_type_names("a [b] c ["), "a [b] c [");
+    }
 }
