@@ -59,5 +59,8 @@ fn every_client_scenario_of_the_mcp_conformance_suite_passes() {
         .and_then(|(_, rest)| rest.split_once(' '))
         .and_then(|(n, _)| n.parse().ok())
         .unwrap_or_default();
-    assert!(scenarios >= 26, "the suite ran {scenarios} scenarios:\n{stdout}");
+    assert!(
+        scenarios >= 26,
+        "the suite ran {scenarios} scenarios:\n{stdout}"
+    );
 }

@@ -373,6 +373,47 @@ fn p_declines_an_elicitation_and_says_so() {
     assert_eq!(result, "declined");
 }
 
+/// `--elicitation accept-defaults` takes a form whose required fields all have defaults,
+/// with exactly those defaults, typed; a form with a required field and no default is
+/// still declined.
+#[test]
+fn p_accepts_a_forms_defaults_only_when_asked_and_only_when_complete() {
+    let sandbox = Sandbox::new();
+    write_extensions(&sandbox, json!({"fx": fixture_stdio(&["--elicitation"])}));
+    sandbox.write("config.yaml", "tool_search:\n  enabled: false\n");
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "fx_confirm_settings", json!({}))]),
+        Reply::tool_calls(&[("c2", "fx_ask_user", json!({}))]),
+        Reply::text("done"),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "go", "--output-format", "stream-json"])
+        .args(["--elicitation", "accept-defaults"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let answers: Vec<_> = events(&out.stdout)
+        .into_iter()
+        .filter(|e| e["type"] == "elicitation_answered")
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert!(answers.iter().all(|a| a["automatic"] == true));
+    let result = |id| mock.requests()[2].tool_result(id);
+    let accepted = result("c1");
+    let values: serde_json::Value =
+        serde_json::from_str(accepted.strip_prefix("accepted: ").unwrap()).unwrap();
+    assert_eq!(
+        values,
+        json!({"name": "Ada", "colour": "green", "subscribe": false}),
+        "the defaults, typed; the field without one is left out"
+    );
+    assert_eq!(
+        result("c2"),
+        "declined",
+        "a required field without a default"
+    );
+}
+
 #[tokio::test]
 async fn prompts_are_listed_again_after_prompts_list_changed() {
     let manager = start(json!({"fx": fixture_stdio(&["--prompts"])})).await;

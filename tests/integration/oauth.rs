@@ -36,6 +36,44 @@ fn get(url: &str) -> (u16, Option<String>) {
     (status, location)
 }
 
+/// `antler mcp login remote`, with the test as the browser: the address printed on stderr
+/// is followed to antler's loopback redirect. Returns the authorization address.
+fn sign_in(sandbox: &Sandbox) -> String {
+    let mut login = sandbox
+        .command()
+        .args(["mcp", "login", "remote", "--no-browser"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(login.stderr.take().unwrap());
+    let authorize = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "login ended before a URL"
+        );
+        if let Some(url) = line
+            .trim()
+            .strip_prefix("http://")
+            .filter(|u| u.contains("/authorize?"))
+        {
+            break format!("http://{url}");
+        }
+    };
+    let (code, redirect) = get(&authorize);
+    assert_eq!(code, 302);
+    let redirect = redirect.unwrap();
+    assert!(redirect.starts_with("http://127.0.0.1:"), "{redirect}");
+    let (code, _) = get(&redirect);
+    assert_eq!(code, 200);
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(login.wait().unwrap().success(), "{rest}");
+    assert!(rest.contains("Signed in to MCP server `remote`."), "{rest}");
+    authorize
+}
+
 fn status(sandbox: &Sandbox) -> serde_json::Value {
     let (list, _, _) = sandbox.json(&["mcp", "list", "--json"]);
     status_of(&list, "remote").clone()
@@ -69,43 +107,11 @@ fn login_refresh_calls_and_logout_against_a_local_authorization_server() {
         "it needs you to sign in: run `antler mcp login remote`"
     );
 
-    // Login: the URL goes to stderr; the test's "browser" follows it.
-    let mut login = sandbox
-        .command()
-        .args(["mcp", "login", "remote", "--no-browser"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(login.stderr.take().unwrap());
-    let authorize = loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "login ended before a URL"
-        );
-        if let Some(url) = line
-            .trim()
-            .strip_prefix("http://")
-            .filter(|u| u.contains("/authorize?"))
-        {
-            break format!("http://{url}");
-        }
-    };
+    let authorize = sign_in(&sandbox);
     assert!(
         authorize.contains("code_challenge_method=S256"),
         "{authorize}"
     );
-    let (code, redirect) = get(&authorize);
-    assert_eq!(code, 302);
-    let redirect = redirect.unwrap();
-    assert!(redirect.starts_with("http://127.0.0.1:"), "{redirect}");
-    let (code, _) = get(&redirect);
-    assert_eq!(code, 200);
-    let mut rest = String::new();
-    stderr.read_to_string(&mut rest).unwrap();
-    assert!(login.wait().unwrap().success(), "{rest}");
-    assert!(rest.contains("Signed in to MCP server `remote`."), "{rest}");
 
     let tokens_file = sandbox.path().join("xdg-data/antler/mcp-oauth.json");
     let mode = std::fs::metadata(&tokens_file)
@@ -199,4 +205,70 @@ fn login_refresh_calls_and_logout_against_a_local_authorization_server() {
         .stderr(predicates::str::contains(
             "no MCP server `../../etc/passwd`",
         ));
+}
+
+/// A server that keeps refusing the token for want of scope (403 `insufficient_scope`):
+/// the refusal is read by type and becomes advice; the next login asks for the scope; the
+/// scope it names is bounded wherever it goes (the message, the token file); after two
+/// such sign-ins antler says another will not help instead of asking again.
+#[test]
+fn a_server_that_wants_more_scope_gets_it_asked_for_a_bounded_number_of_times() {
+    let sandbox = Sandbox::new();
+    // 10,000 scopes, 59 KB: a server cannot fill the token file or the screen with them.
+    let demand: String = (0..10_000).map(|i| format!("s{i} ")).collect();
+    let server = fixture_network(
+        "http",
+        &["--oauth", "--oauth-demand-scope", demand.trim_end()],
+    );
+    write_extensions(
+        &sandbox,
+        json!({"remote": {"type": "http", "url": server.url}}),
+    );
+    assert_eq!(
+        status(&sandbox)["error"],
+        "it needs you to sign in: run `antler mcp login remote`"
+    );
+    let first = sign_in(&sandbox);
+    assert!(!first.contains("s9999"), "nothing was demanded yet");
+
+    let wants = status(&sandbox);
+    let error = wants["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("it needs more access than you granted (scope `s0 s1 s2")
+            && error.ends_with("run `antler mcp login remote` to grant it"),
+        "{error}"
+    );
+    assert!(
+        error.len() < 400,
+        "the message is bounded: {} bytes",
+        error.len()
+    );
+    assert_eq!(wants["needs_login"], true);
+    let tokens_file = sandbox.path().join("xdg-data/antler/mcp-oauth.json");
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens_file).unwrap()).unwrap();
+    let scopes = kept["step_ups"][&server.url]["scopes"].as_array().unwrap();
+    assert_eq!(scopes.len(), 64, "at most 64 scopes are kept");
+
+    // The next sign-ins ask for what the server named (as far as it is kept).
+    let second = sign_in(&sandbox);
+    assert!(
+        second.contains("scope=mcp+s0+s1") || second.contains("scope=mcp%20s0%20s1"),
+        "{second}"
+    );
+    assert!(!second.contains("s64"), "{second}");
+    assert!(
+        status(&sandbox)["error"]
+            .as_str()
+            .unwrap()
+            .contains("run `antler mcp login remote`")
+    );
+    sign_in(&sandbox);
+    let refused = status(&sandbox);
+    let error = refused["error"].as_str().unwrap();
+    assert!(
+        error.contains("after 2 sign-ins that asked for it; signing in again will not help"),
+        "{error}"
+    );
+    assert_eq!(refused["needs_login"], false, "no login is suggested");
 }

@@ -101,12 +101,22 @@ pub fn get_prompt(name: &str, arguments: &JsonObject) -> Result<GetPromptResult,
     ]))
 }
 
-/// The `ask_user` tool: elicits a name and an age, and says what came back.
-pub async fn ask_user(context: &RequestContext<RoleServer>) -> Result<String, McpError> {
+/// The `ask_user` tool: elicits a name and an age, and says what came back; with
+/// `defaults` (`confirm_settings`) every required field has a default (SEP-1034).
+pub async fn ask_user(
+    context: &RequestContext<RoleServer>,
+    defaults: bool,
+) -> Result<String, McpError> {
+    let name = match defaults {
+        true => json!({"type": "string", "title": "Name", "minLength": 1, "default": "Ada"}),
+        false => {
+            json!({"type": "string", "title": "Name", "description": "Your name", "minLength": 1})
+        }
+    };
     let schema: rmcp::model::ElicitationSchema = serde_json::from_value(json!({
         "type": "object",
         "properties": {
-            "name": {"type": "string", "title": "Name", "description": "Your name", "minLength": 1},
+            "name": name,
             "age": {"type": "integer", "title": "Age", "minimum": 0, "maximum": 150},
             "colour": {"type": "string", "title": "Colour", "enum": ["red", "green", "blue"], "default": "green"},
             "subscribe": {"type": "boolean", "title": "Subscribe", "default": false}

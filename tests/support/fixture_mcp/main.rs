@@ -107,6 +107,9 @@ struct Cli {
     /// With --oauth: the first access token's lifetime in seconds (0: expired at once).
     #[arg(long, default_value_t = 3600, requires = "oauth")]
     oauth_first_lifetime_secs: u64,
+    /// With --oauth: refuse every signed-in request for want of this scope (403).
+    #[arg(long, requires = "oauth")]
+    oauth_demand_scope: Option<String>,
     /// Exit with an error at start if this file exists.
     #[arg(long)]
     fail_if_exists: Option<PathBuf>,
@@ -219,6 +222,7 @@ async fn main() -> anyhow::Result<()> {
             );
             let oauth = cli.oauth;
             let (log, lifetime) = (cli.oauth_log.clone(), cli.oauth_first_lifetime_secs);
+            let demand = cli.oauth_demand_scope.clone();
             serve_http(
                 "http",
                 move |base| {
@@ -226,7 +230,7 @@ async fn main() -> anyhow::Result<()> {
                     if !oauth {
                         return router;
                     }
-                    let state = oauth::OAuth::new(base, log, Duration::from_secs(lifetime));
+                    let state = oauth::OAuth::new(base, log, Duration::from_secs(lifetime), demand);
                     router
                         .layer(middleware::from_fn_with_state(
                             state.clone(),

@@ -28,6 +28,9 @@ pub struct OAuth {
     /// How long the first access token lives (0: expired at once, so the client must
     /// refresh before its first call goes through).
     first_lifetime: Duration,
+    /// `--oauth-demand-scope`: every request with a live token is refused for want of
+    /// this scope (403 `insufficient_scope`), as a server that wants more would.
+    demand: Option<String>,
     inner: Mutex<Inner>,
 }
 
@@ -46,11 +49,17 @@ struct Inner {
 
 impl OAuth {
     /// The server at `base` (`http://127.0.0.1:PORT`).
-    pub fn new(base: String, log: Option<PathBuf>, first_lifetime: Duration) -> Arc<Self> {
+    pub fn new(
+        base: String,
+        log: Option<PathBuf>,
+        first_lifetime: Duration,
+        demand: Option<String>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             base,
             log,
             first_lifetime,
+            demand,
             inner: Mutex::default(),
         })
     }
@@ -140,6 +149,16 @@ pub async fn require_bearer(
             .get(&token)
             .is_some_and(|expires| Instant::now() < *expires)
     });
+    if live && let Some(scope) = &oauth.demand {
+        let mut response = StatusCode::FORBIDDEN.into_response();
+        let value = format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"");
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        return response;
+    }
     if live {
         return next.run(request).await;
     }

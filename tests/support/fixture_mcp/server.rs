@@ -80,6 +80,11 @@ impl Fixture {
         }
         if behaviour.elicitation {
             tools.push(tool("ask_user", "Asks the user who they are.", no_params()));
+            tools.push(tool(
+                "confirm_settings",
+                "Asks the user to confirm settings that all have defaults.",
+                no_params(),
+            ));
         }
         if behaviour.prompts {
             tools.push(tool(
@@ -215,7 +220,8 @@ impl Fixture {
                 ContentBlock::text("a dot"),
                 ContentBlock::image(crate::features::DOT_PNG, "image/png"),
             ]),
-            "ask_user" => text(crate::features::ask_user(&context).await?),
+            "ask_user" => text(crate::features::ask_user(&context, false).await?),
+            "confirm_settings" => text(crate::features::ask_user(&context, true).await?),
             "change_prompts" => {
                 self.prompts_changed
                     .store(true, std::sync::atomic::Ordering::SeqCst);
