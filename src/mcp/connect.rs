@@ -117,6 +117,9 @@ pub struct Connection {
     pub incoming: Incoming,
     /// Why the server last refused a request for want of authorization (HTTP only).
     pub challenges: Challenges,
+    /// The access token a grant issued for this connection (kept tokens are redacted
+    /// with the session's secrets): a server that echoes it does not hand it on.
+    pub issued_token: Option<String>,
 }
 
 /// Connects, handshakes and lists tools, all within the server's start-up timeout. The
@@ -138,6 +141,7 @@ pub async fn connect(
             prompts,
             resources,
             challenges,
+            issued_token,
         })) => {
             let info = service.peer_info();
             let protocol_version = info
@@ -158,6 +162,7 @@ pub async fn connect(
                 startup: started.elapsed(),
                 incoming,
                 challenges,
+                issued_token,
             })
         }
         Ok(Err(err)) => Err(err),
@@ -175,6 +180,7 @@ struct Started {
     prompts: Vec<rmcp::model::Prompt>,
     resources: Option<usize>,
     challenges: Challenges,
+    issued_token: Option<String>,
 }
 
 async fn connect_inner(
@@ -184,6 +190,7 @@ async fn connect_inner(
 ) -> Result<Started, McpError> {
     let mut process_group = None;
     let challenges = Challenges::default();
+    let mut issued = None;
     let incoming = Incoming::announcing(changes.clone());
     let handler = Client {
         prompts_changed: incoming.prompts_changed(),
@@ -226,6 +233,7 @@ async fn connect_inner(
                 }
                 Authorization::Anonymous | Authorization::Bearer(_) => {
                     if let Authorization::Bearer(token) = authorization {
+                        issued = Some(token.clone());
                         transport_config = transport_config.auth_header(token);
                     }
                     let transport = StreamableHttpClientTransport::with_client(
@@ -267,6 +275,7 @@ async fn connect_inner(
         prompts,
         resources,
         challenges,
+        issued_token: issued,
     })
 }
 

@@ -370,7 +370,31 @@ pub fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
         url: &'a Option<String>,
         headers: &'a std::collections::BTreeMap<String, String>,
         tool_name_prefix: bool,
+        /// Who signs in (not with which secret): another client may be shown other
+        /// tools. Left out when unset, so entries without it keep their hashes.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        oauth: Option<OAuthIdentity<'a>>,
     }
+    #[derive(Serialize)]
+    struct OAuthIdentity<'a> {
+        client_id: &'a Option<String>,
+        scopes: &'a [String],
+        grant: &'static str,
+        identity_provider: Option<&'a str>,
+    }
+    let oauth = config.oauth.as_ref().map(|o| OAuthIdentity {
+        client_id: &o.client_id,
+        scopes: &o.scopes,
+        grant: match o.grant {
+            crate::config::Grant::AuthorizationCode => "authorization_code",
+            crate::config::Grant::ClientCredentials(_) => "client_credentials",
+            crate::config::Grant::CrossAppAccess(_) => "cross_app_access",
+        },
+        identity_provider: match &o.grant {
+            crate::config::Grant::CrossAppAccess(idp) => Some(&idp.issuer),
+            _ => None,
+        },
+    });
     let identity = Identity {
         name: &config.name,
         transport: config.transport,
@@ -380,6 +404,7 @@ pub fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
         url: &config.url,
         headers: &config.headers,
         tool_name_prefix: config.tool_name_prefix,
+        oauth,
     };
     let mut hasher = Sha256::new();
     // Strings, booleans and maps of strings always serialise; the folder goes in as its

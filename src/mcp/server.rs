@@ -383,6 +383,7 @@ impl McpServer {
             progress,
             route,
             challenges,
+            issued_token,
         } = match self.live_peer(Some(listed)).await {
             Ok((live, Known::Same)) => live,
             Ok((_, known)) => {
@@ -423,7 +424,13 @@ impl McpServer {
                 timeout.as_secs_f64()
             )),
             Ended::Answered(Ok(result)) => {
-                let text = result_text(&result);
+                let mut text = result_text(&result);
+                if let Some(token) =
+                    issued_token.filter(|t| !t.is_empty() && text.contains(t.as_str()))
+                {
+                    // The redact layer's marker: the token never reaches the model.
+                    text = text.replace(&token, "[redacted]");
+                }
                 if result.is_error == Some(true) {
                     return ToolOutput::error(format!("Error: {text}"));
                 }
@@ -601,6 +608,7 @@ impl McpServer {
                 progress: live.connection.service.service().progress.clone(),
                 route: live.connection.service.service().elicit.clone(),
                 challenges: live.connection.challenges.clone(),
+                issued_token: live.connection.issued_token.clone(),
             };
             (peer, known)
         };
@@ -668,6 +676,8 @@ struct LivePeer {
     route: super::elicitation::Route,
     /// Why the server last refused for want of authorization.
     challenges: super::oauth::challenge::Challenges,
+    /// The access token a grant issued for the connection.
+    issued_token: Option<String>,
 }
 
 /// "name version" as a server reports it, escaped and cut for a one-line listing.

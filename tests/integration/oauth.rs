@@ -272,3 +272,85 @@ fn a_server_that_wants_more_scope_gets_it_asked_for_a_bounded_number_of_times() 
     );
     assert_eq!(refused["needs_login"], false, "no login is suggested");
 }
+
+/// The `client_credentials` grant, for CI: no login, a token at each connection from the
+/// secret (HTTP Basic, with the resource), never written down; a server that echoes the
+/// token it was sent hands the model `[redacted]`; the secret reaches no log or thread;
+/// `mcp login` says it is not needed; a wrong secret is a clear failure.
+#[test]
+fn client_credentials_need_no_login_and_their_token_reaches_no_one() {
+    let sandbox = Sandbox::new();
+    let grants = sandbox.path().join("grants.log");
+    let grants_arg = grants.display().to_string();
+    let server = fixture_network("http", &["--oauth", "--oauth-log", &grants_arg]);
+    let entry = |secret: &str| {
+        json!({"remote": {"type": "http", "url": server.url, "oauth": {
+            "client_id": "ci-client", "client_secret": secret, "grant_type": "client_credentials"
+        }}})
+    };
+    write_extensions(&sandbox, entry("$CI_OAUTH_SECRET"));
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "remote_authorization", json!({}))]),
+        Reply::text("done"),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .env("CI_OAUTH_SECRET", "ci-secret")
+        .args(["-vv", "-p", "who am I?"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(
+        mock.requests()[1].tool_result("c1"),
+        "Bearer [redacted]",
+        "the server got a bearer token; the model does not see it"
+    );
+    let log = std::fs::read_to_string(&grants).unwrap();
+    assert_eq!(
+        log.lines().collect::<Vec<_>>(),
+        [format!(
+            "client_credentials ci-client resource={}",
+            server.url
+        )]
+    );
+    let antler_log = std::fs::read_to_string(sandbox.log_file()).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for secret in ["ci-secret", "fixture-access-"] {
+        assert!(!antler_log.contains(secret), "{secret} in the log");
+        assert!(!stderr.contains(secret), "{secret} on stderr");
+    }
+    let tokens_file = sandbox.path().join("xdg-data/antler/mcp-oauth.json");
+    assert!(
+        std::fs::read_to_string(&tokens_file).map_or(true, |t| !t.contains("fixture-access-")),
+        "the token is not written down"
+    );
+    sandbox
+        .antler()
+        .env("CI_OAUTH_SECRET", "ci-secret")
+        .args(["mcp", "login", "remote", "--no-browser"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("no sign-in needed"));
+
+    // Its variable unset: the entry is skipped, with where and why.
+    let (_, _, stderr) = sandbox.json(&["mcp", "list", "--json"]);
+    assert!(
+        stderr.contains(
+            "oauth.client_secret: the `client_credentials` grant needs a `client_secret`"
+        ),
+        "{stderr}"
+    );
+    // A wrong secret: the call fails with the authorization server's refusal, in words.
+    write_extensions(&sandbox, entry("not-the-secret"));
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "remote_authorization", json!({}))]),
+        Reply::text("done"),
+    ]);
+    let out = agent(&sandbox, &mock)
+        .args(["-p", "who am I?"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let error = mock.requests()[1].tool_result("c1");
+    assert!(error.contains("invalid_client"), "{error}");
+    assert!(!error.contains("not-the-secret"), "{error}");
+}

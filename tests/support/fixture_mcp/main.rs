@@ -182,6 +182,7 @@ async fn main() -> anyhow::Result<()> {
         hang_resources: cli.hang_resources,
         prompts: cli.prompts,
         elicitation: cli.elicitation,
+        authorization: cli.oauth,
         page_size: cli
             .page_size
             .map(usize::try_from)

@@ -185,9 +185,9 @@ async fn server_metadata(State(oauth): State<Arc<OAuth>>) -> Json<Value> {
         "token_endpoint": format!("{base}/token"),
         "registration_endpoint": format!("{base}/register"),
         "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "code_challenge_methods_supported": ["S256"],
-        "token_endpoint_auth_methods_supported": ["none"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
         "scopes_supported": ["mcp"],
     }))
 }
@@ -252,7 +252,14 @@ async fn authorize(
     response
 }
 
-async fn token(State(oauth): State<Arc<OAuth>>, body: Bytes) -> Response {
+/// The client of the `client_credentials` grant, and its secret (HTTP Basic).
+const MACHINE_CLIENT: (&str, &str) = ("ci-client", "ci-secret");
+
+async fn token(
+    State(oauth): State<Arc<OAuth>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
     let form: HashMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
     let field = |k: &str| form.get(k).cloned().unwrap_or_default();
     match field("grant_type").as_str() {
@@ -280,6 +287,27 @@ async fn token(State(oauth): State<Arc<OAuth>>, body: Bytes) -> Response {
             };
             oauth.note(&format!("refresh_token {used}"));
             Json(oauth.tokens(&client, Duration::from_secs(3600))).into_response()
+        }
+        "client_credentials" => {
+            let expected = base64::engine::general_purpose::STANDARD
+                .encode(format!("{}:{}", MACHINE_CLIENT.0, MACHINE_CLIENT.1));
+            let basic = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Basic "));
+            if basic != Some(expected.as_str()) {
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    Json(json!({"error": "invalid_client"})),
+                )
+                    .into_response();
+            }
+            oauth.note(&format!(
+                "client_credentials {} resource={}",
+                MACHINE_CLIENT.0,
+                field("resource")
+            ));
+            Json(oauth.tokens(MACHINE_CLIENT.0, Duration::from_secs(3600))).into_response()
         }
         _ => bad("unsupported_grant_type"),
     }

@@ -43,6 +43,9 @@ pub struct Behaviour {
     pub prompts: bool,
     /// Offer the `ask_user` tool.
     pub elicitation: bool,
+    /// Offer the `authorization` tool (with `--oauth`): the `Authorization` header the
+    /// call came with, as a server that echoes it would.
+    pub authorization: bool,
 }
 
 /// Where the tools come from, which decides how a call is answered.
@@ -83,6 +86,13 @@ impl Fixture {
             tools.push(tool(
                 "confirm_settings",
                 "Asks the user to confirm settings that all have defaults.",
+                no_params(),
+            ));
+        }
+        if behaviour.authorization {
+            tools.push(tool(
+                "authorization",
+                "Says which Authorization header the call came with.",
                 no_params(),
             ));
         }
@@ -222,6 +232,15 @@ impl Fixture {
             ]),
             "ask_user" => text(crate::features::ask_user(&context, false).await?),
             "confirm_settings" => text(crate::features::ask_user(&context, true).await?),
+            "authorization" => text(
+                context
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
             "change_prompts" => {
                 self.prompts_changed
                     .store(true, std::sync::atomic::Ordering::SeqCst);
