@@ -49,6 +49,38 @@ fn stdio_server_is_listed_with_the_documented_fields() {
     assert_eq!(fx["instructions_chars"], 7);
 }
 
+/// `initialize` offers 2025-11-25, the newest revision with the handshake; a server that
+/// answers with an older one antler speaks is used at that revision, one that answers
+/// with a revision antler does not speak (an unknown one, or 2026-07-28, which has no
+/// handshake) is refused with the reason.
+#[test]
+fn the_protocol_version_is_negotiated_down_and_an_unspoken_one_refused() {
+    let sb = Sandbox::new();
+    write_extensions(
+        &sb,
+        json!({
+            "offered": fixture_stdio(&["--hostile", "empty-result"]),
+            "older": fixture_stdio(&["--hostile", "empty-result", "--protocol-version", "2025-03-26"]),
+            "unknown": fixture_stdio(&["--hostile", "empty-result", "--protocol-version", "1999-01-01\u{1b}[2J"]),
+            "later": fixture_stdio(&["--hostile", "empty-result", "--protocol-version", "2026-07-28"]),
+        }),
+    );
+    let (list, _, _) = sb.json(&["mcp", "list", "--json"]);
+    assert_eq!(
+        status_of(&list, "offered")["protocol_version"],
+        "2025-11-25"
+    );
+    assert_eq!(status_of(&list, "older")["protocol_version"], "2025-03-26");
+    assert_eq!(status_of(&list, "older")["status"], "connected");
+    for name in ["unknown", "later"] {
+        let refused = status_of(&list, name);
+        assert_eq!(refused["status"], "failed", "{refused}");
+        let error = refused["error"].as_str().unwrap();
+        assert!(error.contains("which antler does not speak"), "{error}");
+        assert!(!error.contains('\u{1b}'), "escaped: {error}");
+    }
+}
+
 #[test]
 fn tools_get_prefixed_sanitised_names_and_their_parameter_counts() {
     let sb = Sandbox::new();

@@ -1,5 +1,6 @@
-//! `--hostile MODE`: a stdio server written by hand that shakes hands and lists one tool
-//! correctly, then answers `tools/call` the way a broken or malicious server would.
+//! `--hostile MODE`: a stdio server written by hand that shakes hands (at the protocol
+//! version `--protocol-version` names, if any) and lists one tool correctly, then answers
+//! `tools/call` the way a broken or malicious server would.
 
 use std::io::{BufRead, Write};
 
@@ -19,8 +20,9 @@ pub enum Hostile {
     EmptyResult,
 }
 
-/// Serves until stdin closes.
-pub fn serve(mode: Hostile) -> anyhow::Result<()> {
+/// Serves until stdin closes; `initialize` is answered with `version`, else with the
+/// version the client offered.
+pub fn serve(mode: Hostile, version: Option<&str>) -> anyhow::Result<()> {
     eprintln!("fixture_mcp: starting (stdio, hostile {mode:?})");
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
@@ -36,7 +38,8 @@ pub fn serve(mode: Hostile) -> anyhow::Result<()> {
             "initialize" => reply(
                 id,
                 json!({
-                    "protocolVersion": request["params"]["protocolVersion"],
+                    "protocolVersion": version
+                        .map_or_else(|| request["params"]["protocolVersion"].clone(), |v| json!(v)),
                     "capabilities": {"tools": {}},
                     "serverInfo": {"name": "hostile", "version": "1"}
                 }),

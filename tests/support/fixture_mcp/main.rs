@@ -75,6 +75,10 @@ struct Cli {
     /// The `instructions` to send with `initialize`.
     #[arg(long)]
     instructions: Option<String>,
+    /// With --hostile: answer `initialize` with this protocol version, whatever the
+    /// client offered (else the one it offered).
+    #[arg(long, requires = "hostile")]
+    protocol_version: Option<String>,
     /// Append the request id of each `notifications/cancelled` to this file.
     #[arg(long)]
     cancelled_log: Option<PathBuf>,
@@ -168,7 +172,7 @@ async fn main() -> anyhow::Result<()> {
         anyhow::bail!("{} exists (--fail-if-exists)", marker.display());
     }
     if let Some(mode) = cli.hostile {
-        return hostile::serve(mode);
+        return hostile::serve(mode, cli.protocol_version.as_deref());
     }
     let behaviour = Behaviour {
         name: cli.name.clone(),
