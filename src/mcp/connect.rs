@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 use super::McpError;
 use super::incoming::{Checked, Incoming};
-use super::oauth::challenge::{Challenge, Challenges, Watched};
+use super::oauth::challenge::{Challenges, Watched};
 use super::oauth::{self, Authorization};
 use super::sse::SseClientTransport;
 use super::stdio::StdioTransport;
@@ -211,41 +211,10 @@ async fn connect_inner(
                 })?
         }
         TransportKind::Http => {
-            let url = config.url.clone().unwrap_or_default();
-            let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
-            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url)
-                .custom_headers(header_map(&config.headers)?.into_iter().collect());
-            let authorization = oauth::authorize(config, tokens, client.clone())
-                .await
-                .map_err(|err| McpError::OAuth {
-                    server: config.name.clone(),
-                    reason: err.to_string(),
-                })?;
-            let served = match authorization {
-                Authorization::Signed(client) => {
-                    let transport = StreamableHttpClientTransport::with_client(
-                        Watched::new(client, challenges.clone()),
-                        transport_config,
-                    );
-                    handler
-                        .serve(Checked::new(transport, incoming.clone()))
-                        .await
-                }
-                Authorization::Anonymous | Authorization::Bearer(_) => {
-                    if let Authorization::Bearer(token) = authorization {
-                        issued = Some(token.clone());
-                        transport_config = transport_config.auth_header(token);
-                    }
-                    let transport = StreamableHttpClientTransport::with_client(
-                        Watched::new(client, challenges.clone()),
-                        transport_config,
-                    );
-                    handler
-                        .serve(Checked::new(transport, incoming.clone()))
-                        .await
-                }
-            };
-            served.map_err(|err| refused(config, tokens, &challenges).unwrap_or(handshake(err)))?
+            let (service, token) =
+                serve_http(config, tokens, handler, incoming.clone(), &challenges).await?;
+            issued = token;
+            service
         }
         TransportKind::Sse => {
             let url = config.url.clone().unwrap_or_default();
@@ -264,7 +233,7 @@ async fn connect_inner(
     let generation = *changes.borrow();
     let listing = list_all_tools(service.peer())
         .await
-        .map_err(|err| refused(config, tokens, &challenges).unwrap_or(err))?;
+        .map_err(|err| challenges.refusal(config, tokens).unwrap_or(err))?;
     let (prompts, resources) = list_features(&service, config).await;
     Ok(Started {
         service,
@@ -304,6 +273,54 @@ fn check_version(service: &McpService) -> Result<(), McpError> {
                 .join(", ")
         ))),
     }
+}
+
+/// A streamable-HTTP connection, its requests authorized as the entry's OAuth says (and
+/// its 401/403s noted in `challenges`); the access token a grant issued for it, if any.
+async fn serve_http(
+    config: &McpServerConfig,
+    tokens: Option<&oauth::TokenStore>,
+    handler: Client,
+    incoming: Incoming,
+    challenges: &Challenges,
+) -> Result<(McpService, Option<String>), McpError> {
+    let url = config.url.clone().unwrap_or_default();
+    let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
+    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(header_map(&config.headers)?.into_iter().collect());
+    let authorization = oauth::authorize(config, tokens, client.clone())
+        .await
+        .map_err(|err| McpError::OAuth {
+            server: config.name.clone(),
+            reason: err.to_string(),
+        })?;
+    let mut issued = None;
+    let served = match authorization {
+        Authorization::Signed(client) => {
+            let transport = StreamableHttpClientTransport::with_client(
+                Watched::new(client, challenges.clone()),
+                transport_config,
+            );
+            handler.serve(Checked::new(transport, incoming)).await
+        }
+        Authorization::Anonymous | Authorization::Bearer(_) => {
+            if let Authorization::Bearer(token) = authorization {
+                issued = Some(token.clone());
+                transport_config = transport_config.auth_header(token);
+            }
+            let transport = StreamableHttpClientTransport::with_client(
+                Watched::new(client, challenges.clone()),
+                transport_config,
+            );
+            handler.serve(Checked::new(transport, incoming)).await
+        }
+    };
+    let service = served.map_err(|err| {
+        challenges
+            .refusal(config, tokens)
+            .unwrap_or_else(|| handshake(err))
+    })?;
+    Ok((service, issued))
 }
 
 /// The prompts and the resource count of a server that announced them, each asked within
@@ -530,52 +547,6 @@ fn header_map(
             Ok((header_name, header_value))
         })
         .collect()
-}
-
-/// Why the server refused, when a request failed for want of authorization (a 401, or a
-/// 403 for more scope): the advice to sign in, or why signing in again will not help.
-/// A demand for scope is kept for the next `antler mcp login`.
-pub(super) fn refused(
-    config: &McpServerConfig,
-    tokens: Option<&oauth::TokenStore>,
-    challenges: &Challenges,
-) -> Option<McpError> {
-    let name = config.name.clone();
-    match challenges.last()? {
-        Challenge::SignIn => Some(McpError::LoginNeeded(name)),
-        _ if config
-            .oauth
-            .as_ref()
-            .is_some_and(|o| o.grant != crate::config::Grant::AuthorizationCode) =>
-        {
-            Some(McpError::Connect(String::from(
-                "the server refused the token of the grant the `oauth` object names (check \
-                 the client's scopes and registration with the authorization server)",
-            )))
-        }
-        Challenge::Scope(scopes) => {
-            let url = config.url.as_deref()?;
-            let demand = tokens.map(|tokens| tokens.demand_scopes(url, &scopes));
-            let scope = crate::text::short_line(&scopes.join(" "), 200).0;
-            Some(match demand {
-                Some(Ok(demand)) if demand.sign_ins >= oauth::MAX_STEP_UPS => {
-                    McpError::ScopeRefused {
-                        server: name,
-                        scope,
-                        sign_ins: demand.sign_ins,
-                    }
-                }
-                Some(Err(err)) => McpError::OAuth {
-                    server: name,
-                    reason: err.to_string(),
-                },
-                _ => McpError::ScopeNeeded {
-                    server: name,
-                    scope,
-                },
-            })
-        }
-    }
 }
 
 /// A handshake error in words, without rmcp's transport type names.

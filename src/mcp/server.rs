@@ -484,12 +484,12 @@ impl McpServer {
     }
 
     /// Why the server refused a request, when it was for want of authorization (see
-    /// [`super::connect::refused`]).
+    /// [`super::oauth::challenge::Challenges::refusal`]).
     pub(super) fn refused(
         &self,
         challenges: &super::oauth::challenge::Challenges,
     ) -> Option<McpError> {
-        super::connect::refused(&self.config, self.plan.tokens.as_ref(), challenges)
+        challenges.refusal(&self.config, self.plan.tokens.as_ref())
     }
 
     /// Closes the connection: a stdio child gets its stdin closed, then SIGTERM, then

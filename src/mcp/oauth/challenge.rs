@@ -10,6 +10,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
+
+use crate::config::{Grant, McpServerConfig};
+use crate::mcp::McpError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -36,6 +39,51 @@ impl Challenges {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Why the server refused, when a request failed for want of authorization (a 401, or a
+    /// 403 for more scope): the advice to sign in, or why signing in again will not help.
+    /// A demand for scope is kept for the next `antler mcp login`.
+    pub fn refusal(
+        &self,
+        config: &McpServerConfig,
+        tokens: Option<&super::TokenStore>,
+    ) -> Option<McpError> {
+        let name = config.name.clone();
+        let by_grant = config
+            .oauth
+            .as_ref()
+            .is_some_and(|o| o.grant != Grant::AuthorizationCode);
+        match self.last()? {
+            // No login helps a token antler got without one.
+            _ if by_grant => Some(McpError::Connect(String::from(
+                "the server refused the token of the grant the `oauth` object names (check \
+                 the client's scopes and registration with the authorization server)",
+            ))),
+            Challenge::SignIn => Some(McpError::LoginNeeded(name)),
+            Challenge::Scope(scopes) => {
+                let url = config.url.as_deref()?;
+                let demand = tokens.map(|tokens| tokens.demand_scopes(url, &scopes));
+                let scope = crate::text::short_line(&scopes.join(" "), 200).0;
+                Some(match demand {
+                    Some(Ok(demand)) if demand.sign_ins >= super::MAX_STEP_UPS => {
+                        McpError::ScopeRefused {
+                            server: name,
+                            scope,
+                            sign_ins: demand.sign_ins,
+                        }
+                    }
+                    Some(Err(err)) => McpError::OAuth {
+                        server: name,
+                        reason: err.to_string(),
+                    },
+                    _ => McpError::ScopeNeeded {
+                        server: name,
+                        scope,
+                    },
+                })
+            }
+        }
     }
 
     fn note<E: std::error::Error + Send + Sync + 'static>(&self, error: &StreamableHttpError<E>) {
