@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use base64::Engine as _;
-use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadata};
+use rmcp::transport::auth::AuthorizationMetadata;
 use serde::Deserialize;
 
 use super::{OAuthError, flow};
@@ -39,13 +39,7 @@ pub(super) async fn access_token(
     oauth: &OAuthSettings,
     key: Option<&PrivateKey>,
 ) -> Result<String, OAuthError> {
-    let client_id = oauth
-        .client_id
-        .as_deref()
-        .ok_or_else(|| OAuthError::Flow(String::from("the `oauth` object has no client_id")))?;
-    crate::http::install_crypto_provider();
-    let manager = AuthorizationManager::new(url).await.map_err(flow)?;
-    let metadata = super::discover(&manager, url, None).await?;
+    let (client_id, metadata) = super::client_and_server(url, oauth).await?;
     let auth = client_auth(&metadata, oauth, key)?;
     let mut form: Vec<(&str, String)> = vec![
         ("grant_type", String::from("client_credentials")),

@@ -20,15 +20,7 @@ pub(super) async fn access_token(
     oauth: &OAuthSettings,
     idp: &IdentityProvider,
 ) -> Result<String, OAuthError> {
-    let client_id = oauth
-        .client_id
-        .as_deref()
-        .ok_or_else(|| OAuthError::Flow(String::from("the `oauth` object has no client_id")))?;
-    crate::http::install_crypto_provider();
-    let manager = rmcp::transport::auth::AuthorizationManager::new(url)
-        .await
-        .map_err(flow)?;
-    let metadata = super::discover(&manager, url, None).await?;
+    let (client_id, metadata) = super::client_and_server(url, oauth).await?;
     let issuer = metadata.issuer.clone().ok_or_else(|| {
         OAuthError::Flow(String::from(
             "the authorization server's metadata names no issuer, which the identity \

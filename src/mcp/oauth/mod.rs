@@ -198,6 +198,21 @@ async fn discover(
     }
 }
 
+/// The client id of a grant without a browser, and the metadata of the authorization
+/// server of the server at `url`.
+async fn client_and_server<'a>(
+    url: &str,
+    oauth: &'a crate::config::OAuthSettings,
+) -> Result<(&'a str, AuthorizationMetadata), OAuthError> {
+    let client_id = oauth
+        .client_id
+        .as_deref()
+        .ok_or_else(|| OAuthError::Flow(String::from("the `oauth` object has no client_id")))?;
+    crate::http::install_crypto_provider();
+    let manager = AuthorizationManager::new(url).await.map_err(flow)?;
+    Ok((client_id, discover(&manager, url, None).await?))
+}
+
 /// The metadata at `{origin}/.well-known/oauth-authorization-server` of the server at
 /// `url`, if its issuer and its endpoints are all on that origin.
 async fn same_origin_metadata(url: &str) -> Option<AuthorizationMetadata> {
