@@ -16,8 +16,6 @@ use crate::config::{OAuthSettings, PrivateKey};
 
 /// How long the token request may take.
 const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
-/// A larger token response is refused.
-const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 /// A larger key file is refused (a PEM key is a few kilobytes).
 const MAX_KEY_BYTES: u64 = 64 * 1024;
 
@@ -181,16 +179,7 @@ struct TokenAnswer {
 /// The access token of a token endpoint's answer, or its error in words.
 async fn read_token(answer: reqwest::Response) -> Result<String, OAuthError> {
     let status = answer.status();
-    let mut body = Vec::new();
-    let mut answer = answer;
-    while let Some(chunk) = answer.chunk().await.map_err(flow)? {
-        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Err(OAuthError::Flow(String::from(
-                "the token endpoint's answer is too large",
-            )));
-        }
-        body.extend_from_slice(&chunk);
-    }
+    let body = super::read_capped(answer, super::MAX_DOCUMENT_BYTES).await?;
     let parsed: Option<TokenAnswer> = serde_json::from_slice(&body).ok();
     match parsed {
         Some(TokenAnswer {

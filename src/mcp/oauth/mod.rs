@@ -230,10 +230,7 @@ async fn same_origin_metadata(url: &str) -> Option<AuthorizationMetadata> {
     if !answer.status().is_success() {
         return None;
     }
-    let body = answer.bytes().await.ok()?;
-    if body.len() > 64 * 1024 {
-        return None;
-    }
+    let body = read_capped(answer, MAX_DOCUMENT_BYTES).await.ok()?;
     let metadata: AuthorizationMetadata = serde_json::from_slice(&body).ok()?;
     let on_origin = |address: &str| url::Url::parse(address).is_ok_and(|u| u.origin() == origin);
     let all_here = on_origin(metadata.issuer.as_deref()?)
@@ -244,6 +241,25 @@ async fn same_origin_metadata(url: &str) -> Option<AuthorizationMetadata> {
             .as_deref()
             .is_none_or(on_origin);
     all_here.then_some(metadata)
+}
+
+/// A larger metadata document or token response is refused.
+const MAX_DOCUMENT_BYTES: usize = 64 * 1024;
+
+/// The body of `answer`, read a piece at a time and refused past `limit` bytes (a server
+/// that sends without end costs that much, not the machine's memory).
+async fn read_capped(mut answer: reqwest::Response, limit: usize) -> Result<Vec<u8>, OAuthError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = answer.chunk().await.map_err(flow)? {
+        if body.len() + chunk.len() > limit {
+            return Err(OAuthError::Flow(format!(
+                "the answer of {} is larger than {limit} bytes",
+                crate::text::short_line(answer.url().as_str(), 120).0
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The scopes of the credentials kept for `url`.
