@@ -572,23 +572,27 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     without_type_names(&chain(err))
 }
 
-/// `text` without its bracketed Rust type paths.
+/// `text` without its bracketed Rust type paths, in one pass (a server's error text may be
+/// long and full of brackets).
 fn without_type_names(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find('[') {
-        let Some(length) = rest[start..].find(']') else {
-            break;
-        };
-        if rest[start + 1..start + length].contains("::") {
-            out.push_str(rest[..start].trim_end());
-            rest = &rest[start + length + 1..];
-        } else {
-            out.push_str(&rest[..=start]);
-            rest = &rest[start + 1..];
+    let mut copied = 0;
+    let mut open = None;
+    for (at, c) in text.char_indices() {
+        match c {
+            '[' => open = Some(at),
+            ']' => {
+                if let Some(start) = open.take()
+                    && text[start + 1..at].contains("::")
+                {
+                    out.push_str(text[copied..start].trim_end());
+                    copied = at + 1;
+                }
+            }
+            _ => {}
         }
     }
-    out.push_str(rest);
+    out.push_str(&text[copied..]);
     out
 }
 
@@ -620,5 +624,9 @@ mod tests {
             "Transport send error: Transport error: HTTP 410 Gone: [x]"
         );
         assert_eq!(without_type_names("a [b] c ["), "a [b] c [");
+        assert_eq!(without_type_names("[x [y::z] w]"), "[x w]");
+        // Linear: a megabyte of brackets is read once.
+        let many = format!("{}]", "[".repeat(1 << 20));
+        assert_eq!(without_type_names(&many), many);
     }
 }

@@ -412,7 +412,29 @@ impl McpServer {
             route: &route,
             elicit,
         };
-        match call::call_tool(&peer, params, timeout, cancel, listening).await {
+        let ended = call::call_tool(&peer, params, timeout, cancel, listening).await;
+        let mut output = self.outcome(tool, ended, id, &incoming, &challenges).await;
+        // A grant's token is the connection's own: a server that echoes it (in a result
+        // or an error) does not hand it to the model. The redact layer's marker.
+        if let Some(token) = issued_token.filter(|t| t.len() >= 6)
+            && output.content.contains(token.as_str())
+        {
+            output.content = output.content.replace(&token, "[redacted]");
+        }
+        output
+    }
+
+    /// What the model is told of a call that ended as `ended`.
+    async fn outcome(
+        &self,
+        tool: &str,
+        ended: Ended,
+        id: u64,
+        incoming: &Incoming,
+        challenges: &super::oauth::challenge::Challenges,
+    ) -> ToolOutput {
+        let timeout = self.config.tool_timeout;
+        match ended {
             Ended::Cancelled => ToolOutput::error(format!(
                 "Error: the call to `{tool}` was cancelled; MCP server `{}` was told",
                 self.config.name
@@ -424,13 +446,7 @@ impl McpServer {
                 timeout.as_secs_f64()
             )),
             Ended::Answered(Ok(result)) => {
-                let mut text = result_text(&result);
-                if let Some(token) =
-                    issued_token.filter(|t| !t.is_empty() && text.contains(t.as_str()))
-                {
-                    // The redact layer's marker: the token never reaches the model.
-                    text = text.replace(&token, "[redacted]");
-                }
+                let text = result_text(&result);
                 if result.is_error == Some(true) {
                     return ToolOutput::error(format!("Error: {text}"));
                 }
@@ -447,7 +463,7 @@ impl McpServer {
             }
             Ended::Answered(Err(err)) if !matches!(err, ServiceError::McpError(_)) => {
                 self.mark_broken(id).await;
-                if let Some(refused) = self.refused(&challenges) {
+                if let Some(refused) = self.refused(challenges) {
                     return ToolOutput::error(format!(
                         "Error: MCP server `{}` refused the call to `{tool}`: {refused}",
                         self.config.name

@@ -127,11 +127,15 @@ pub enum ElicitationAction {
 impl ElicitationRequest {
     /// The answer of a form taken as the server filled it in (SEP-1034): every field that
     /// has a default gets it, the others are left out. `None` when that is no answer: a
-    /// URL, a required field without a default, or a default its own field refuses.
+    /// URL, a form without one default (a bare "agree?" is consent, not defaults), a
+    /// required field without a default, or a default its own field refuses.
     pub fn defaults(&self) -> Option<ElicitationAnswer> {
         let ElicitationForm::Form { fields } = &self.form else {
             return None;
         };
+        if !fields.iter().any(|f| f.default.is_some()) {
+            return None;
+        }
         let defaults: Vec<String> = fields
             .iter()
             .map(|f| f.default.clone().unwrap_or_default())
@@ -469,6 +473,9 @@ mod tests {
         );
         let missing = request(vec![with(text(), true, None, "name")]);
         assert_eq!(missing.defaults(), None, "a required field has no default");
+        assert_eq!(request(Vec::new()).defaults(), None, "a bare confirmation");
+        let optional = request(vec![with(text(), false, None, "note")]);
+        assert_eq!(optional.defaults(), None, "no default to take");
         let refused = request(vec![with(
             FieldKind::Integer {
                 min: Some(0),

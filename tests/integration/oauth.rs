@@ -244,10 +244,12 @@ fn a_server_that_wants_more_scope_gets_it_asked_for_a_bounded_number_of_times() 
         error.len()
     );
     assert_eq!(wants["needs_login"], true);
-    let tokens_file = sandbox.path().join("xdg-data/antler/mcp-oauth.json");
+    let demands_file = sandbox
+        .path()
+        .join("xdg-data/antler/mcp-oauth-demands.json");
     let kept: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&tokens_file).unwrap()).unwrap();
-    let scopes = kept["step_ups"][&server.url]["scopes"].as_array().unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&demands_file).unwrap()).unwrap();
+    let scopes = kept["servers"][&server.url]["scopes"].as_array().unwrap();
     assert_eq!(scopes.len(), 64, "at most 64 scopes are kept");
 
     // The next sign-ins ask for what the server named (as far as it is kept).

@@ -86,26 +86,45 @@ impl Challenges {
         }
     }
 
+    fn clear(&self) {
+        let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.is_some() {
+            *last = None;
+        }
+    }
+
     fn note<E: std::error::Error + Send + Sync + 'static>(&self, error: &StreamableHttpError<E>) {
         let challenge = match error {
             StreamableHttpError::AuthRequired(_) => Challenge::SignIn,
-            StreamableHttpError::InsufficientScope(refused) => Challenge::Scope(
-                refused
-                    .required_scope
-                    .as_deref()
-                    .or_else(|| scope_of(&refused.www_authenticate_header))
-                    .map(|s| s.split_whitespace().map(str::to_string).collect())
-                    .unwrap_or_default(),
-            ),
+            // rmcp takes every 403 with a challenge for this; only `insufficient_scope`
+            // asks for scope (RFC 6750 §3.1).
+            StreamableHttpError::InsufficientScope(refused)
+                if refused
+                    .www_authenticate_header
+                    .contains("insufficient_scope") =>
+            {
+                Challenge::Scope(
+                    refused
+                        .required_scope
+                        .as_deref()
+                        .or_else(|| scope_of(&refused.www_authenticate_header))
+                        .map(|s| s.split_whitespace().map(str::to_string).collect())
+                        .unwrap_or_default(),
+                )
+            }
             _ => return,
         };
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(challenge);
     }
 }
 
-/// The `scope` parameter of a `WWW-Authenticate` value (RFC 6750 §3).
+/// The `scope` parameter of a `WWW-Authenticate` value (RFC 6750 §3): the first
+/// `scope=` that starts a parameter (not `xscope=`).
 fn scope_of(header: &str) -> Option<&str> {
-    let at = header.find("scope=")?;
+    let at = header.match_indices("scope=").find_map(|(at, _)| {
+        let before = header[..at].chars().next_back();
+        matches!(before, None | Some(' ' | ',')).then_some(at)
+    })?;
     let rest = &header[at + "scope=".len()..];
     match rest.strip_prefix('"') {
         Some(quoted) => quoted.split('"').next(),
@@ -126,12 +145,15 @@ impl<C> Watched<C> {
         Self { inner, challenges }
     }
 
+    /// Notes a refusal; a request that went through clears the last one, so that a later
+    /// failure of another kind is not taken for it.
     fn noted<T, E: std::error::Error + Send + Sync + 'static>(
         &self,
         result: Result<T, StreamableHttpError<E>>,
     ) -> Result<T, StreamableHttpError<E>> {
-        if let Err(error) = &result {
-            self.challenges.note(error);
+        match &result {
+            Err(error) => self.challenges.note(error),
+            Ok(_) => self.challenges.clear(),
         }
         result
     }
@@ -291,7 +313,22 @@ mod tests {
     }
 
     #[test]
+    fn a_403_that_asks_for_no_scope_is_no_demand_and_success_clears_a_refusal() {
+        let challenges = Challenges::default();
+        challenges.note(&StreamableHttpError::<std::io::Error>::InsufficientScope(
+            InsufficientScopeError::new(String::from(r#"Bearer error="invalid_token""#), None),
+        ));
+        assert_eq!(challenges.last(), None);
+        challenges.note(&StreamableHttpError::<std::io::Error>::AuthRequired(
+            AuthRequiredError::new(String::from("Bearer")),
+        ));
+        challenges.clear();
+        assert_eq!(challenges.last(), None);
+    }
+
+    #[test]
     fn the_scope_parameter_quoted_or_not() {
+        assert_eq!(scope_of(r#"Bearer xscope="no", scope="x y""#), Some("x y"));
         assert_eq!(scope_of(r#"Bearer scope="x y", error="e""#), Some("x y"));
         assert_eq!(scope_of("Bearer scope=x, error=e"), Some("x"));
         assert_eq!(scope_of("Bearer error=e"), None);

@@ -132,7 +132,7 @@ fn client_auth<'a>(
     {
         return Err(OAuthError::Flow(format!(
             "the authorization server does not offer the client_credentials grant (it offers {})",
-            grants.join(", ")
+            crate::text::short_line(&grants.join(", "), 200).0
         )));
     }
     let methods = listed("token_endpoint_auth_methods_supported");
@@ -140,7 +140,7 @@ fn client_auth<'a>(
     let refused = |method: &str| {
         OAuthError::Flow(format!(
             "the authorization server does not take {method} (it takes {})",
-            methods.as_deref().unwrap_or_default().join(", ")
+            crate::text::short_line(&methods.as_deref().unwrap_or_default().join(", "), 200).0
         ))
     };
     match (key, oauth.client_secret.as_deref()) {

@@ -79,8 +79,9 @@ pub enum OAuthError {
     Store(#[from] StoreError),
 }
 
+/// rmcp's words for a failure, which may quote what a server sent: one escaped line, cut.
 fn flow(err: impl std::fmt::Display) -> OAuthError {
-    OAuthError::Flow(err.to_string())
+    OAuthError::Flow(crate::text::short_line(&err.to_string(), 300).0)
 }
 
 /// The server's URL, if OAuth can apply to it.
@@ -127,11 +128,14 @@ pub async fn login(
         .with_client_name("antler")
         .with_initial_scope_selection();
     let step_up = tokens.step_up(url)?;
-    let scopes = match (&settings.scopes, &step_up) {
-        (configured, _) if !configured.is_empty() => configured.clone(),
-        // A server that asked for more: what was granted and what it asked for.
-        (_, Some(step_up)) => union(&granted(tokens, url), &step_up.scopes),
-        _ => Vec::new(),
+    let scopes = match &step_up {
+        // A server that asked for more: what was configured or granted, and what it
+        // asked for.
+        Some(step_up) => union(
+            &union(&settings.scopes, &granted(tokens, url)),
+            &step_up.scopes,
+        ),
+        None => settings.scopes.clone(),
     };
     if !scopes.is_empty() {
         request = request.with_scopes(scopes);
@@ -210,7 +214,49 @@ async fn client_and_server<'a>(
         .ok_or_else(|| OAuthError::Flow(String::from("the `oauth` object has no client_id")))?;
     crate::http::install_crypto_provider();
     let manager = AuthorizationManager::new(url).await.map_err(flow)?;
-    Ok((client_id, discover(&manager, url, None).await?))
+    let metadata = discover(&manager, url, None).await?;
+    // The client's secret, its assertion (addressed to the issuer) or an identity
+    // assertion goes to the token endpoint: it must be the issuer's own, over TLS (or on
+    // this machine), or a server's metadata could name a real issuer and collect what is
+    // meant for it.
+    let issuer = metadata.issuer.as_deref().ok_or_else(|| {
+        OAuthError::Flow(String::from(
+            "the authorization server's metadata names no issuer",
+        ))
+    })?;
+    let origin = |address: &str| url::Url::parse(address).ok().map(|u| u.origin());
+    let endpoint = &metadata.token_endpoint;
+    if origin(issuer).is_none() || origin(issuer) != origin(endpoint) || !secure(endpoint) {
+        return Err(OAuthError::Flow(format!(
+            "the token endpoint {} is not an https address of the issuer {}; antler sends \
+             no credentials there",
+            crate::text::short_line(endpoint, 120).0,
+            crate::text::short_line(issuer, 120).0
+        )));
+    }
+    Ok((client_id, metadata))
+}
+
+/// `https`, or `http` to this machine, without a user or a fragment.
+fn secure(address: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(address) else {
+        return false;
+    };
+    let loopback = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name == "localhost",
+        None => false,
+    };
+    let scheme_ok = match parsed.scheme() {
+        "https" => true,
+        "http" => loopback,
+        _ => false,
+    };
+    scheme_ok
+        && parsed.username().is_empty()
+        && parsed.password().is_none()
+        && parsed.fragment().is_none()
 }
 
 /// The metadata at `{origin}/.well-known/oauth-authorization-server` of the server at
@@ -378,17 +424,9 @@ pub async fn authorize(
 /// The authorization URL comes from the server's metadata: only `https`, or `http` to
 /// this machine, is shown or opened (a `file:` or custom-scheme URL would run a handler).
 fn check_browser_url(url: &str) -> Result<(), OAuthError> {
-    let parsed = url::Url::parse(url).map_err(flow)?;
-    let loopback = match parsed.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(name)) => name == "localhost",
-        None => false,
-    };
-    match parsed.scheme() {
-        "https" => Ok(()),
-        "http" if loopback => Ok(()),
-        _ => Err(OAuthError::Flow(format!(
+    match secure(url) {
+        true => Ok(()),
+        false => Err(OAuthError::Flow(format!(
             "the authorization server's sign-in page is not an https address ({})",
             crate::text::short_line(url, 80).0
         ))),
@@ -429,6 +467,7 @@ mod tests {
         }
         for bad in [
             "http://auth.example/authorize",
+            "https://user:pw@auth.example/authorize",
             "file:///etc/passwd",
             "smb://host/share",
             "x-handler:run",

@@ -23,20 +23,33 @@ const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 struct Saved {
     /// Credentials by server URL.
     servers: BTreeMap<String, StoredCredentials>,
-    /// What servers asked for in a 403 `insufficient_scope`, by server URL.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    step_ups: BTreeMap<String, StepUp>,
 }
 
-/// A server's demand for more scope than its token carries, until the user signs in
-/// again or out.
+/// What servers asked for in a 403 `insufficient_scope`, by server URL: a file of its own
+/// beside the tokens, so that keeping a demand never races another process's refresh,
+/// which rewrites the token file under its lock.
+const DEMANDS_FILE: &str = "mcp-oauth-demands.json";
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Demands {
+    servers: BTreeMap<String, StepUp>,
+}
+
+/// A server's demand for more scope than its token carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepUp {
     /// The scopes it asked for.
     pub scopes: Vec<String>,
     /// The sign-ins made for this demand so far.
     pub sign_ins: u32,
+    /// When it was first made (unix seconds).
+    #[serde(default)]
+    pub since: u64,
 }
+
+/// A demand older than this is a new one when the server makes it again: the bound on
+/// sign-ins is for one stubborn refusal, not for the life of the server.
+const DEMAND_SECS: u64 = 3600;
 
 /// A server cannot make the file grow without end: scopes past these are dropped.
 const MAX_SCOPES: usize = 64;
@@ -95,28 +108,36 @@ impl TokenStore {
     }
 
     fn read(&self) -> Result<Saved, StoreError> {
+        self.read_at(&self.path)
+    }
+
+    fn demands_path(&self) -> PathBuf {
+        self.path.with_file_name(DEMANDS_FILE)
+    }
+
+    fn read_at<T: serde::de::DeserializeOwned + Default>(
+        &self,
+        path: &Path,
+    ) -> Result<T, StoreError> {
         // Tokens someone else could have planted are not used.
-        let read = crate::private_file::read_private(&self.path, MAX_FILE_BYTES, "a token file");
+        let read = crate::private_file::read_private(path, MAX_FILE_BYTES, "a token file");
         let bytes = match read {
             Ok(Some(bytes)) => bytes,
-            Ok(None) => return Ok(Saved::default()),
+            Ok(None) => return Ok(T::default()),
             Err(err) => return Err(self.io(err)),
         };
         serde_json::from_slice(&bytes).map_err(|err| StoreError::Corrupt {
-            path: self.path.clone(),
+            path: path.to_path_buf(),
             reason: err.to_string(),
         })
     }
 
     /// Writes `saved` whole: a 0600 temporary file in a 0700 folder, renamed into place.
-    fn write(&self, saved: &Saved) -> Result<(), StoreError> {
-        let dir = self
-            .path
-            .parent()
-            .ok_or_else(|| self.io("no parent folder"))?;
+    fn write_at<T: Serialize>(&self, path: &Path, saved: &T) -> Result<(), StoreError> {
+        let dir = path.parent().ok_or_else(|| self.io("no parent folder"))?;
         crate::private_file::create_dir(dir).map_err(|e| self.io(e))?;
         let text = serde_json::to_vec_pretty(saved).map_err(|e| self.io(e))?;
-        crate::private_file::write_atomically(&self.path, &text).map_err(|e| self.io(e))
+        crate::private_file::write_atomically(path, &text).map_err(|e| self.io(e))
     }
 
     /// The credentials kept for `url`.
@@ -163,28 +184,44 @@ impl TokenStore {
 
     /// Forgets the credentials of `url`, and what it asked for; whether there were any.
     pub fn remove(&self, url: &str) -> Result<bool, StoreError> {
-        self.change(|saved| saved.step_ups.remove(url))?;
+        self.change_demands(|demands| demands.servers.remove(url))?;
         self.update(url, None)
     }
 
-    /// Reads, changes and writes the file, one change at a time in this process.
+    /// Reads, changes and writes the token file, one change at a time in this process.
     fn change<T>(&self, change: impl FnOnce(&mut Saved) -> T) -> Result<T, StoreError> {
         static CHANGING: Mutex<()> = Mutex::new(());
         let _one = CHANGING.lock().unwrap_or_else(PoisonError::into_inner);
         let mut saved = self.read()?;
         let out = change(&mut saved);
-        self.write(&saved)?;
+        self.write_at(&self.path, &saved)?;
         Ok(out)
     }
 
-    /// The demand for more scope `url` made, if one stands.
-    pub fn step_up(&self, url: &str) -> Result<Option<StepUp>, StoreError> {
-        Ok(self.read()?.step_ups.remove(url))
+    /// Reads, changes and writes the demands file, one change at a time in this process.
+    fn change_demands<T>(&self, change: impl FnOnce(&mut Demands) -> T) -> Result<T, StoreError> {
+        static CHANGING: Mutex<()> = Mutex::new(());
+        let _one = CHANGING.lock().unwrap_or_else(PoisonError::into_inner);
+        let path = self.demands_path();
+        let mut demands: Demands = self.read_at(&path)?;
+        let out = change(&mut demands);
+        self.write_at(&path, &demands)?;
+        Ok(out)
     }
 
-    /// Keeps that `url` refused its token for want of `scopes`; a demand for other
-    /// scopes than the standing one starts its count of sign-ins again. Returns the demand
-    /// as it stands.
+    /// The demand for more scope `url` made, if one stands (made within the hour).
+    pub fn step_up(&self, url: &str) -> Result<Option<StepUp>, StoreError> {
+        let mut demands: Demands = self.read_at(&self.demands_path())?;
+        let now = crate::clock::now_secs();
+        Ok(demands
+            .servers
+            .remove(url)
+            .filter(|d| now.saturating_sub(d.since) <= DEMAND_SECS))
+    }
+
+    /// Keeps that `url` refused its token for want of `scopes`; a demand for other scopes
+    /// than the standing one, or one made again after the hour, starts its count of
+    /// sign-ins again. Returns the demand as it stands.
     pub fn demand_scopes(&self, url: &str, scopes: &[String]) -> Result<StepUp, StoreError> {
         let scopes: Vec<String> = scopes
             .iter()
@@ -192,12 +229,14 @@ impl TokenStore {
             .take(MAX_SCOPES)
             .cloned()
             .collect();
-        self.change(|saved| {
-            let entry = saved.step_ups.entry(url.to_string()).or_default();
-            if entry.scopes != scopes {
+        let now = crate::clock::now_secs();
+        self.change_demands(|demands| {
+            let entry = demands.servers.entry(url.to_string()).or_default();
+            if entry.scopes != scopes || now.saturating_sub(entry.since) > DEMAND_SECS {
                 *entry = StepUp {
                     scopes,
                     sign_ins: 0,
+                    since: now,
                 };
             }
             entry.clone()
@@ -206,8 +245,8 @@ impl TokenStore {
 
     /// Counts a sign-in made for the standing demand of `url`.
     pub fn count_step_up(&self, url: &str) -> Result<(), StoreError> {
-        self.change(|saved| {
-            if let Some(step_up) = saved.step_ups.get_mut(url) {
+        self.change_demands(|demands| {
+            if let Some(step_up) = demands.servers.get_mut(url) {
                 step_up.sign_ins = step_up.sign_ins.saturating_add(1);
             }
         })
