@@ -37,7 +37,7 @@ pub(super) async fn access_token(
     oauth: &OAuthSettings,
     key: Option<&PrivateKey>,
 ) -> Result<String, OAuthError> {
-    let (client_id, metadata) = super::client_and_server(url, oauth).await?;
+    let (client_id, metadata) = super::discovery::client_and_server(url, oauth).await?;
     let auth = client_auth(&metadata, oauth, key)?;
     let mut form: Vec<(&str, String)> = vec![
         ("grant_type", String::from("client_credentials")),
@@ -179,7 +179,7 @@ struct TokenAnswer {
 /// The access token of a token endpoint's answer, or its error in words.
 async fn read_token(answer: reqwest::Response) -> Result<String, OAuthError> {
     let status = answer.status();
-    let body = super::read_capped(answer, super::MAX_DOCUMENT_BYTES).await?;
+    let body = super::discovery::read_capped(answer, super::discovery::MAX_DOCUMENT_BYTES).await?;
     let parsed: Option<TokenAnswer> = serde_json::from_slice(&body).ok();
     match parsed {
         Some(TokenAnswer {

@@ -20,7 +20,7 @@ pub(super) async fn access_token(
     oauth: &OAuthSettings,
     idp: &IdentityProvider,
 ) -> Result<String, OAuthError> {
-    let (client_id, metadata) = super::client_and_server(url, oauth).await?;
+    let (client_id, metadata) = super::discovery::client_and_server(url, oauth).await?;
     // `client_and_server` made sure there is one, and that it owns the token endpoint.
     let issuer = metadata.issuer.clone().unwrap_or_default();
     let secret = |secret: &str, basic: bool| match basic {
