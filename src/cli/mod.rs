@@ -466,10 +466,10 @@ pub enum McpCommand {
     /// manifests and stop them again.
     Refresh(McpRefreshArgs),
     /// Sign in to a remote (streamable HTTP) server with OAuth and keep the tokens in the
-    /// data folder. The address of its sign-in page is printed on stderr; the browser is
-    /// opened too when stderr is a terminal (not with a pipe, not in CI, not with
-    /// --no-browser): then open the address yourself, and the login waits (5 minutes) for
-    /// the browser to come back. A server that asked for more scope gets it asked for.
+    /// data folder. The address of its sign-in page is printed on stderr. When stderr is a
+    /// terminal the browser is opened at it; with a pipe, in CI or with --no-browser it is
+    /// not: open the address yourself. The login waits up to 5 minutes for the browser to
+    /// come back. A server that asked for more scope gets it asked for.
     #[command(
         after_help = "Servers whose `oauth` object names the client_credentials or \
                       cross_app_access grant need no login: antler gets their tokens itself."
