@@ -20,6 +20,9 @@ pub struct OAuthSettings {
     /// The HTTPS address of a Client ID Metadata Document the user hosts: the client id
     /// where the authorization server supports them (else dynamic registration).
     pub client_metadata_url: Option<String>,
+    /// The only authorization server (its issuer) antler signs in to for this server: a
+    /// registered client's credentials then never go to another one the server names.
+    pub issuer: Option<String>,
     /// How tokens are obtained.
     pub grant: Grant,
 }
@@ -32,6 +35,7 @@ impl std::fmt::Debug for OAuthSettings {
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("scopes", &self.scopes)
             .field("client_metadata_url", &self.client_metadata_url)
+            .field("issuer", &self.issuer)
             .field("grant", &self.grant)
             .finish()
     }
@@ -129,6 +133,8 @@ pub(super) struct RawOAuth {
     #[serde(default)]
     client_metadata_url: Option<String>,
     #[serde(default)]
+    issuer: Option<String>,
+    #[serde(default)]
     grant_type: Option<String>,
     #[serde(default)]
     private_key_file: Option<PathBuf>,
@@ -203,6 +209,15 @@ impl RawOAuth {
                      document is published)",
                 ));
             }
+        }
+        let issuer = non_empty(self.issuer);
+        if let Some(issuer) = &issuer
+            && !url::Url::parse(issuer).is_ok_and(|u| matches!(u.scheme(), "https" | "http"))
+        {
+            return Err(invalid(
+                "issuer",
+                "expected the authorization server's issuer, an https:// address",
+            ));
         }
         if client_secret.is_some() && client_id.is_none() {
             return Err(invalid(
@@ -306,6 +321,7 @@ impl RawOAuth {
             client_secret,
             scopes,
             client_metadata_url,
+            issuer,
             grant,
         })
     }
@@ -430,6 +446,7 @@ mod tests {
                 "client_metadata_url",
             ),
             (json!({"scopes": ["a b"]}), "scopes"),
+            (json!({"issuer": "not a url"}), "issuer"),
             (
                 json!({"client_id": "a", "grant_type": "cross_app_access"}),
                 "identity_provider",

@@ -355,4 +355,22 @@ fn client_credentials_need_no_login_and_their_token_reaches_no_one() {
     let error = mock.requests()[1].tool_result("c1");
     assert!(error.contains("invalid_client"), "{error}");
     assert!(!error.contains("not-the-secret"), "{error}");
+
+    // Pinned to another authorization server: the secret is sent nowhere.
+    let mut pinned = entry("ci-secret");
+    pinned["remote"]["oauth"]["issuer"] = json!("https://as.example");
+    write_extensions(&sandbox, pinned);
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "remote_authorization", json!({}))]),
+        Reply::text("done"),
+    ]);
+    let out = agent(&sandbox, &mock).args(["-p", "who am I?"]).output().unwrap();
+    assert_success(&out);
+    let error = mock.requests()[1].tool_result("c1");
+    assert!(
+        error.contains("not to https://as.example, the `issuer` its `oauth` object names"),
+        "{error}"
+    );
+    let log = std::fs::read_to_string(&grants).unwrap();
+    assert_eq!(log.lines().count(), 1, "no grant since the first: {log}");
 }

@@ -12,7 +12,7 @@ use rmcp::transport::auth::AuthorizationMetadata;
 use serde::Deserialize;
 
 use super::{OAuthError, flow};
-use crate::config::{OAuthSettings, PrivateKey};
+use crate::config::{McpServerConfig, OAuthSettings, PrivateKey};
 
 /// How long the token request may take.
 const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -33,11 +33,12 @@ enum ClientAuth<'a> {
 
 /// An access token for the server at `url`, by the client's own credentials.
 pub(super) async fn access_token(
+    config: &McpServerConfig,
     url: &str,
     oauth: &OAuthSettings,
     key: Option<&PrivateKey>,
 ) -> Result<String, OAuthError> {
-    let (client_id, metadata) = super::discovery::client_and_server(url, oauth).await?;
+    let (client_id, metadata) = super::discovery::client_and_server(config, oauth).await?;
     let auth = client_auth(&metadata, oauth, key)?;
     let mut form: Vec<(&str, String)> = vec![
         ("grant_type", String::from("client_credentials")),

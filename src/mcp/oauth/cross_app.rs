@@ -12,15 +12,16 @@ use rmcp::transport::auth::enterprise::{
 };
 
 use super::{OAuthError, flow};
-use crate::config::{IdentityProvider, OAuthSettings};
+use crate::config::{IdentityProvider, McpServerConfig, OAuthSettings};
 
 /// An access token for the server at `url`, by way of the identity provider `idp`.
 pub(super) async fn access_token(
+    config: &McpServerConfig,
     url: &str,
     oauth: &OAuthSettings,
     idp: &IdentityProvider,
 ) -> Result<String, OAuthError> {
-    let (client_id, metadata) = super::discovery::client_and_server(url, oauth).await?;
+    let (client_id, metadata) = super::discovery::client_and_server(config, oauth).await?;
     // `client_and_server` made sure there is one, and that it owns the token endpoint.
     let issuer = metadata.issuer.clone().unwrap_or_default();
     let secret = |secret: &str, basic: bool| match basic {

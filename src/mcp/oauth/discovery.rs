@@ -21,10 +21,11 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// server, and such servers put their OAuth endpoints under a path).
 pub(super) async fn discover(
     manager: &AuthorizationManager,
-    url: &str,
+    config: &McpServerConfig,
     challenge: Option<&str>,
 ) -> Result<AuthorizationMetadata, OAuthError> {
-    match manager.resolve_metadata_from_challenge(challenge).await {
+    let url = config.url.as_deref().unwrap_or_default();
+    let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
         Ok(resolution) => Ok(resolution.metadata),
         Err(AuthError::AuthorizationServerMismatch { .. }) => {
             let found = same_origin_metadata(url).await;
@@ -36,22 +37,34 @@ pub(super) async fn discover(
             })
         }
         Err(err) => Err(flow(err)),
+    }?;
+    let pinned = config.oauth.as_ref().and_then(|o| o.issuer.as_deref());
+    let same = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
+    match (pinned, metadata.issuer.as_deref()) {
+        (Some(pin), Some(found)) if same(pin, found) => Ok(metadata),
+        (Some(pin), found) => Err(OAuthError::Flow(format!(
+            "the server sends antler to the authorization server {}, not to {pin}, the \
+             `issuer` its `oauth` object names; nothing was sent there",
+            crate::text::short_line(found.unwrap_or("(no issuer)"), 120).0
+        ))),
+        (None, _) => Ok(metadata),
     }
 }
 
 /// The client id of a grant without a browser, and the metadata of the authorization
 /// server of the server at `url`.
 pub(super) async fn client_and_server<'a>(
-    url: &str,
+    config: &McpServerConfig,
     oauth: &'a crate::config::OAuthSettings,
 ) -> Result<(&'a str, AuthorizationMetadata), OAuthError> {
+    let url = config.url.as_deref().unwrap_or_default();
     let client_id = oauth
         .client_id
         .as_deref()
         .ok_or_else(|| OAuthError::Flow(String::from("the `oauth` object has no client_id")))?;
     crate::http::install_crypto_provider();
     let manager = AuthorizationManager::new(url).await.map_err(flow)?;
-    let metadata = discover(&manager, url, None).await?;
+    let metadata = discover(&manager, config, None).await?;
     // The client's secret, its assertion (addressed to the issuer) or an identity
     // assertion goes to the token endpoint: it must be the issuer's own, over TLS (or on
     // this machine), or a server's metadata could name a real issuer and collect what is

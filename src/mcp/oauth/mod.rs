@@ -120,7 +120,7 @@ pub async fn login(
     let challenge = probe(config, url).await;
     let mut manager = AuthorizationManager::new(url).await.map_err(flow)?;
     manager.set_credential_store(tokens.for_server(url));
-    let metadata = discover(&manager, url, challenge.as_deref()).await?;
+    let metadata = discover(&manager, config, challenge.as_deref()).await?;
     manager.set_metadata(metadata);
     let callback = callback::Callback::bind().await?;
     let mut request = AuthorizationRequest::new(callback.redirect_uri())
@@ -230,11 +230,12 @@ pub async fn authorize(
         match &settings.grant {
             Grant::AuthorizationCode => {}
             Grant::ClientCredentials(key) => {
-                let token = client_credentials::access_token(url, settings, key.as_ref()).await?;
+                let token =
+                    client_credentials::access_token(config, url, settings, key.as_ref()).await?;
                 return Ok(Authorization::Bearer(token));
             }
             Grant::CrossAppAccess(idp) => {
-                let token = cross_app::access_token(url, settings, idp).await?;
+                let token = cross_app::access_token(config, url, settings, idp).await?;
                 return Ok(Authorization::Bearer(token));
             }
         }
