@@ -275,6 +275,23 @@ fn a_server_that_wants_more_scope_gets_it_asked_for_a_bounded_number_of_times() 
     assert_eq!(refused["needs_login"], false, "no login is suggested");
 }
 
+/// A verbose `-p` run that calls the fixture's `authorization` tool (with the secret in
+/// `CI_OAUTH_SECRET`): what the model was told, and antler's stderr.
+fn call_authorization(sandbox: &Sandbox) -> (String, String) {
+    let mock = MockOpenAi::start(vec![
+        Reply::tool_calls(&[("c1", "remote_authorization", json!({}))]),
+        Reply::text("done"),
+    ]);
+    let out = agent(sandbox, &mock)
+        .env("CI_OAUTH_SECRET", "ci-secret")
+        .args(["-vv", "-p", "who am I?"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let seen = mock.requests()[1].tool_result("c1");
+    (seen, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 /// The `client_credentials` grant, for CI: no login, a token at each connection from the
 /// secret (HTTP Basic, with the resource), never written down; a server that echoes the
 /// token it was sent hands the model `[redacted]`; the secret reaches no log or thread;
@@ -291,19 +308,9 @@ fn client_credentials_need_no_login_and_their_token_reaches_no_one() {
         }}})
     };
     write_extensions(&sandbox, entry("$CI_OAUTH_SECRET"));
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "remote_authorization", json!({}))]),
-        Reply::text("done"),
-    ]);
-    let out = agent(&sandbox, &mock)
-        .env("CI_OAUTH_SECRET", "ci-secret")
-        .args(["-vv", "-p", "who am I?"])
-        .output()
-        .unwrap();
-    assert_success(&out);
+    let (seen, stderr) = call_authorization(&sandbox);
     assert_eq!(
-        mock.requests()[1].tool_result("c1"),
-        "Bearer [redacted]",
+        seen, "Bearer [redacted]",
         "the server got a bearer token; the model does not see it"
     );
     let log = std::fs::read_to_string(&grants).unwrap();
@@ -315,7 +322,6 @@ fn client_credentials_need_no_login_and_their_token_reaches_no_one() {
         )]
     );
     let antler_log = std::fs::read_to_string(sandbox.log_file()).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
     for secret in ["ci-secret", "fixture-access-"] {
         assert!(!antler_log.contains(secret), "{secret} in the log");
         assert!(!stderr.contains(secret), "{secret} on stderr");
@@ -343,16 +349,7 @@ fn client_credentials_need_no_login_and_their_token_reaches_no_one() {
     );
     // A wrong secret: the call fails with the authorization server's refusal, in words.
     write_extensions(&sandbox, entry("not-the-secret"));
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "remote_authorization", json!({}))]),
-        Reply::text("done"),
-    ]);
-    let out = agent(&sandbox, &mock)
-        .args(["-p", "who am I?"])
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let error = mock.requests()[1].tool_result("c1");
+    let (error, _) = call_authorization(&sandbox);
     assert!(error.contains("invalid_client"), "{error}");
     assert!(!error.contains("not-the-secret"), "{error}");
 
@@ -360,13 +357,7 @@ fn client_credentials_need_no_login_and_their_token_reaches_no_one() {
     let mut pinned = entry("ci-secret");
     pinned["remote"]["oauth"]["issuer"] = json!("https://as.example");
     write_extensions(&sandbox, pinned);
-    let mock = MockOpenAi::start(vec![
-        Reply::tool_calls(&[("c1", "remote_authorization", json!({}))]),
-        Reply::text("done"),
-    ]);
-    let out = agent(&sandbox, &mock).args(["-p", "who am I?"]).output().unwrap();
-    assert_success(&out);
-    let error = mock.requests()[1].tool_result("c1");
+    let (error, _) = call_authorization(&sandbox);
     assert!(
         error.contains("not to https://as.example, the `issuer` its `oauth` object names"),
         "{error}"
