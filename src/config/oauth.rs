@@ -57,6 +57,17 @@ pub enum Grant {
     CrossAppAccess(IdentityProvider),
 }
 
+impl Grant {
+    /// Its `grant_type` in the `oauth` object.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::AuthorizationCode => "authorization_code",
+            Self::ClientCredentials(_) => "client_credentials",
+            Self::CrossAppAccess(_) => "cross_app_access",
+        }
+    }
+}
+
 /// The organisation's identity provider of [`Grant::CrossAppAccess`].
 #[derive(Clone, PartialEq)]
 pub struct IdentityProvider {

@@ -128,8 +128,9 @@ pub enum Unattended {
     /// Every request is declined: nobody agreed to anything.
     #[default]
     Decline,
-    /// A form whose required fields all have defaults is accepted with its defaults
-    /// (SEP-1034); anything else is declined. A URL is never opened.
+    /// A form with defaults, every required field among them, is accepted with its
+    /// defaults (SEP-1034, [`ElicitationRequest::defaults`]); anything else is declined.
+    /// A URL is never opened.
     AcceptDefaults,
 }
 

@@ -385,11 +385,7 @@ pub fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
     let oauth = config.oauth.as_ref().map(|o| OAuthIdentity {
         client_id: &o.client_id,
         scopes: &o.scopes,
-        grant: match o.grant {
-            crate::config::Grant::AuthorizationCode => "authorization_code",
-            crate::config::Grant::ClientCredentials(_) => "client_credentials",
-            crate::config::Grant::CrossAppAccess(_) => "cross_app_access",
-        },
+        grant: o.grant.name(),
         identity_provider: match &o.grant {
             crate::config::Grant::CrossAppAccess(idp) => Some(&idp.issuer),
             _ => None,
