@@ -344,7 +344,13 @@ impl Setup {
 
     /// The context window of the model in use, when configured.
     pub fn context_window(&self, model: Option<&str>) -> Option<u32> {
-        self.model_config(model).and_then(|m| m.context_window)
+        use crate::provider::embedded::{EMBEDDED, engine::CONTEXT_WINDOW};
+        match self.model_config(model) {
+            Some(config) => config.context_window,
+            // The embedded model runs in a window antler sets.
+            None if model == Some(EMBEDDED) => u32::try_from(CONTEXT_WINDOW).ok(),
+            None => None,
+        }
     }
 
     /// Decides what of `toolset` is deferred, with the configured `tool_search`, the

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::state::ThreadState;
+use super::state::{OutcomeChange, ThreadState};
 use crate::protocol::{Message, ToolCall};
 use crate::provider::ModelReply;
 use crate::tools::{PreparedCall, Tool, ToolContext, ToolOutput};
@@ -159,6 +159,20 @@ impl Chain {
         ran: usize,
         mut output: ToolOutput,
     ) -> ToolOutput {
+        if let Some(promoted) = output
+            .state_update
+            .as_ref()
+            .and_then(|u| u.promoted.as_ref())
+        {
+            let change = if state.promoted.catalog_hash.as_deref() == Some(&promoted.catalog_hash)
+                || state.promoted.catalog_hash.is_none()
+            {
+                OutcomeChange::Promoted(promoted.names.clone())
+            } else {
+                OutcomeChange::Catalog
+            };
+            state.outcome_changes.insert(call.id.clone(), change);
+        }
         state.apply(output.state_update.as_deref());
         for layer in self.layers[..ran.min(self.layers.len())].iter().rev() {
             layer.after_tool(state, call, &mut output);

@@ -437,11 +437,22 @@ impl Run<'_> {
             &tools,
             self.thread.messages.len(),
         );
+        let tools: Vec<ToolSpec> = tools.iter().map(|t| spec(t.as_ref())).collect();
+        let callable = match &agent.deferred.catalog {
+            Some(catalog) => catalog
+                .infos()
+                .iter()
+                .filter(|info| !tools.iter().any(|t| t.name == info.name))
+                .map(|info| info.name.clone())
+                .collect(),
+            None => Vec::new(),
+        };
         let request = ModelRequest {
-            system: self.agent.get().system_prompt.clone(),
+            system: agent.system_prompt.clone(),
             messages: self.thread.messages.clone(),
-            tools: tools.iter().map(|t| spec(t.as_ref())).collect(),
+            tools,
             max_tokens: None,
+            callable,
         };
         let turn = self.turn;
         let emit = self.emit;

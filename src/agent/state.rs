@@ -49,6 +49,20 @@ pub struct ThreadState {
     /// The context ledger of the thread's runs so far (sums; no per-call list).
     #[serde(default, skip_serializing_if = "is_empty_ledger")]
     pub ledger: Ledger,
+    /// Tool calls whose results promoted tools, by call id: the same call made before
+    /// such a result may have a different outcome after it, so loop detection does not
+    /// count it. Never stored (loops are counted within a run).
+    #[serde(skip)]
+    pub outcome_changes: BTreeMap<String, OutcomeChange>,
+}
+
+/// What a call's result changed for the calls made before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutcomeChange {
+    /// These tools were promoted: a call to them may now run.
+    Promoted(Vec<String>),
+    /// The catalog changed: any call may now turn out differently.
+    Catalog,
 }
 
 fn is_empty_ledger(ledger: &Ledger) -> bool {

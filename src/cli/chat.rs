@@ -42,6 +42,12 @@ pub async fn run_chat(
         Ok(permissions) => permissions,
         Err(err) => return err.report(),
     };
+    if args.replay.is_none()
+        && crate::provider::resolve::embedded_missing(&setup.app.value.models, model, env)
+        && let Some(exit) = offer_embedded_model(cwd, env).await
+    {
+        return exit;
+    }
     let options = SessionOptions {
         model: model.map(str::to_string),
         max_turns: args.max_turns,
@@ -123,4 +129,32 @@ async fn quit_on_signal(signals: [Signal; 3], commands: UnboundedSender<Command>
     };
     let _ = commands.send(Command::Quit);
     sigint
+}
+
+/// With no model to talk to but the embedded one, which is missing: asks on the terminal
+/// whether to download it now. `None`: go on (installed now); `Some`: the exit to end with
+/// (declined: the error saying what to set; or the failed install).
+async fn offer_embedded_model(cwd: &Path, env: EnvLookup<'_>) -> Option<Exit> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let missing = crate::provider::resolve::ModelError::EmbeddedMissing { defaulted: true };
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Some(CliError::usage(missing.to_string()).report());
+    }
+    let model = crate::provider::embedded::catalog::CHAT;
+    eprint!(
+        "No model endpoint is configured. antler can answer with a small model on this \
+         machine: {} ({}, downloaded once). Download it now? [y/N] ",
+        model.title,
+        model.size_text()
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
+        return Some(CliError::usage(missing.to_string()).report());
+    }
+    match super::models::fetch_chat(model.name, None, cwd, env).await {
+        Exit::Success => None,
+        failed => Some(failed),
+    }
 }

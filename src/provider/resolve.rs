@@ -1,8 +1,12 @@
 //! Which model a session talks to: a configured model picked by name, the first configured
 //! model, or a raw model id on the endpoint the environment names.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::Provider;
+use super::embedded::catalog::{self, CHAT};
+use super::embedded::{EMBEDDED, EmbeddedProvider};
 use super::openai::OpenAiSettings;
 use crate::config::{EnvLookup, ModelConfig, ToolCallFormat};
 
@@ -70,6 +74,93 @@ pub enum ModelError {
     /// The endpoint's client cannot be built (e.g. an invalid base URL).
     #[error(transparent)]
     Provider(#[from] super::ProviderError),
+    /// The embedded model is the one to use and is not installed.
+    #[error(
+        "{}the embedded model is not installed: run `antler models fetch chat` ({}, once) to \
+         answer with a small model on this machine, or set OPENAI_API_KEY (and \
+         OPENAI_BASE_URL for another OpenAI-compatible server) and pass --model NAME, or add a \
+         model to config.yaml (see config.example.yaml)",
+        if *.defaulted { "no model endpoint configured and " } else { "" },
+        CHAT.size_text()
+    )]
+    EmbeddedMissing {
+        /// The model was the default, not asked for.
+        defaulted: bool,
+    },
+}
+
+/// The provider a session talks to, and what to tell the user about that choice.
+pub struct ChosenModel {
+    /// The provider.
+    pub provider: Arc<dyn Provider>,
+    /// Said once when the embedded model is used because nothing else is configured.
+    pub notice: Option<String>,
+    /// Whether it is the embedded model.
+    pub embedded: bool,
+}
+
+/// The provider for `requested`: the embedded model for `-m embedded` (unless config.yaml
+/// names a model so) and when neither config.yaml nor the environment names an endpoint;
+/// else the OpenAI-compatible endpoint [`resolve_model`] finds.
+pub fn model_provider(
+    models: &[ModelConfig],
+    requested: Option<&str>,
+    env: EnvLookup<'_>,
+) -> Result<ChosenModel, ModelError> {
+    let asked = requested.map(str::trim);
+    let configured = models.iter().any(|m| Some(m.name.as_str()) == asked);
+    if asked == Some(EMBEDDED) && !configured {
+        return embedded(env, false);
+    }
+    match resolve_model(models, requested, env) {
+        Ok(settings) => Ok(ChosenModel {
+            provider: Arc::new(super::openai::OpenAiProvider::new(settings)?),
+            notice: None,
+            embedded: false,
+        }),
+        Err(ResolveError::NoEndpoint) => embedded(env, true),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Whether [`model_provider`] would pick the embedded model and find it missing; cheap (no
+/// client is built), so the chat can offer to install it before it starts.
+pub fn embedded_missing(
+    models: &[ModelConfig],
+    requested: Option<&str>,
+    env: EnvLookup<'_>,
+) -> bool {
+    let asked = requested.map(str::trim);
+    let configured = models.iter().any(|m| Some(m.name.as_str()) == asked);
+    let wanted = (asked == Some(EMBEDDED) && !configured)
+        || matches!(
+            resolve_model(models, requested, env),
+            Err(ResolveError::NoEndpoint)
+        );
+    wanted
+        && catalog::models_dir(env)
+            .and_then(|dir| catalog::installed(&dir))
+            .is_none()
+}
+
+fn embedded(env: EnvLookup<'_>, defaulted: bool) -> Result<ChosenModel, ModelError> {
+    let found = catalog::models_dir(env).and_then(|dir| catalog::installed(&dir));
+    let Some((model, path)) = found else {
+        return Err(ModelError::EmbeddedMissing { defaulted });
+    };
+    let notice = defaulted.then(|| {
+        format!(
+            "no model endpoint configured: answering with the embedded model {} on this \
+             machine's CPU (slow, and no match for a hosted model). For a real model set \
+             OPENAI_API_KEY (and OPENAI_BASE_URL for another server) or add one to config.yaml",
+            model.title
+        )
+    });
+    Ok(ChosenModel {
+        provider: Arc::new(EmbeddedProvider::new(model, path)),
+        notice,
+        embedded: true,
+    })
 }
 
 /// The OpenAI-compatible provider for `requested` (see [`resolve_model`]): the one path

@@ -24,7 +24,7 @@ use crate::protocol::{
     SessionInfo, ThreadMeta, ToolsView,
 };
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
-use crate::provider::resolve::{ModelError, openai_provider};
+use crate::provider::resolve::{ChosenModel, ModelError, model_provider};
 use crate::provider::{Provider, ProviderError};
 use crate::session::instructions::{self, Instructions, InstructionsError, PromptOptions};
 use crate::setup::{Setup, SetupError};
@@ -160,6 +160,8 @@ pub struct Session {
     hooks: Arc<crate::hooks::Hooks>,
     /// Whether `SessionStart` has fired.
     started: bool,
+    /// Why the model in use was chosen, said at the first run (the embedded default).
+    model_notice: Option<String>,
 }
 
 /// A session whose quick part is done — the model resolved, the store and the thread to
@@ -178,6 +180,7 @@ pub struct Starting {
     questions: Option<UnboundedReceiver<ClarificationRequest>>,
     elicitations: Option<Elicitations>,
     approvals: Option<Approvals>,
+    model_notice: Option<String>,
 }
 
 impl Starting {
@@ -225,6 +228,7 @@ impl Starting {
             prompt,
             hooks,
             started: false,
+            model_notice: self.model_notice,
         };
         Ok((session, self.questions))
     }
@@ -252,7 +256,11 @@ impl Session {
         options: SessionOptions,
     ) -> Result<Starting, SessionError> {
         let models = setup.app.value.models.clone();
-        let provider = provider_for(&models, options.model.as_deref(), env, cwd, &options)?;
+        let ChosenModel {
+            provider,
+            notice: model_notice,
+            embedded,
+        } = provider_for(&models, options.model.as_deref(), env, cwd, &options)?;
         let db = default_path(env)?;
         let store = ThreadStore::open(&db)?;
         let outputs = prepare_outputs(&db).map_err(SessionError::Outputs)?;
@@ -290,7 +298,11 @@ impl Session {
             setup,
             spec: AssemblySpec {
                 provider,
-                model: options.model,
+                // The embedded model's window and limits follow its name.
+                model: match embedded {
+                    true => Some(crate::provider::embedded::EMBEDDED.to_string()),
+                    false => options.model,
+                },
                 max_turns: options.max_turns,
                 clarifications,
                 gates: Arc::new(gates),
@@ -309,6 +321,7 @@ impl Session {
             questions,
             elicitations,
             approvals,
+            model_notice,
         })
     }
 
@@ -401,8 +414,9 @@ impl Session {
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.clone())
         };
-        let provider: Arc<dyn Provider> =
-            Arc::new(openai_provider(&self.models, Some(name), &env).map_err(|e| e.to_string())?);
+        let provider = model_provider(&self.models, Some(name), &env)
+            .map_err(|e| e.to_string())?
+            .provider;
         self.assembly
             .set_model(provider.clone(), Some(name.to_string()))
             .await
@@ -626,6 +640,9 @@ impl Session {
     /// goes before the first message. Its events are kept for after `run_started`.
     async fn session_start(&mut self, resumed: bool, events: &mut Vec<Event>) -> Option<String> {
         use crate::hooks::{HookEvent, Target, Verdict};
+        if let Some(message) = self.model_notice.take() {
+            events.push(Event::Notice { turn: 0, message });
+        }
         if std::mem::replace(&mut self.started, true) || !self.hooks.has(HookEvent::SessionStart) {
             return None;
         }
@@ -856,22 +873,28 @@ fn open_stored(store: &ThreadStore, id: &str) -> Result<OpenThread, StoreError> 
     })
 }
 
-/// The model: a replay file, or the endpoint `model` resolves to; recorded when asked.
+/// The model: a replay file, or the one `model` resolves to (an endpoint, or the embedded
+/// model); recorded when asked.
 fn provider_for(
     models: &[ModelConfig],
     model: Option<&str>,
     env: EnvLookup<'_>,
     cwd: &Path,
     options: &SessionOptions,
-) -> Result<Arc<dyn Provider>, SessionError> {
-    let provider: Arc<dyn Provider> = match &options.replay {
-        Some(path) => Arc::new(ReplayProvider::open(cwd.join(path)).map_err(SessionError::Replay)?),
-        None => Arc::new(openai_provider(models, model, env)?),
+) -> Result<ChosenModel, SessionError> {
+    let mut chosen = match &options.replay {
+        Some(path) => ChosenModel {
+            provider: Arc::new(ReplayProvider::open(cwd.join(path)).map_err(SessionError::Replay)?),
+            notice: None,
+            embedded: false,
+        },
+        None => model_provider(models, model, env)?,
     };
-    Ok(match &options.record {
-        Some(path) => Arc::new(
-            RecordingProvider::create(cwd.join(path), provider).map_err(SessionError::Replay)?,
-        ),
-        None => provider,
-    })
+    if let Some(path) = &options.record {
+        chosen.provider = Arc::new(
+            RecordingProvider::create(cwd.join(path), chosen.provider)
+                .map_err(SessionError::Replay)?,
+        );
+    }
+    Ok(chosen)
 }

@@ -568,6 +568,7 @@ fn doctor_checks_everything_and_fails_without_a_model() {
             "mcp: fx",
             "tool search",
             "sentence encoder",
+            "embedded model",
             "model: mock-model",
             "threads"
         ]

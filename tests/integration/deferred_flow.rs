@@ -119,13 +119,15 @@ async fn scripted_turns_bind_exactly_the_promoted_schemas() {
     s.user("please echo hello");
     assert_eq!(s.bound(), ["tool_search"], "turn 1 binds no MCP schema");
 
+    // A call naming a deferred tool does not run; it promotes the tool, as `select:` would.
     let blocked = s.call("fx_add", json!({"a": 1, "b": 2})).await;
     assert!(
         blocked.is_error
             && blocked
                 .content
-                .contains("is deferred and has not been promoted yet")
+                .contains("was deferred, so this call did not run")
     );
+    assert_eq!(s.bound(), ["tool_search", "fx_add"]);
 
     let found = s
         .call("tool_search", json!({"query": "select:fx_echo"}))
@@ -134,8 +136,8 @@ async fn scripted_turns_bind_exactly_the_promoted_schemas() {
     assert_eq!(schemas[0]["name"], "fx_echo");
     assert_eq!(
         s.bound(),
-        ["tool_search", "fx_echo"],
-        "turn 2 binds the promoted tool"
+        ["tool_search", "fx_add", "fx_echo"],
+        "turn 2 binds the promoted tool, after the one promoted before"
     );
 
     assert_eq!(
@@ -164,7 +166,7 @@ async fn scripted_turns_bind_exactly_the_promoted_schemas() {
     let bound = s.bound();
     assert_eq!(
         &bound[..3],
-        ["tool_search", "fx_echo", "fx_add"],
+        ["tool_search", "fx_add", "fx_echo"],
         "promotion order, stable prefix"
     );
     assert_eq!(s.call("fx_add", json!({"a": 2, "b": 3})).await.content, "5");

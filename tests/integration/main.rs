@@ -13,6 +13,7 @@ mod cli_deferred;
 mod cli_mcp;
 mod conformance;
 mod deferred_flow;
+mod embedded;
 mod examples;
 mod first_run;
 mod hooks;

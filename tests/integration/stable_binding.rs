@@ -80,14 +80,18 @@ fn the_tools_array_never_changes_and_call_tool_is_filtered_like_a_direct_call() 
     assert!(system.contains("through call_tool"), "{system}");
 
     let events = events(&out.stdout);
-    // An unpromoted inner name gets exactly the direct call's error.
+    // An unpromoted inner name gets exactly the direct call's answer: it does not run, it
+    // is promoted.
     let blocked = finished(&events, "c2");
     assert_eq!(blocked["name"], "fx_add");
     assert_eq!(blocked["is_error"], true);
-    assert_eq!(
-        blocked["content"],
-        "Error: Tool 'fx_add' is deferred and has not been promoted yet. Call tool_search \
-         first to expose and promote this tool's schema, then retry."
+    let content = blocked["content"].as_str().unwrap();
+    assert!(
+        content.starts_with(
+            "Error: Tool 'fx_add' was deferred, so this call did not run. Naming it has loaded \
+             it (as tool_search with select:fx_add would). Its schema: {\"name\":\"fx_add\""
+        ),
+        "{content}"
     );
     // A promoted one runs as itself: events with its name and role, its own result.
     let started = events

@@ -72,6 +72,7 @@ impl Sandbox {
             .env("XDG_DATA_HOME", self.path().join("xdg-data"))
             .env("XDG_CACHE_HOME", self.path().join("xdg-cache"))
             .env_remove("ANTLER_SEMANTIC_MODEL")
+            .env_remove("ANTLER_MODELS_DIR")
             .env("ANTLER_LOG_FILE", self.log_file())
             .env_remove("ANTLER_DATA_DIR")
             .env_remove("ANTLER_MODEL")

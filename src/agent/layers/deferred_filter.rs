@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::agent::middleware::{Layer, ModelCall};
 use crate::agent::state::ThreadState;
-use crate::deferred::DeferredCatalog;
-use crate::tools::{PreparedCall, ToolOutput};
+use crate::deferred::{DeferredCatalog, function_schema};
+use crate::tools::{PreparedCall, PromotedUpdate, StateUpdate, ToolOutput};
 
 /// Binds the non-deferred tools (in their fixed order) plus the promoted deferred tools
 /// whose catalog hash matches the current catalog (in promotion order), so the bound list
@@ -46,11 +46,33 @@ impl DeferredFilter {
         self
     }
 
-    /// The message a blocked call gets.
-    pub fn blocked_message(name: &str) -> String {
+    /// The answer to a call that names an unpromoted deferred tool exactly: the call does
+    /// not run, but the name is as good as `select:` it, so the tool is promoted and its
+    /// schema given back, sparing the model a search (small models call a listed name
+    /// directly far more often than they search first).
+    pub fn promoted_by_call(&self, name: &str) -> ToolOutput {
+        let schema = self
+            .catalog
+            .tool(name)
+            .map(|tool| function_schema(tool.info())["function"].take())
+            .unwrap_or_default();
+        let mut output = ToolOutput::error(Self::promoted_message(name, &schema.to_string()));
+        output.state_update = Some(Box::new(StateUpdate {
+            promoted: Some(PromotedUpdate {
+                catalog_hash: self.catalog.hash().to_string(),
+                names: vec![name.to_string()],
+            }),
+            ..Default::default()
+        }));
+        output
+    }
+
+    /// The text of [`DeferredFilter::promoted_by_call`]'s answer.
+    pub fn promoted_message(name: &str, schema: &str) -> String {
         format!(
-            "Error: Tool '{name}' is deferred and has not been promoted yet. Call tool_search \
-             first to expose and promote this tool's schema, then retry."
+            "Error: Tool '{name}' was deferred, so this call did not run. Naming it has loaded \
+             it (as tool_search with select:{name} would). Its schema: {schema}\nCall it again \
+             with arguments that fit the schema."
         )
     }
 }
@@ -86,7 +108,7 @@ impl Layer for DeferredFilter {
             state.touch(&call.name);
             None
         } else {
-            Some(ToolOutput::error(Self::blocked_message(&call.name)))
+            Some(self.promoted_by_call(&call.name))
         }
     }
 
@@ -174,7 +196,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn blocks_unpromoted_calls_with_the_exact_message() {
+    async fn a_call_naming_an_unpromoted_tool_promotes_it_without_running_it() {
         let (catalog, chain, _) = setup();
         let mut state = ThreadState::default();
         let lookup = |name: &str| catalog.tool(name).cloned();
@@ -182,12 +204,24 @@ mod tests {
             .run_tool_call(&mut state, &call("github_get_file"), &lookup)
             .await;
         assert!(out.is_error);
-        assert_eq!(
-            out.content,
-            "Error: Tool 'github_get_file' is deferred and has not been promoted yet. Call \
-             tool_search first to expose and promote this tool's schema, then retry."
+        assert!(
+            out.content.starts_with(
+                "Error: Tool 'github_get_file' was deferred, so this call did not run. Naming it \
+                 has loaded it (as tool_search with select:github_get_file would). Its schema: {"
+            ) && out.content.contains(r#""name":"github_get_file""#),
+            "{}",
+            out.content
         );
-        promote(&mut state, catalog.hash(), &["github_get_file"]);
+        assert!(state.is_promoted(catalog.hash(), "github_get_file"));
+        assert!(
+            !state.is_promoted(catalog.hash(), "time_convert_time"),
+            "only the named tool"
+        );
+        // A name that is not in the catalog is not promoted by anything.
+        let out = chain
+            .run_tool_call(&mut state, &call("github_get_fil"), &lookup)
+            .await;
+        assert!(!out.content.contains("loaded"), "{}", out.content);
         let out = chain
             .run_tool_call(&mut state, &call("github_get_file"), &lookup)
             .await;

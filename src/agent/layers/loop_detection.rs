@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::agent::middleware::{Layer, ModelTurn};
-use crate::agent::state::ThreadState;
+use crate::agent::state::{OutcomeChange, ThreadState};
 use crate::protocol::{Message, ToolCall};
 use crate::tools::{PreparedCall, ToolOutput};
 
@@ -70,12 +70,35 @@ impl Layer for LoopDetection {
             .map_or(0, |i| i + 1);
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for message in &turn.history[since_user..] {
-            if let Message::Assistant { tool_calls, .. } = message {
-                for call in tool_calls {
-                    *counts.entry(signature(call)).or_default() += 1;
+            match message {
+                Message::Assistant { tool_calls, .. } => {
+                    for call in tool_calls {
+                        *counts.entry(signature(call)).or_default() += 1;
+                    }
                 }
+                // Calls made before a promotion (or a catalog change) may now turn out
+                // differently: repeating them is not a loop.
+                Message::Tool { call_id, .. } => match state.outcome_changes.get(call_id) {
+                    Some(OutcomeChange::Catalog) => counts.clear(),
+                    Some(OutcomeChange::Promoted(names)) => counts.retain(|signature, _| {
+                        let name = signature.split('\u{0}').next().unwrap_or_default();
+                        !names.iter().any(|n| n == name)
+                    }),
+                    None => {}
+                },
+                _ => {}
             }
         }
+        let live: Vec<&String> = turn.history[since_user..]
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { call_id, .. } => Some(call_id),
+                _ => None,
+            })
+            .collect();
+        state
+            .outcome_changes
+            .retain(|call_id, _| live.contains(&call_id));
         let mut stop = None;
         for call in &turn.reply.tool_calls {
             let count = counts.entry(signature(call)).or_default();
@@ -183,6 +206,63 @@ mod tests {
             last = (notices, stop, reply);
         }
         (last.0, last.1, state, last.2)
+    }
+
+    #[test]
+    fn calls_made_before_their_tool_was_promoted_do_not_count() {
+        let chain = Chain::new().with(LoopDetection::default());
+        let mut state = ThreadState::default();
+        let mut history = vec![Message::User {
+            content: "time?".into(),
+        }];
+        let mut play = |state: &mut ThreadState, id: &str, output: ToolOutput| {
+            let mut reply = ModelReply {
+                tool_calls: vec![call(id, "{}")],
+                ..ModelReply::default()
+            };
+            let (_, stop) = chain.finish_model_call(state, &history, &mut reply);
+            history.push(Message::Assistant {
+                content: String::new(),
+                reasoning: String::new(),
+                tool_calls: reply.tool_calls.clone(),
+            });
+            if let Some(call) = reply.tool_calls.first() {
+                let out = chain.end_tool_call(state, &call.into(), 1, output);
+                history.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: out.content,
+                    is_error: out.is_error,
+                });
+            }
+            stop
+        };
+        let blocked = || ToolOutput::error("deferred");
+        for i in 0..3 {
+            assert_eq!(play(&mut state, &format!("b{i}"), blocked()), None);
+        }
+        // The fourth identical call's answer promotes the tool it names.
+        let mut promoting = ToolOutput::error("deferred; now loaded");
+        promoting.state_update = Some(Box::new(crate::tools::StateUpdate {
+            promoted: Some(crate::tools::PromotedUpdate {
+                catalog_hash: "h".into(),
+                names: vec!["search".into()],
+            }),
+            ..Default::default()
+        }));
+        assert_eq!(play(&mut state, "b3", promoting), None);
+        // Now the call runs: the four before do not make this a fifth.
+        for i in 0..4 {
+            assert_eq!(
+                play(&mut state, &format!("r{i}"), ToolOutput::ok("12:00")),
+                None
+            );
+        }
+        let stop = play(&mut state, "r4", ToolOutput::ok("12:00"));
+        assert!(
+            stop.is_some(),
+            "five identical calls after the change still stop"
+        );
     }
 
     #[test]

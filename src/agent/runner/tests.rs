@@ -432,7 +432,7 @@ async fn the_deferred_flow_promotes_then_binds() {
         })
         .unwrap();
     assert_eq!(promoted, ["time_now"]);
-    // An unpromoted deferred tool is blocked with the exact message.
+    // A call naming an unpromoted deferred tool does not run; it promotes the tool.
     let provider = Scripted::new(vec![
         calls(&[("g", "github_get_file", json!({}))]),
         text("ok"),
@@ -442,7 +442,7 @@ async fn the_deferred_flow_promotes_then_binds() {
     run(&agent, &mut thread, "read it").await;
     assert!(matches!(
         &thread.messages[2],
-        Message::Tool { content, is_error: true, .. } if content.contains("is deferred and has not been promoted")
+        Message::Tool { content, is_error: true, .. } if content.contains("was deferred, so this call did not run")
     ));
 }
 

@@ -14,9 +14,8 @@ use super::chunk::Chunk;
 use super::failure::{AttemptError, backoff_delay, scrub};
 use super::request::build_request;
 use super::service::{BodyWatch, HttpService};
-use super::text_calls::{HoldBack, text_tool_call};
 use crate::config::ToolCallFormat;
-use crate::protocol::{FinishReason, ToolCall};
+use crate::provider::text_calls::HoldBack;
 use crate::provider::{ModelEvent, ModelReply, ModelRequest, ProviderError};
 
 impl OpenAiProvider {
@@ -136,24 +135,9 @@ impl OpenAiProvider {
 }
 
 impl OpenAiProvider {
-    /// Makes an answer that is exactly one tool call written as text into that call.
+    /// Makes an answer that is only tool calls written as text into those calls.
     fn adopt_text_call(&self, reply: &mut ModelReply, request: &ModelRequest) {
-        if !reply.tool_calls.is_empty() {
-            return;
-        }
-        let Some((name, arguments)) = text_tool_call(&reply.content, &request.tools) else {
-            return;
-        };
-        let n = self.ids.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(tool = %name, "a tool call written as text, taken as a call");
-        reply.tool_calls = vec![ToolCall {
-            id: format!("call_text_{n}"),
-            name,
-            arguments,
-        }];
-        reply.content.clear();
-        reply.finish_reason = FinishReason::ToolCalls;
-        reply.from_text = true;
+        crate::provider::text_calls::adopt(reply, request, &self.ids);
     }
 }
 

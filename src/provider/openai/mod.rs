@@ -13,7 +13,6 @@ mod request;
 mod service;
 #[cfg(test)]
 mod tests;
-mod text_calls;
 
 use std::fmt;
 use std::sync::atomic::AtomicU64;

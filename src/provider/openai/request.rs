@@ -13,9 +13,9 @@ use async_openai::types::chat::{
 };
 
 use super::OpenAiSettings;
-use super::text_calls::{call_as_text, result_as_text, tools_section};
 use crate::config::ToolCallFormat;
 use crate::protocol::Message;
+use crate::provider::text_calls::{call_as_text, result_as_text, tools_section};
 use crate::provider::{ModelRequest, ToolSpec};
 
 /// How a summary message starts, so the model reads it as context rather than a question.
@@ -261,6 +261,7 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {}}),
             }],
             max_tokens: Some(7),
+            callable: Vec::new(),
         };
         let body = serde_json::to_value(build_request(&settings, &request)).unwrap();
         assert_eq!(
@@ -301,6 +302,7 @@ mod tests {
             }],
             tools: vec![],
             max_tokens: None,
+            callable: Vec::new(),
         };
         let body = serde_json::to_value(build_request(&settings, &request)).unwrap();
         assert_eq!(body["max_tokens"], 100);
@@ -344,6 +346,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             max_tokens: None,
+            callable: Vec::new(),
         };
         let body = serde_json::to_value(build_request(&settings, &request)).unwrap();
         assert!(body.get("tools").is_none());

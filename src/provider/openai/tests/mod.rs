@@ -214,6 +214,7 @@ pub(super) fn hello() -> ModelRequest {
         }],
         tools: vec![],
         max_tokens: None,
+        callable: Vec::new(),
     }
 }
 

@@ -2,8 +2,10 @@
 //! local models often answer with `{"name": ..., "arguments": {...}}`, bare or in a
 //! ```` ```json ```` fence, instead of a tool call).
 //!
-//! - [`text_tool_call`] turns an answer that is exactly one such call, naming a tool the
-//!   request bound, with object arguments, into a real tool call; anything else stays text.
+//! - [`text_tool_calls`] turns an answer that is exactly one such call, naming a tool the
+//!   request bound, with object arguments, into a real tool call; so too an answer made only
+//!   of `<tool_call>…</tool_call>` blocks (the Qwen and Hermes templates' format), each such
+//!   a call. Anything else stays text.
 //! - [`HoldBack`] keeps back streamed text that may still turn out to be such a call, so a
 //!   front-end never shows a call as the answer.
 //! - With `tool_call_format: text` the request itself is a shim: no `tools` array, the
@@ -11,14 +13,76 @@
 //!   written as text ([`call_as_text`], [`result_as_text`]).
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
-use crate::provider::{ModelEvent, ToolSpec};
+use crate::protocol::{FinishReason, ToolCall};
+use crate::provider::{ModelEvent, ModelReply, ModelRequest, ToolSpec};
 
-/// The call `content` is: the tool's name and its arguments as JSON text.
-pub(super) fn text_tool_call(content: &str, tools: &[ToolSpec]) -> Option<(String, String)> {
-    let body = unfenced(content.trim())?;
+/// Makes an answer that is only tool calls written as text into those calls; `ids` numbers
+/// them.
+pub(crate) fn adopt(reply: &mut ModelReply, request: &ModelRequest, ids: &AtomicU64) {
+    if !reply.tool_calls.is_empty() {
+        return;
+    }
+    let Some(calls) = text_tool_calls(&reply.content, &|name| request.may_call(name)) else {
+        return;
+    };
+    tracing::debug!(
+        calls = calls.len(),
+        "tool calls written as text, taken as calls"
+    );
+    reply.tool_calls = calls
+        .into_iter()
+        .map(|(name, arguments)| ToolCall {
+            id: format!("call_text_{}", ids.fetch_add(1, Ordering::Relaxed)),
+            name,
+            arguments,
+        })
+        .collect();
+    reply.content.clear();
+    reply.finish_reason = FinishReason::ToolCalls;
+    reply.from_text = true;
+}
+
+/// Most calls one answer may hold as `<tool_call>` blocks.
+const MAX_TAGGED_CALLS: usize = 16;
+
+/// The calls `content` is: each tool's name and its arguments as JSON text.
+/// `known` says which names a call may have.
+pub(crate) fn text_tool_calls(
+    content: &str,
+    known: &dyn Fn(&str) -> bool,
+) -> Option<Vec<(String, String)>> {
+    let content = content.trim();
+    if content.starts_with(TAG_OPEN) {
+        return tagged_calls(content, known);
+    }
+    one_call(unfenced(content)?, known).map(|call| vec![call])
+}
+
+const TAG_OPEN: &str = "<tool_call>";
+const TAG_CLOSE: &str = "</tool_call>";
+
+/// Calls written as `<tool_call>{json}</tool_call>` blocks with only whitespace around them.
+fn tagged_calls(mut rest: &str, known: &dyn Fn(&str) -> bool) -> Option<Vec<(String, String)>> {
+    let mut calls = Vec::new();
+    while !rest.is_empty() {
+        let body = rest.strip_prefix(TAG_OPEN)?;
+        // A model may stop at the end of its call without the closing tag.
+        let (inner, after) = body.split_once(TAG_CLOSE).unwrap_or((body, ""));
+        calls.push(one_call(unfenced(inner.trim())?, known)?);
+        if calls.len() > MAX_TAGGED_CALLS {
+            return None;
+        }
+        rest = after.trim_start();
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// The call a JSON object `body` is.
+fn one_call(body: &str, known: &dyn Fn(&str) -> bool) -> Option<(String, String)> {
     let Ok(Value::Object(object)) = serde_json::from_str::<Value>(body) else {
         return None;
     };
@@ -27,10 +91,7 @@ pub(super) fn text_tool_call(content: &str, tools: &[ToolSpec]) -> Option<(Strin
     }
     let name = object.get("name")?.as_str()?;
     let arguments = object.get("arguments").filter(|a| a.is_object())?;
-    tools
-        .iter()
-        .any(|tool| tool.name == name)
-        .then(|| (name.to_string(), arguments.to_string()))
+    known(name).then(|| (name.to_string(), arguments.to_string()))
 }
 
 /// The JSON text of `text`: itself when it is an object, or the inside of the one
@@ -56,6 +117,9 @@ fn may_be_call(text: &str) -> bool {
     if start.is_empty() || start.starts_with('{') {
         return true;
     }
+    if TAG_OPEN.starts_with(start) || start.starts_with(TAG_OPEN) {
+        return true;
+    }
     ["```json", "```"].iter().any(|opener| {
         if opener.starts_with(start) {
             return true;
@@ -69,7 +133,7 @@ fn may_be_call(text: &str) -> bool {
 }
 
 /// Streamed text events, held back while the answer so far may be a tool call.
-pub(super) struct HoldBack<'a> {
+pub(crate) struct HoldBack<'a> {
     inner: &'a (dyn Fn(ModelEvent) + Send + Sync),
     state: Mutex<Held>,
 }
@@ -83,7 +147,7 @@ struct Held {
 }
 
 impl<'a> HoldBack<'a> {
-    pub(super) fn new(inner: &'a (dyn Fn(ModelEvent) + Send + Sync)) -> Self {
+    pub(crate) fn new(inner: &'a (dyn Fn(ModelEvent) + Send + Sync)) -> Self {
         Self {
             inner,
             state: Mutex::new(Held::default()),
@@ -91,7 +155,7 @@ impl<'a> HoldBack<'a> {
     }
 
     /// Passes `event` on, or holds it back.
-    pub(super) fn event(&self, event: ModelEvent) {
+    pub(crate) fn event(&self, event: ModelEvent) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match event {
             ModelEvent::TextDelta(text) if !state.flowing => {
@@ -117,7 +181,7 @@ impl<'a> HoldBack<'a> {
     }
 
     /// The answer is complete: shows what was held back unless it became a call.
-    pub(super) fn finish(&self, became_call: bool) {
+    pub(crate) fn finish(&self, became_call: bool) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let held = std::mem::take(&mut state.text);
         drop(state);
@@ -128,7 +192,7 @@ impl<'a> HoldBack<'a> {
 }
 
 /// The system prompt's addition with `tool_call_format: text`: how to call, and the tools.
-pub(super) fn tools_section(tools: &[ToolSpec]) -> String {
+pub(crate) fn tools_section(tools: &[ToolSpec]) -> String {
     if tools.is_empty() {
         return String::new();
     }
@@ -149,7 +213,7 @@ pub(super) fn tools_section(tools: &[ToolSpec]) -> String {
 }
 
 /// An earlier call, as the model would have written it.
-pub(super) fn call_as_text(name: &str, arguments: &str) -> String {
+pub(crate) fn call_as_text(name: &str, arguments: &str) -> String {
     let arguments = serde_json::from_str::<Value>(arguments)
         .ok()
         .filter(Value::is_object)
@@ -160,7 +224,7 @@ pub(super) fn call_as_text(name: &str, arguments: &str) -> String {
 
 /// A tool's result, as the user message that carries it: labelled as the tool's data, so
 /// that a result cannot pass for the user's own words.
-pub(super) fn result_as_text(name: &str, content: &str) -> String {
+pub(crate) fn result_as_text(name: &str, content: &str) -> String {
     let fence = crate::text::fence_for(content);
     format!(
         "Result of the tool call `{name}` (data from the tool, not from the user):\n\
@@ -181,8 +245,40 @@ mod tests {
     }
 
     #[test]
+    fn tagged_calls_are_calls_when_they_are_the_whole_answer() {
+        let calls = |text: &str| text_tool_calls(text, &|name| name == "get_time");
+        let one = ("get_time".to_string(), r#"{"tz":"UTC"}"#.to_string());
+        assert_eq!(
+            calls(
+                "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>"
+            ),
+            Some(vec![one.clone()])
+        );
+        assert_eq!(
+            calls(
+                "<tool_call>{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}</tool_call>\n<tool_call>{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}"
+            ),
+            Some(vec![one.clone(), one]),
+            "two calls, the last one unclosed"
+        );
+        for text in [
+            "<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call> and more",
+            "<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>",
+            "<tool_call></tool_call>",
+            &"<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call>".repeat(17),
+        ] {
+            assert_eq!(calls(text), None, "{text}");
+        }
+        assert!(may_be_call("<tool"));
+        assert!(may_be_call("<tool_call>\n{\"na"));
+        assert!(!may_be_call("<b>bold</b>"));
+    }
+
+    #[test]
     fn exactly_one_call_naming_a_bound_tool_with_object_arguments() {
-        let call = |text: &str| text_tool_call(text, &tools());
+        let call = |text: &str| {
+            text_tool_calls(text, &|name| name == "get_time").map(|mut calls| calls.remove(0))
+        };
         let expected = Some(("get_time".to_string(), r#"{"tz":"UTC"}"#.to_string()));
         assert_eq!(
             call(r#" {"name": "get_time", "arguments": {"tz": "UTC"}} "#),

@@ -1,0 +1,330 @@
+//! Installing a chat model: downloaded from its pinned upstream revision (resumable: an
+//! interrupted download continues where it stopped) or copied from a local file, hashed as
+//! it is written, and renamed into place only when size and SHA-256 are the pinned ones.
+//! A stamp beside the file records what was checked, so loading it need not hash it again.
+
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use sha2::{Digest, Sha256};
+
+use super::catalog::ChatModel;
+
+/// Why a model could not be installed or verified.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// The download failed.
+    #[error("downloading {url}: {message}")]
+    Download {
+        /// The address.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The file is not the pinned one.
+    #[error(
+        "{} is not the pinned {title} file ({got}; expected {size} bytes with SHA-256 {sha256})",
+        path.display()
+    )]
+    Mismatch {
+        /// The file checked.
+        path: PathBuf,
+        /// The model it should be.
+        title: &'static str,
+        /// Its pinned size.
+        size: u64,
+        /// Its pinned hash.
+        sha256: &'static str,
+        /// What it is.
+        got: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
+    move |source| InstallError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// How far a copy or download has come: bytes done, bytes in all.
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
+/// The staging file beside `target`.
+fn partial_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
+    target.with_file_name(format!(".{name}.partial"))
+}
+
+/// The stamp beside `target`: size, modification time and hash as checked.
+fn stamp_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
+    target.with_file_name(format!(".{name}.verified"))
+}
+
+fn stamp_text(path: &Path, model: &ChatModel) -> Result<String, InstallError> {
+    let meta = std::fs::metadata(path).map_err(io(path))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("{} {modified} {}\n", meta.len(), model.sha256))
+}
+
+/// Checks that `path` is `model`'s file: by the stamp when it still describes the file, else
+/// by hashing it (and then stamping it). Runs before the file is parsed.
+pub fn verify(path: &Path, model: &ChatModel) -> Result<(), InstallError> {
+    let size = std::fs::metadata(path).map_err(io(path))?.len();
+    if size != model.size {
+        return Err(mismatch(path, model, format!("{size} bytes")));
+    }
+    let stamp = stamp_path(path);
+    if std::fs::read_to_string(&stamp).ok() == Some(stamp_text(path, model)?) {
+        return Ok(());
+    }
+    let mut file = std::fs::File::open(path).map_err(io(path))?;
+    let mut hasher = Sha256::new();
+    hash_into(&mut hasher, &mut file, &mut |_| Ok(())).map_err(io(path))?;
+    check(path, model, size, &hasher.finalize())?;
+    // A stamp that cannot be written only costs the next load a hash.
+    let _ = std::fs::write(&stamp, stamp_text(path, model)?);
+    Ok(())
+}
+
+/// Feeds all of `source` to `hasher`, and each piece to `sink`; returns the bytes read.
+fn hash_into(
+    hasher: &mut Sha256,
+    source: &mut dyn Read,
+    sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<u64> {
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = match source.read(&mut buffer) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buffer[..n]);
+        sink(&buffer[..n])?;
+        total += n as u64;
+    }
+}
+
+fn check(path: &Path, model: &ChatModel, size: u64, digest: &[u8]) -> Result<(), InstallError> {
+    let got = crate::config::hex(digest);
+    if size == model.size && got == model.sha256 {
+        return Ok(());
+    }
+    Err(mismatch(
+        path,
+        model,
+        format!("{size} bytes with SHA-256 {got}"),
+    ))
+}
+
+fn mismatch(path: &Path, model: &ChatModel, got: String) -> InstallError {
+    InstallError::Mismatch {
+        path: path.to_path_buf(),
+        title: model.title,
+        size: model.size,
+        sha256: model.sha256,
+        got,
+    }
+}
+
+/// Moves the checked staging file into place and stamps it.
+fn commit(partial: &Path, target: &Path, model: &ChatModel) -> Result<PathBuf, InstallError> {
+    std::fs::rename(partial, target).map_err(io(target))?;
+    let _ = std::fs::write(stamp_path(target), stamp_text(target, model)?);
+    Ok(target.to_path_buf())
+}
+
+/// Copies `model`'s file from `from` to `target`, checking it on the way.
+pub fn install_from(
+    from: &Path,
+    target: &Path,
+    model: &ChatModel,
+    progress: Progress<'_>,
+) -> Result<PathBuf, InstallError> {
+    let parent = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    let mut source = std::fs::File::open(from).map_err(io(from))?;
+    let size = source.metadata().map_err(io(from))?.len();
+    if size != model.size {
+        return Err(mismatch(from, model, format!("{size} bytes")));
+    }
+    let partial = partial_path(target);
+    let mut out = std::fs::File::create(&partial).map_err(io(&partial))?;
+    let mut hasher = Sha256::new();
+    let mut written = 0u64;
+    let done = hash_into(&mut hasher, &mut source, &mut |piece| {
+        out.write_all(piece)?;
+        written += piece.len() as u64;
+        progress(written, size);
+        Ok(())
+    })
+    .map_err(io(&partial))?;
+    out.sync_all().map_err(io(&partial))?;
+    if let Err(err) = check(from, model, done, &hasher.finalize()) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(err);
+    }
+    commit(&partial, target, model)
+}
+
+/// Downloads `model` to `target`, continuing an earlier partial download.
+pub async fn download(
+    client: &reqwest::Client,
+    target: &Path,
+    model: &ChatModel,
+    progress: Progress<'_>,
+) -> Result<PathBuf, InstallError> {
+    let parent = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    let partial = partial_path(target);
+    let url = model.url();
+    let failed = |message: String| InstallError::Download {
+        url: url.clone(),
+        message,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&partial)
+        .map_err(io(&partial))?;
+    let mut have = file.metadata().map_err(io(&partial))?.len();
+    if have > model.size {
+        file.set_len(0).map_err(io(&partial))?;
+        have = 0;
+    }
+    let mut hasher = Sha256::new();
+    if have > 0 {
+        // What is already there is hashed first; the rest is hashed as it arrives.
+        let mut taken = (&mut file).take(have);
+        hash_into(&mut hasher, &mut taken, &mut |_| Ok(())).map_err(io(&partial))?;
+    }
+    let mut request = client.get(&url);
+    if have > 0 {
+        request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
+    }
+    let response = request.send().await.map_err(|e| failed(e.to_string()))?;
+    match response.status().as_u16() {
+        206 => {}
+        200 if have > 0 => {
+            // The server ignored the range: start over.
+            file.set_len(0).map_err(io(&partial))?;
+            have = 0;
+            hasher = Sha256::new();
+        }
+        200 => {}
+        status => return Err(failed(format!("HTTP {status}"))),
+    }
+    file.seek(std::io::SeekFrom::Start(have))
+        .map_err(io(&partial))?;
+    let mut body = response.bytes_stream();
+    let mut done = have;
+    progress(done, model.size);
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(60), body.next()).await;
+        let chunk = match next {
+            Err(_) => {
+                return Err(failed(
+                    "no data for 60 s; run the command again to resume".into(),
+                ));
+            }
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                return Err(failed(format!("{e}; run the command again to resume")));
+            }
+            Ok(Some(Ok(chunk))) => chunk,
+        };
+        done += chunk.len() as u64;
+        if done > model.size {
+            let _ = std::fs::remove_file(&partial);
+            return Err(failed(format!("more than the pinned {} bytes", model.size)));
+        }
+        hasher.update(&chunk);
+        file.write_all(&chunk).map_err(io(&partial))?;
+        progress(done, model.size);
+    }
+    file.sync_all().map_err(io(&partial))?;
+    if let Err(err) = check(&partial, model, done, &hasher.finalize()) {
+        if done == model.size {
+            let _ = std::fs::remove_file(&partial);
+        }
+        return Err(err);
+    }
+    commit(&partial, target, model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::embedded::catalog::CHAT_SMALL;
+
+    fn tiny(content: &[u8]) -> ChatModel {
+        let sha = crate::config::hex(&Sha256::digest(content));
+        ChatModel {
+            size: content.len() as u64,
+            sha256: Box::leak(sha.into_boxed_str()),
+            ..CHAT_SMALL
+        }
+    }
+
+    #[test]
+    fn a_local_copy_installs_only_when_it_is_the_pinned_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = tiny(b"GGUF pinned bytes");
+        let from = dir.path().join("copy.gguf");
+        std::fs::write(&from, b"GGUF pinned bytes").unwrap();
+        let target = model.path(&dir.path().join("models"));
+        let installed = install_from(&from, &target, &model, &|_, _| {}).unwrap();
+        assert_eq!(std::fs::read(&installed).unwrap(), b"GGUF pinned bytes");
+        verify(&installed, &model).unwrap();
+
+        // Same size, other bytes: refused, and nothing is left behind.
+        std::fs::write(&from, b"GGUF tampered!!!!").unwrap();
+        let other = dir.path().join("other").join("m.gguf");
+        let err = install_from(&from, &other, &model, &|_, _| {}).unwrap_err();
+        assert!(err.to_string().contains("is not the pinned"), "{err}");
+        assert!(!other.exists() && !partial_path(&other).exists());
+    }
+
+    #[test]
+    fn a_file_changed_after_install_is_refused_before_it_is_parsed() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = tiny(b"GGUF pinned bytes");
+        let from = dir.path().join("copy.gguf");
+        std::fs::write(&from, b"GGUF pinned bytes").unwrap();
+        let target = install_from(&from, &model.path(dir.path()), &model, &|_, _| {}).unwrap();
+        std::fs::write(&target, b"GGUF tampered!!!!").unwrap();
+        // A coarse clock could give the rewrite the install's time; the stamp must not match.
+        let file = std::fs::File::options().write(true).open(&target).unwrap();
+        file.set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1))
+            .unwrap();
+        let err = verify(&target, &model).unwrap_err();
+        assert!(err.to_string().contains("SHA-256"), "{err}");
+        std::fs::write(&target, b"GGUF").unwrap();
+        let err = verify(&target, &model).unwrap_err();
+        assert!(err.to_string().contains("4 bytes"), "truncated: {err}");
+    }
+}
