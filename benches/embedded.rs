@@ -84,7 +84,7 @@ fn run(provider: EmbeddedProvider, name: &str, file_size: u64) {
         }],
         tools: Vec::new(),
         max_tokens: Some(96),
-        callable: Vec::new(),
+        callable: Default::default(),
     };
     let (_, three) = provider.probe(&long).unwrap();
     let peak_mb = peak_rss_kb() as f64 / 1024.0;
@@ -167,7 +167,7 @@ fn first_request() -> ModelRequest {
             parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
         }],
         max_tokens: Some(48),
-        callable: Vec::new(),
+        callable: Default::default(),
     }
 }
 

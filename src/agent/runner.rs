@@ -438,15 +438,12 @@ impl Run<'_> {
             self.thread.messages.len(),
         );
         let tools: Vec<ToolSpec> = tools.iter().map(|t| spec(t.as_ref())).collect();
-        let callable = match &agent.deferred.catalog {
-            Some(catalog) => catalog
-                .infos()
-                .iter()
-                .filter(|info| !tools.iter().any(|t| t.name == info.name))
-                .map(|info| info.name.clone())
-                .collect(),
-            None => Vec::new(),
-        };
+        let callable = agent
+            .deferred
+            .catalog
+            .as_ref()
+            .map(|catalog| catalog.names())
+            .unwrap_or_default();
         let request = ModelRequest {
             system: agent.system_prompt.clone(),
             messages: self.thread.messages.clone(),

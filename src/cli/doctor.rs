@@ -380,7 +380,7 @@ async fn model_check(
         }],
         tools: Vec::new(),
         max_tokens: Some(1),
-        callable: Vec::new(),
+        callable: Default::default(),
     };
     let started = Instant::now();
     let outcome =
@@ -453,7 +453,7 @@ async fn embedded_check(env: EnvLookup<'_>, in_use: bool, offline: bool, checks:
         }],
         tools: Vec::new(),
         max_tokens: Some(16),
-        callable: Vec::new(),
+        callable: Default::default(),
     };
     let probed = tokio::task::spawn_blocking(move || provider.probe(&request)).await;
     checks.push(match probed {

@@ -263,14 +263,19 @@ pub fn parse_extensions_config(
         };
         let (unset, expanded) = recording_secrets(env, |env| expand_json(&mut raw, &key, env));
         config.secrets.extend(expanded);
-        for (var, at) in unset {
-            warnings.push(format!(
-                "{file}: {at}: environment variable ${var} is not set; using \"\""
-            ));
-        }
+        let unset: Vec<String> = unset
+            .into_iter()
+            .map(|(var, at)| {
+                format!("{file}: {at}: environment variable ${var} is not set; using \"\"")
+            })
+            .collect();
         let mut unknown = Vec::new();
         match server_from_raw(&name, raw, path.parent(), &mut unknown) {
             Ok(server) => {
+                // A disabled server's variables matter only once it is enabled.
+                if server.enabled {
+                    warnings.extend(unset);
+                }
                 config.secrets.extend(server.headers.values().cloned());
                 if let Some(oauth) = &server.oauth {
                     config.secrets.extend(oauth.client_secret.clone());
@@ -292,6 +297,7 @@ pub fn parse_extensions_config(
                 config.servers.push(server);
             }
             Err(Skip { field, reason }) => {
+                warnings.extend(unset);
                 let (at, shown) = at_server(&field);
                 let reason = format!("{file}{at}: {shown}: {reason}");
                 warnings.push(format!("{reason} (the server is skipped)"));
@@ -714,6 +720,19 @@ mod tests {
         assert_eq!(loaded.warnings.len(), 1);
         assert!(loaded.warnings[0].contains("mcpServers.gh.env.UNSET"));
         assert!(loaded.warnings[0].contains("$NOT_SET_ANYWHERE"));
+    }
+
+    #[test]
+    fn a_disabled_servers_unset_variables_do_not_warn() {
+        let loaded = parse(
+            r#"{"mcpServers": {
+                "off": {"enabled": false, "type": "http", "url": "https://x.example/mcp",
+                        "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
+                "on": {"command": "x", "env": {"K": "$ALSO_UNSET"}}}}"#,
+            &[],
+        );
+        assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+        assert!(loaded.warnings[0].contains("$ALSO_UNSET"));
     }
 
     #[test]

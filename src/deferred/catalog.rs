@@ -39,6 +39,9 @@ pub struct DeferredCatalog {
     semantic: Option<SemanticSearch>,
     /// How many tools have each (lowercase) name token, built when first asked.
     name_tokens: OnceLock<HashMap<String, usize>>,
+    /// The names, in catalog order, shared with every model request (built when first
+    /// asked).
+    names: OnceLock<Arc<[String]>>,
 }
 
 impl std::fmt::Debug for DeferredCatalog {
@@ -81,7 +84,16 @@ impl DeferredCatalog {
             index: OnceLock::new(),
             semantic,
             name_tokens: OnceLock::new(),
+            names: OnceLock::new(),
         }
+    }
+
+    /// The tools' names, in catalog order: what a model request may call besides the
+    /// bound tools. Shared, so a request costs a reference count, not a copy.
+    pub fn names(&self) -> Arc<[String]> {
+        self.names
+            .get_or_init(|| self.infos.iter().map(|info| info.name.clone()).collect())
+            .clone()
     }
 
     /// The catalog hash.

@@ -28,7 +28,7 @@ pub use mcp::{PromptArgumentInfo, PromptInfo, ServerState, ServerStatus};
 pub use message::{ImagePart, Message, ToolCall};
 pub use model::{FinishReason, Usage};
 pub use session::{
-    Attachment, ClarificationRequest, Command, ContextView, SessionInfo, SkillInfo, ToolsView,
-    Update,
+    Attachment, ClarificationRequest, Command, ContextView, ModelChoice, SessionInfo, SkillInfo,
+    ToolsView, Update,
 };
 pub use thread::ThreadMeta;

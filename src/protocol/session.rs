@@ -202,13 +202,25 @@ pub struct ClarificationRequest {
     pub options: Vec<String>,
 }
 
+/// A model `/model` can switch to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ModelChoice {
+    /// The name `/model` takes (a config.yaml name, or `embedded`).
+    pub name: String,
+    /// What it is and where its calls go (`gpt-4o-mini · https://api.openai.com/v1`).
+    pub detail: String,
+    /// It is the model in use.
+    pub current: bool,
+}
+
 /// The facts of the status line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SessionInfo {
     /// The model's name.
     pub model: String,
-    /// The configured model names, for `/model`.
-    pub models: Vec<String>,
+    /// The models `/model` offers: the configured ones, and the embedded one when it is
+    /// installed.
+    pub models: Vec<ModelChoice>,
     /// The current thread's id ("" before the first message of a new thread).
     pub thread_id: String,
     /// The current thread's title.

@@ -47,9 +47,10 @@ pub struct ModelRequest {
     pub tools: Vec<ToolSpec>,
     /// The most tokens the answer may take, if limited (e.g. `doctor`'s one-token probe).
     pub max_tokens: Option<u32>,
-    /// Tools the model may name that are not bound (the deferred ones: a call naming one
-    /// promotes it): a tool call written as text may name them too.
-    pub callable: Vec<String>,
+    /// Tools the model may name besides the bound ones (the deferred ones: a call naming
+    /// one promotes it): a tool call written as text may name them too. Shared with the
+    /// catalog.
+    pub callable: std::sync::Arc<[String]>,
 }
 
 impl ModelRequest {

@@ -20,8 +20,8 @@ use crate::permissions::{
     ApprovalStore, Approvals, CallGates, Guarded, Permissions, Policy, Watched,
 };
 use crate::protocol::{
-    ClarificationRequest, ContextView, Event, Message, RunResult, RunStatus, ServerState,
-    SessionInfo, ThreadMeta, ToolsView,
+    ClarificationRequest, ContextView, Event, Message, ModelChoice, RunResult, RunStatus,
+    ServerState, SessionInfo, ThreadMeta, ToolsView,
 };
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
 use crate::provider::resolve::{ChosenModel, ModelError, model_provider};
@@ -162,6 +162,8 @@ pub struct Session {
     started: bool,
     /// Why the model in use was chosen, said at the first run (the embedded default).
     model_notice: Option<String>,
+    /// The name of the model in use (`-m`, `/model`; `None`: the first configured).
+    model_name: Option<String>,
 }
 
 /// A session whose quick part is done — the model resolved, the store and the thread to
@@ -186,9 +188,10 @@ pub struct Starting {
 impl Starting {
     /// The status line's facts before the servers are up (no MCP counts yet).
     pub fn info(&self) -> SessionInfo {
+        let env = lookup(&self.env);
         thread_info(
             self.spec.provider.as_ref(),
-            &self.models,
+            &model_choices(&self.models, self.spec.model.as_deref(), &env),
             self.thread.as_ref(),
             false,
         )
@@ -207,6 +210,7 @@ impl Starting {
         env: EnvLookup<'_>,
     ) -> Result<(Session, Option<UnboundedReceiver<ClarificationRequest>>), SessionError> {
         let provider = self.spec.provider.clone();
+        let model_name = self.spec.model.clone();
         let clarifications = self.spec.clarifications.clone();
         let elicitations = self.elicitations;
         let approvals = self.approvals;
@@ -229,6 +233,7 @@ impl Starting {
             hooks,
             started: false,
             model_notice: self.model_notice,
+            model_name,
         };
         Ok((session, self.questions))
     }
@@ -338,7 +343,7 @@ impl Session {
             mcp_down: statuses.len() - up,
             ..thread_info(
                 self.provider.as_ref(),
-                &self.models,
+                &model_choices(&self.models, self.model_name.as_deref(), &lookup(&self.env)),
                 self.thread.as_ref(),
                 running,
             )
@@ -422,6 +427,7 @@ impl Session {
             .await
             .map_err(|e| e.to_string())?;
         self.provider = provider;
+        self.model_name = Some(name.to_string());
         Ok(())
     }
 
@@ -757,13 +763,13 @@ impl Session {
 /// The status line's facts of the model and the thread, without the MCP counts.
 fn thread_info(
     provider: &dyn Provider,
-    models: &[ModelConfig],
+    models: &[ModelChoice],
     open: Option<&OpenThread>,
     running: bool,
 ) -> SessionInfo {
     SessionInfo {
         model: provider.model().to_string(),
-        models: models.iter().map(|m| m.name.clone()).collect(),
+        models: models.to_vec(),
         thread_id: open.map(|t| t.thread.id.clone()).unwrap_or_default(),
         thread_title: open.map(|t| t.title.clone()).unwrap_or_default(),
         usage: open.map(|t| t.thread.usage).unwrap_or_default(),
@@ -772,6 +778,51 @@ fn thread_info(
         mcp_down: 0,
         running,
     }
+}
+
+/// An environment lookup over a copy of the variables.
+fn lookup(vars: &[(String, String)]) -> impl Fn(&str) -> Option<String> + Sync + '_ {
+    move |key: &str| vars.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+}
+
+/// What `/model` offers: each configured model (its id and endpoint), and the embedded
+/// model when it is installed; `current` names the one in use (`None`: the first
+/// configured).
+fn model_choices(
+    models: &[ModelConfig],
+    current: Option<&str>,
+    env: EnvLookup<'_>,
+) -> Vec<ModelChoice> {
+    use crate::provider::embedded::{EMBEDDED, catalog};
+    let current = current.or(models.first().map(|m| m.name.as_str()));
+    let mut choices: Vec<ModelChoice> = models
+        .iter()
+        .map(|m| ModelChoice {
+            name: m.name.clone(),
+            detail: format!(
+                "{} · {}",
+                m.model,
+                crate::provider::openai::display_endpoint(
+                    &m.base_url
+                        .clone()
+                        .or_else(|| env("OPENAI_BASE_URL"))
+                        .unwrap_or_else(|| crate::provider::resolve::DEFAULT_BASE_URL.into())
+                )
+            ),
+            current: Some(m.name.as_str()) == current,
+        })
+        .collect();
+    let installed = catalog::models_dir(env).and_then(|dir| catalog::installed(&dir));
+    if let Some((model, _)) = installed
+        && !models.iter().any(|m| m.name == EMBEDDED)
+    {
+        choices.push(ModelChoice {
+            name: EMBEDDED.to_string(),
+            detail: format!("{} · on this machine", model.title),
+            current: current == Some(EMBEDDED),
+        });
+    }
+    choices
 }
 
 /// Opens a stored thread by id or prefix, to continue it.
@@ -897,4 +948,49 @@ fn provider_for(
         );
     }
     Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(name: &str, model: &str, base_url: Option<&str>) -> ModelConfig {
+        let mut value = serde_json::json!({"name": name, "model": model});
+        if let Some(url) = base_url {
+            value["base_url"] = url.into();
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn model_choices_mark_the_one_in_use_and_offer_the_installed_embedded_model() {
+        let models = [
+            config("default", "gpt-4o-mini", None),
+            config("local", "qwen3:8b", Some("http://localhost:11434/v1")),
+        ];
+        let none = |_: &str| None;
+        let choices = model_choices(&models, None, &none);
+        let shown: Vec<(&str, &str, bool)> = choices
+            .iter()
+            .map(|c| (c.name.as_str(), c.detail.as_str(), c.current))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("default", "gpt-4o-mini · https://api.openai.com/v1", true),
+                ("local", "qwen3:8b · http://localhost:11434/v1", false),
+            ]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = crate::provider::embedded::catalog::CHAT.path(dir.path());
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, b"x").unwrap();
+        let folder = dir.path().display().to_string();
+        let env = move |key: &str| (key == "ANTLER_MODELS_DIR").then(|| folder.clone());
+        let choices = model_choices(&models, Some("embedded"), &env);
+        assert_eq!(choices.len(), 3);
+        assert!(!choices[0].current && !choices[1].current);
+        assert_eq!(choices[2].name, "embedded");
+        assert!(choices[2].current && choices[2].detail.ends_with("on this machine"));
+    }
 }

@@ -112,7 +112,7 @@ impl Summarization {
             }],
             tools: Vec::new(),
             max_tokens: Some(2_000),
-            callable: Vec::new(),
+            callable: Default::default(),
         }
     }
 

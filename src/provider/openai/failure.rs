@@ -130,12 +130,36 @@ impl AttemptError {
                 endpoint,
                 message: format!("{}{after}", scrub(&message, secret)),
             },
-            other => ProviderError::Transport {
-                endpoint,
-                message: format!("{}{after}", scrub(&other.to_string(), secret)),
-            },
+            other => {
+                let message = scrub(&other.to_string(), secret);
+                let hint = if unreachable(&message) {
+                    format!(
+                        ": nothing answers at {endpoint}; start its server, or point the \
+                         model's `base_url` (config.yaml) or OPENAI_BASE_URL at one (`-m \
+                         embedded` needs none)"
+                    )
+                } else {
+                    String::new()
+                };
+                ProviderError::Transport {
+                    endpoint,
+                    message: format!("{message}{after}{hint}"),
+                }
+            }
         }
     }
+}
+
+/// Whether a transport error means no server is there (refused, or the name unknown).
+fn unreachable(message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    [
+        "connection refused",
+        "dns error",
+        "failed to lookup address",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
 }
 
 /// An error and its sources, joined: reqwest's own text alone ("error sending request")
@@ -233,6 +257,19 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "http://h/v1: the stream ended before the reply was complete (after 4 tries)"
+        );
+        let refused = AttemptError::Transport {
+            message: String::from("error sending request: tcp connect error: Connection refused"),
+            retryable: true,
+        }
+        .into_provider_error("http://localhost:11434/v1", 4, None);
+        assert!(
+            refused.to_string().ends_with(
+                "Connection refused (after 4 tries): nothing answers at \
+                 http://localhost:11434/v1; start its server, or point the model's `base_url` \
+                 (config.yaml) or OPENAI_BASE_URL at one (`-m embedded` needs none)"
+            ),
+            "{refused}"
         );
     }
 }

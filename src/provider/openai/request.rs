@@ -261,7 +261,7 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {}}),
             }],
             max_tokens: Some(7),
-            callable: Vec::new(),
+            callable: Default::default(),
         };
         let body = serde_json::to_value(build_request(&settings, &request)).unwrap();
         assert_eq!(
@@ -302,7 +302,7 @@ mod tests {
             }],
             tools: vec![],
             max_tokens: None,
-            callable: Vec::new(),
+            callable: Default::default(),
         };
         let body = serde_json::to_value(build_request(&settings, &request)).unwrap();
         assert_eq!(body["max_tokens"], 100);
@@ -346,7 +346,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             max_tokens: None,
-            callable: Vec::new(),
+            callable: Default::default(),
         };
         let body = serde_json::to_value(build_request(&settings, &request)).unwrap();
         assert!(body.get("tools").is_none());

@@ -8,7 +8,7 @@ fn request() -> ModelRequest {
         messages: vec![],
         tools: vec![],
         max_tokens: None,
-        callable: Vec::new(),
+        callable: Default::default(),
     }
 }
 

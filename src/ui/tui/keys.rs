@@ -301,18 +301,13 @@ impl App {
                     .models
                     .iter()
                     .map(|m| PickItem {
-                        value: m.clone(),
-                        label: m.clone(),
-                        detail: String::new(),
-                        current: *m == self.info.model,
+                        value: m.name.clone(),
+                        label: m.name.clone(),
+                        detail: m.detail.clone(),
+                        current: m.current,
                     })
                     .collect();
-                let selected = self
-                    .info
-                    .models
-                    .iter()
-                    .position(|m| *m == self.info.model)
-                    .unwrap_or(0);
+                let selected = self.info.models.iter().position(|m| m.current).unwrap_or(0);
                 self.dialog = Some(Dialog::Models(Picker {
                     items,
                     selected,

@@ -8,16 +8,32 @@ use serde_json::Value;
 
 use super::app::App;
 use super::theme::{Palette, Theme};
-use crate::protocol::{Command, SessionInfo, Update};
+use crate::protocol::{Command, ModelChoice, SessionInfo, Update};
 use crate::protocol::{Event, RunResult, RunStatus};
 use crate::protocol::{FinishReason, Usage};
 use crate::protocol::{ServerState, ServerStatus};
+
+/// The two configured models, the first in use.
+fn models() -> Vec<ModelChoice> {
+    vec![
+        ModelChoice {
+            name: "gpt-4.1".into(),
+            detail: "gpt-4.1 · https://api.openai.com/v1".into(),
+            current: true,
+        },
+        ModelChoice {
+            name: "o4-mini".into(),
+            detail: "o4-mini · https://api.openai.com/v1".into(),
+            current: false,
+        },
+    ]
+}
 
 /// An app for a session on `gpt-4.1` with two configured models, colours off.
 pub fn app() -> App {
     let info = SessionInfo {
         model: "gpt-4.1".into(),
-        models: vec!["gpt-4.1".into(), "o4-mini".into()],
+        models: models(),
         thread_id: "3f9a12c0ab12".into(),
         thread_title: "Tidy the build".into(),
         usage: Usage {
@@ -38,7 +54,7 @@ pub fn app() -> App {
 pub fn starting_app() -> App {
     let info = SessionInfo {
         model: "gpt-4.1".into(),
-        models: vec!["gpt-4.1".into(), "o4-mini".into()],
+        models: models(),
         ..SessionInfo::default()
     };
     App::starting(info, Theme::new(Palette::Plain, false))

@@ -214,7 +214,7 @@ pub(super) fn hello() -> ModelRequest {
         }],
         tools: vec![],
         max_tokens: None,
-        callable: Vec::new(),
+        callable: Default::default(),
     }
 }
 

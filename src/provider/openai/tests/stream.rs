@@ -226,7 +226,7 @@ async fn the_request_sent_is_a_streamed_chat_completion() {
             parameters: json!({"type": "object"}),
         }],
         max_tokens: Some(1),
-        callable: Vec::new(),
+        callable: Default::default(),
     };
     let (reply, _) = call(settings(&server), &request).await;
     reply.unwrap();
