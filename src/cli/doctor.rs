@@ -446,16 +446,29 @@ async fn embedded_check(env: EnvLookup<'_>, in_use: bool, offline: bool, checks:
         return;
     }
     let provider = EmbeddedProvider::new(model, path);
-    let request = ModelRequest {
-        system: String::from("Reply with one short sentence."),
+    // The first call also repacks the weights for the CPU's kernels: it loads and warms
+    // up, and a second, longer prompt measures.
+    let ask = |system: String, max_tokens| ModelRequest {
+        system,
         messages: vec![Message::User {
             content: String::from("Say hello."),
         }],
         tools: Vec::new(),
-        max_tokens: Some(16),
+        max_tokens: Some(max_tokens),
         callable: Default::default(),
     };
-    let probed = tokio::task::spawn_blocking(move || provider.probe(&request)).await;
+    let warm_up = ask(String::from("Reply with one word."), 2);
+    let request = ask(
+        "You are a terse assistant in a terminal. Answer in one short sentence. ".repeat(12),
+        16,
+    );
+    let probed = tokio::task::spawn_blocking(move || {
+        let (loaded, _) = provider.probe(&warm_up)?;
+        provider
+            .probe(&request)
+            .map(|(_, generation)| (loaded, generation))
+    })
+    .await;
     checks.push(match probed {
         Ok(Ok((loaded, generation))) => Check::new(
             NAME,
