@@ -150,3 +150,45 @@ fn models_fetch_refuses_an_unknown_name() {
         "{stderr}"
     );
 }
+
+/// Ctrl-C while the embedded model is generating stops it at once: the run ends with 130
+/// within seconds, not when the answer (up to 2,048 tokens) would have.
+#[test]
+fn ctrl_c_stops_the_embedded_model_mid_answer() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let Some(models) = installed_models() else {
+        eprintln!("skipped: the embedded model is not installed (run .ci/interop-deps)");
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let mut child = sandbox
+        .command()
+        .env("ANTLER_MODELS_DIR", &models)
+        .args(["-m", "embedded", "--output-format", "stream-json", "-p"])
+        .arg("Write a very long story about a lighthouse keeper, in many chapters.")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The first streamed piece of the answer: generation is under way.
+    for line in lines.by_ref() {
+        if line.unwrap().contains("\"text_delta\"") {
+            break;
+        }
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let sent = Instant::now();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "generation went on for {:?}",
+        sent.elapsed()
+    );
+}

@@ -206,8 +206,11 @@ impl Engine {
             });
         }
         let result = self.run(&ids, request.max_tokens, cancel, emit);
-        if result.is_err() {
-            // A failed step may leave the cache half-written.
+        // A cancelled run leaves the cache holding exactly `tokens` (they are recorded only
+        // after their step): the next message reuses it. A failed step may not.
+        if let Err(err) = &result
+            && !matches!(err, EmbeddedError::Cancelled)
+        {
             self.model.truncate(0);
             self.tokens.clear();
         }
