@@ -42,14 +42,9 @@ pub async fn run(
     let installed = match &args.from {
         Some(from) => install::install_from(&cwd.join(from), &target),
         None => {
-            // A stalled download fails instead of hanging.
-            let client = crate::http::http_client_builder()
-                .connect_timeout(std::time::Duration::from_secs(30))
-                .read_timeout(std::time::Duration::from_secs(60))
-                .build();
-            let client = match client {
+            let client = match download_client() {
                 Ok(client) => client,
-                Err(err) => return CliError::usage(format!("HTTP client: {err}")).report(),
+                Err(err) => return err.report(),
             };
             eprintln!(
                 "downloading all-MiniLM-L6-v2 from {} (revision {})",
@@ -73,6 +68,16 @@ pub async fn run(
         model.location().source
     );
     write_stdout(&done).map_or_else(CliError::report, |()| Exit::Success)
+}
+
+/// The client downloads use: a stalled download fails instead of hanging (a read that
+/// waits 60 s; the chat model's download also gives up after 60 s without data).
+fn download_client() -> Result<reqwest::Client, CliError> {
+    crate::http::http_client_builder()
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .read_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .map_err(|err| CliError::usage(format!("HTTP client: {err}")))
 }
 
 /// Installs the chat model `name` into the models folder.
@@ -107,12 +112,9 @@ pub(super) async fn fetch_chat(
             })
         }
         None => {
-            let client = crate::http::http_client_builder()
-                .connect_timeout(std::time::Duration::from_secs(30))
-                .build();
-            let client = match client {
+            let client = match download_client() {
                 Ok(client) => client,
-                Err(err) => return CliError::usage(format!("HTTP client: {err}")).report(),
+                Err(err) => return err.report(),
             };
             eprintln!(
                 "downloading {} ({}) from {}",

@@ -60,20 +60,22 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
 /// How far a copy or download has come: bytes done, bytes in all.
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
-/// The staging file beside `target`.
-fn partial_path(target: &Path) -> PathBuf {
+/// A hidden file beside `target`: `.NAME.suffix`.
+fn beside(target: &Path, suffix: &str) -> PathBuf {
     let name = target
         .file_name()
         .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
-    target.with_file_name(format!(".{name}.partial"))
+    target.with_file_name(format!(".{name}.{suffix}"))
+}
+
+/// The staging file beside `target`.
+fn partial_path(target: &Path) -> PathBuf {
+    beside(target, "partial")
 }
 
 /// The stamp beside `target`: size, modification time and hash as checked.
 fn stamp_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
-    target.with_file_name(format!(".{name}.verified"))
+    beside(target, "verified")
 }
 
 fn stamp_text(path: &Path, model: &ChatModel) -> Result<String, InstallError> {
@@ -156,6 +158,12 @@ fn commit(partial: &Path, target: &Path, model: &ChatModel) -> Result<PathBuf, I
     Ok(target.to_path_buf())
 }
 
+/// Creates the folder `target` goes in.
+fn make_parent(target: &Path) -> Result<(), InstallError> {
+    let parent = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(io(parent))
+}
+
 /// Copies `model`'s file from `from` to `target`, checking it on the way.
 pub fn install_from(
     from: &Path,
@@ -163,8 +171,7 @@ pub fn install_from(
     model: &ChatModel,
     progress: Progress<'_>,
 ) -> Result<PathBuf, InstallError> {
-    let parent = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    make_parent(target)?;
     let mut source = std::fs::File::open(from).map_err(io(from))?;
     let size = source.metadata().map_err(io(from))?.len();
     if size != model.size {
@@ -196,8 +203,7 @@ pub async fn download(
     model: &ChatModel,
     progress: Progress<'_>,
 ) -> Result<PathBuf, InstallError> {
-    let parent = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    make_parent(target)?;
     let partial = partial_path(target);
     let url = model.url();
     let failed = |message: String| InstallError::Download {
