@@ -122,7 +122,11 @@ pub(super) async fn fetch_chat(
                 model.size_text(),
                 model.url()
             );
-            chat_install::download(&client, &target, &model, &|done, all| bar.show(done, all)).await
+            let url = model.url();
+            chat_install::download(&client, &url, &target, &model, &|done, all| {
+                bar.show(done, all)
+            })
+            .await
         }
     };
     bar.end();

@@ -196,16 +196,18 @@ pub fn install_from(
     commit(&partial, target, model)
 }
 
-/// Downloads `model` to `target`, continuing an earlier partial download.
+/// Downloads `model` from `url` (its [`ChatModel::url`]) to `target`, continuing an earlier
+/// partial download.
 pub async fn download(
     client: &reqwest::Client,
+    url: &str,
     target: &Path,
     model: &ChatModel,
     progress: Progress<'_>,
 ) -> Result<PathBuf, InstallError> {
     make_parent(target)?;
     let partial = partial_path(target);
-    let url = model.url();
+    let url = url.to_string();
     let failed = |message: String| InstallError::Download {
         url: url.clone(),
         message,
@@ -228,7 +230,7 @@ pub async fn download(
         let mut taken = (&mut file).take(have);
         hash_into(&mut hasher, &mut taken, &mut |_| Ok(())).map_err(io(&partial))?;
     }
-    let mut request = client.get(&url);
+    let mut request = client.get(url.as_str());
     if have > 0 {
         request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
     }
@@ -273,10 +275,14 @@ pub async fn download(
         progress(done, model.size);
     }
     file.sync_all().map_err(io(&partial))?;
+    if done < model.size {
+        return Err(failed(format!(
+            "the download stopped at {done} of {} bytes; run the command again to resume",
+            model.size
+        )));
+    }
     if let Err(err) = check(&partial, model, done, &hasher.finalize()) {
-        if done == model.size {
-            let _ = std::fs::remove_file(&partial);
-        }
+        let _ = std::fs::remove_file(&partial);
         return Err(err);
     }
     commit(&partial, target, model)
@@ -313,6 +319,102 @@ mod tests {
         let err = install_from(&from, &other, &model, &|_, _| {}).unwrap_err();
         assert!(err.to_string().contains("is not the pinned"), "{err}");
         assert!(!other.exists() && !partial_path(&other).exists());
+    }
+
+    /// Serves `bytes` at `/m`: the first answer ends after `cut` bytes, later ones honour
+    /// `Range` unless `ignore_range`. Returns the address and the `Range` headers seen.
+    async fn serve(
+        bytes: &'static [u8],
+        cut: usize,
+        ignore_range: bool,
+    ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        use axum::body::Body;
+        use axum::http::{HeaderMap, Response};
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let app = axum::Router::new().route(
+            "/m",
+            axum::routing::get(move |headers: HeaderMap| {
+                let log = log.clone();
+                async move {
+                    let range = headers
+                        .get("range")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
+                    let first = {
+                        let mut log = log.lock().unwrap();
+                        log.push(range.clone().unwrap_or_default());
+                        log.len() == 1
+                    };
+                    let start = range
+                        .filter(|_| !ignore_range)
+                        .and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse().ok())
+                        .unwrap_or(0usize);
+                    if first {
+                        // The connection ends early: the first `cut` bytes only.
+                        let body = Body::from(bytes[..cut].to_vec());
+                        return Response::builder().status(200).body(body).unwrap();
+                    }
+                    let status = if start > 0 { 206 } else { 200 };
+                    Response::builder()
+                        .status(status)
+                        .body(Body::from(bytes[start..].to_vec()))
+                        .unwrap()
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = format!("http://{}/m", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (address, seen)
+    }
+
+    #[tokio::test]
+    async fn an_interrupted_download_resumes_where_it_stopped() {
+        const BYTES: &[u8] = b"GGUF a model file of some length, sent in two parts";
+        for ignore_range in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let model = tiny(BYTES);
+            let target = model.path(dir.path());
+            let (url, seen) = serve(BYTES, 20, ignore_range).await;
+            let client = crate::http::http_client_builder().build().unwrap();
+            let err = download(&client, &url, &target, &model, &|_, _| {})
+                .await
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("run the command again to resume"),
+                "{err}"
+            );
+            assert_eq!(std::fs::metadata(partial_path(&target)).unwrap().len(), 20);
+            let installed = download(&client, &url, &target, &model, &|_, _| {})
+                .await
+                .unwrap();
+            assert_eq!(std::fs::read(&installed).unwrap(), BYTES);
+            assert!(!partial_path(&target).exists());
+            assert_eq!(
+                seen.lock().unwrap()[1],
+                "bytes=20-",
+                "the second asks for the rest"
+            );
+            verify(&installed, &model).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_download_that_is_not_the_pinned_file_installs_nothing() {
+        const BYTES: &[u8] = b"GGUF the pinned bytes";
+        const OTHER: &[u8] = b"GGUF other bytes!!!!!";
+        let dir = tempfile::tempdir().unwrap();
+        let model = tiny(BYTES);
+        let target = model.path(dir.path());
+        let (url, _) = serve(OTHER, 5, false).await;
+        let client = crate::http::http_client_builder().build().unwrap();
+        let _ = download(&client, &url, &target, &model, &|_, _| {}).await;
+        let err = download(&client, &url, &target, &model, &|_, _| {})
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("is not the pinned"), "{err}");
+        assert!(!target.exists() && !partial_path(&target).exists());
     }
 
     #[test]
