@@ -149,6 +149,19 @@ fn thread_picker() {
     assert_snapshot!(render(&mut app, 80, 14));
 }
 
+/// `/model`: each model's id and endpoint, the one in use marked and selected.
+#[test]
+fn model_picker() {
+    let mut app = app();
+    asked(&mut app, "/model");
+    let shown = render(&mut app, 80, 12);
+    assert!(
+        shown.contains("o4-mini · https://api.openai.com/v1"),
+        "{shown}"
+    );
+    assert_snapshot!(shown);
+}
+
 #[test]
 fn help_at_sixty_columns() {
     let mut app = app();

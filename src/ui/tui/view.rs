@@ -213,12 +213,20 @@ impl App {
     fn draw_welcome(&self, area: Rect, buf: &mut Buffer) {
         let width = usize::from(area.width);
         let indent = [Span::raw("  ")];
+        // The model in use and where its calls go: the first thing to check when the
+        // first message fails.
+        let model = self
+            .info
+            .models
+            .iter()
+            .find(|m| m.current && !m.detail.is_empty())
+            .map_or(self.info.model.as_str(), |m| m.detail.as_str());
         let mut lines = vec![
             Line::default(),
             Line::from(vec![
                 indent[0].clone(),
                 Span::styled("antler", self.theme.heading),
-                Span::styled(format!(" · {}", self.info.model), self.theme.dim),
+                Span::styled(format!(" · {model}"), self.theme.dim),
             ]),
         ];
         let hint = "Ask anything. Enter sends, Shift-Enter adds a line, / lists the commands, /help the keys.";
