@@ -94,13 +94,16 @@ pub(crate) fn recording_secrets<T>(
 }
 
 /// Variables a project `.env` may not set: they choose antler's other files and folders
-/// (its configs, the trust store, the log), which must come from the user, not the project.
+/// (its configs, the trust store, the log, the models it runs and writes), which must come
+/// from the user, not the project.
 const NOT_FROM_DOTENV: &[&str] = &[
     "ANTLER_CONFIG",
     "ANTLER_EXTENSIONS_CONFIG",
     "ANTLER_DATA_DIR",
     "ANTLER_LOG_FILE",
+    "ANTLER_MODELS_DIR",
     "HOME",
+    "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
     "XDG_STATE_HOME",

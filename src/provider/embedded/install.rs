@@ -78,14 +78,20 @@ fn stamp_path(target: &Path) -> PathBuf {
     beside(target, "verified")
 }
 
+/// What identifies the file as checked: its device, inode, size and change time (which,
+/// unlike the modification time, no one can set back), and the hash it had.
 fn stamp_text(path: &Path, model: &ChatModel) -> Result<String, InstallError> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).map_err(io(path))?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    Ok(format!("{} {modified} {}\n", meta.len(), model.sha256))
+    Ok(format!(
+        "{} {} {} {}.{} {}\n",
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        model.sha256
+    ))
 }
 
 /// Checks that `path` is `model`'s file: by the stamp when it still describes the file, else
@@ -158,6 +164,15 @@ fn commit(partial: &Path, target: &Path, model: &ChatModel) -> Result<PathBuf, I
     Ok(target.to_path_buf())
 }
 
+/// Whether two paths name one file (the same device and inode).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// Creates the folder `target` goes in.
 fn make_parent(target: &Path) -> Result<(), InstallError> {
     let parent = target.parent().unwrap_or(Path::new("."));
@@ -172,12 +187,19 @@ pub fn install_from(
     progress: Progress<'_>,
 ) -> Result<PathBuf, InstallError> {
     make_parent(target)?;
+    let partial = partial_path(target);
+    if same_file(from, &partial) {
+        // A complete download that was not renamed yet: check it where it is.
+        let mut hasher = Sha256::new();
+        let mut source = std::fs::File::open(from).map_err(io(from))?;
+        let size = hash_into(&mut hasher, &mut source, &mut |_| Ok(())).map_err(io(from))?;
+        return finish(&partial, target, model, size, hasher);
+    }
     let mut source = std::fs::File::open(from).map_err(io(from))?;
     let size = source.metadata().map_err(io(from))?.len();
     if size != model.size {
         return Err(mismatch(from, model, format!("{size} bytes")));
     }
-    let partial = partial_path(target);
     let mut out = std::fs::File::create(&partial).map_err(io(&partial))?;
     let mut hasher = Sha256::new();
     let mut written = 0u64;
@@ -230,15 +252,31 @@ pub async fn download(
         let mut taken = (&mut file).take(have);
         hash_into(&mut hasher, &mut taken, &mut |_| Ok(())).map_err(io(&partial))?;
     }
+    if have == model.size {
+        // Complete already (stopped before its rename): nothing to ask for.
+        return finish(&partial, target, model, have, hasher);
+    }
     let mut request = client.get(url.as_str());
     if have > 0 {
         request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
     }
     let response = request.send().await.map_err(|e| failed(e.to_string()))?;
+    let resumed = response
+        .headers()
+        .get(reqwest::header::CONTENT_RANGE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|range| range.starts_with(&format!("bytes {have}-")));
     match response.status().as_u16() {
-        206 => {}
-        200 if have > 0 => {
-            // The server ignored the range: start over.
+        206 if have == 0 || resumed => {}
+        // The server ignored the range, or sent another one: start over.
+        200 | 206 if have > 0 => {
+            if response.status().as_u16() == 206 {
+                let _ = std::fs::remove_file(&partial);
+                return Err(failed(format!(
+                    "the server sent another range than bytes {have}-; the partial download \
+                     is removed, run the command again"
+                )));
+            }
             file.set_len(0).map_err(io(&partial))?;
             have = 0;
             hasher = Sha256::new();
@@ -281,11 +319,22 @@ pub async fn download(
             model.size
         )));
     }
-    if let Err(err) = check(&partial, model, done, &hasher.finalize()) {
-        let _ = std::fs::remove_file(&partial);
+    finish(&partial, target, model, done, hasher)
+}
+
+/// Checks the complete staging file and puts it in place, or removes it.
+fn finish(
+    partial: &Path,
+    target: &Path,
+    model: &ChatModel,
+    size: u64,
+    hasher: Sha256,
+) -> Result<PathBuf, InstallError> {
+    if let Err(err) = check(partial, model, size, &hasher.finalize()) {
+        let _ = std::fs::remove_file(partial);
         return Err(err);
     }
-    commit(&partial, target, model)
+    commit(partial, target, model)
 }
 
 #[cfg(test)]
@@ -355,11 +404,15 @@ mod tests {
                         let body = Body::from(bytes[..cut].to_vec());
                         return Response::builder().status(200).body(body).unwrap();
                     }
-                    let status = if start > 0 { 206 } else { 200 };
-                    Response::builder()
-                        .status(status)
-                        .body(Body::from(bytes[start..].to_vec()))
-                        .unwrap()
+                    let builder = if start > 0 {
+                        let range = format!("bytes {start}-{}/{}", bytes.len() - 1, bytes.len());
+                        Response::builder()
+                            .status(206)
+                            .header("content-range", range)
+                    } else {
+                        Response::builder().status(200)
+                    };
+                    builder.body(Body::from(bytes[start..].to_vec())).unwrap()
                 }
             }),
         );
@@ -401,6 +454,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_complete_download_left_before_its_rename_is_installed_without_asking_again() {
+        const BYTES: &[u8] = b"GGUF complete but not renamed";
+        let dir = tempfile::tempdir().unwrap();
+        let model = tiny(BYTES);
+        let target = model.path(dir.path());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(partial_path(&target), BYTES).unwrap();
+        let client = crate::http::http_client_builder().build().unwrap();
+        // Port 1: nothing listens there, and nothing needs to.
+        let installed = download(&client, "http://127.0.0.1:1/m", &target, &model, &|_, _| {})
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(installed).unwrap(), BYTES);
+
+        // `--from` the staging file itself checks it in place instead of truncating it.
+        let target = model.path(&dir.path().join("again"));
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(partial_path(&target), BYTES).unwrap();
+        let installed = install_from(&partial_path(&target), &target, &model, &|_, _| {}).unwrap();
+        assert_eq!(std::fs::read(installed).unwrap(), BYTES);
+    }
+
+    #[tokio::test]
     async fn a_download_that_is_not_the_pinned_file_installs_nothing() {
         const BYTES: &[u8] = b"GGUF the pinned bytes";
         const OTHER: &[u8] = b"GGUF other bytes!!!!!";
@@ -424,11 +500,11 @@ mod tests {
         let from = dir.path().join("copy.gguf");
         std::fs::write(&from, b"GGUF pinned bytes").unwrap();
         let target = install_from(&from, &model.path(dir.path()), &model, &|_, _| {}).unwrap();
-        std::fs::write(&target, b"GGUF tampered!!!!").unwrap();
-        // A coarse clock could give the rewrite the install's time; the stamp must not match.
-        let file = std::fs::File::options().write(true).open(&target).unwrap();
-        file.set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1))
-            .unwrap();
+        // Replaced by another file of the same size: another inode, so the stamp no longer
+        // describes it and it is hashed again.
+        let other = dir.path().join("other.gguf");
+        std::fs::write(&other, b"GGUF tampered!!!!").unwrap();
+        std::fs::rename(&other, &target).unwrap();
         let err = verify(&target, &model).unwrap_err();
         assert!(err.to_string().contains("SHA-256"), "{err}");
         std::fs::write(&target, b"GGUF").unwrap();
