@@ -183,6 +183,14 @@ impl Engine {
             .template
             .render(&system, &messages, &tools)
             .map_err(|e| EmbeddedError::Prompt(e.to_string()))?;
+        // No token is this long on average: a prompt far past the window fails before it
+        // is tokenized.
+        if prompt.len() / 32 >= self.context_window() {
+            return Err(EmbeddedError::ContextLength {
+                prompt: prompt.len() / 4,
+                window: self.context_window(),
+            });
+        }
         let ids = self
             .tokenizer
             .encode(prompt.as_str(), false)
