@@ -1,30 +1,30 @@
 //! antler: a terminal LLM agent for people who connect many tools (MCP servers) to a model.
 //!
 //! Data flows one way: [`config`] → [`tools`] (with [`mcp`] as the third tier) → the agent
-//! → front-ends, all speaking the vocabulary of [`protocol`]. See `docs/ARCHITECTURE.md`.
+//! → front-ends, all speaking the vocabulary of [`protocol`]. The modules are listed by
+//! floor, bottom first: a module uses only modules above it in this list (a test keeps
+//! this, `tests/integration/architecture.rs`). See `docs/ARCHITECTURE.md`.
 
-pub mod agent;
-pub mod bounded_read;
-pub mod cli;
-pub mod clock;
-pub mod config;
-pub mod deferred;
-pub mod hooks;
-pub mod http;
-pub mod mcp;
-pub mod output_file;
-pub mod pending;
-pub mod permissions;
-pub mod private_file;
-pub mod process;
+// The bottom floor: helpers that know nothing of antler's concepts, and the vocabulary.
+pub mod base;
 pub mod protocol;
+pub mod config;
+
+// What the agent is made of.
+pub mod tools;
 pub mod provider;
 pub mod semantic;
-pub mod session;
-pub mod setup;
+pub mod permissions;
+pub mod deferred;
+pub mod hooks;
 pub mod skills;
-pub mod store;
-pub mod text;
-pub mod tools;
+pub mod agent;
 pub mod trust;
+pub mod mcp;
+pub mod store;
+
+// Assembly, the session, the front-ends.
+pub mod setup;
+pub mod session;
 pub mod ui;
+pub mod cli;

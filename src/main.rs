@@ -120,8 +120,9 @@ fn open_log_file(path: Option<PathBuf>) -> anyhow::Result<std::fs::File> {
             .join("antler.log"),
     };
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        antler::private_file::create_dir(dir)
+        antler::base::private_file::create_dir(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    antler::private_file::open_log(&path).with_context(|| format!("cannot open {}", path.display()))
+    antler::base::private_file::open_log(&path)
+        .with_context(|| format!("cannot open {}", path.display()))
 }

@@ -442,9 +442,9 @@ fn find_skills(
             extensions
                 .and_then(|(found, file)| match file {
                     Some(file) => Some(file.text()),
-                    None => crate::bounded_read::read_to_string(
+                    None => crate::base::bounded_read::read_to_string(
                         &found.path,
-                        crate::bounded_read::CONFIG_BYTES,
+                        crate::base::bounded_read::CONFIG_BYTES,
                         "a config file",
                     )
                     .ok(),
@@ -501,9 +501,9 @@ fn find_hooks(
     let user = crate::hooks::claude::user_settings(home.as_deref()).filter(|p| p.is_file());
     let mut texts = Vec::new();
     if let Some(path) = user {
-        let text = crate::bounded_read::read_to_string(
+        let text = crate::base::bounded_read::read_to_string(
             &path,
-            crate::bounded_read::CONFIG_BYTES,
+            crate::base::bounded_read::CONFIG_BYTES,
             "a settings file",
         )
         .map_err(|source| ConfigError::Read {

@@ -271,7 +271,7 @@ pub fn catalog_agent(
         provider,
         chain: agent_chain(&deferred, &app.tool_search, &[], options),
         system_prompt: system_prompt(
-            &antler::clock::utc_date(antler::clock::now_unix()),
+            &antler::base::clock::utc_date(antler::base::clock::now_unix()),
             dir,
             &deferred,
             &Default::default(),

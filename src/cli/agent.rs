@@ -53,7 +53,7 @@ async fn run(
     // folder, never through a link planted during the run.
     let last_message = match &args.output_last_message {
         Some(path) => Some(
-            crate::output_file::OutputFile::at_start(path, 0o666).map_err(|err| {
+            crate::base::output_file::OutputFile::at_start(path, 0o666).map_err(|err| {
                 CliError::usage(format!("--output-last-message {}: {err}", path.display()))
             })?,
         ),
@@ -138,7 +138,7 @@ fn parse_server_prompt(text: &str, given: &[String]) -> Result<ServerPrompt, Cli
     else {
         return Err(CliError::usage(format!(
             "--mcp-prompt: expected SERVER:PROMPT, got {:?}",
-            crate::text::short_line(text, 80).0
+            crate::base::text::short_line(text, 80).0
         )));
     };
     Ok(ServerPrompt {
@@ -157,7 +157,7 @@ fn prompt_arguments(
         let Some((name, value)) = arg.split_once('=').filter(|(n, _)| !n.trim().is_empty()) else {
             return Err(CliError::usage(format!(
                 "--arg: expected NAME=VALUE, got {:?}",
-                crate::text::short_line(arg, 80).0
+                crate::base::text::short_line(arg, 80).0
             )));
         };
         if arguments
@@ -166,7 +166,7 @@ fn prompt_arguments(
         {
             return Err(CliError::usage(format!(
                 "--arg: `{}` is given twice",
-                crate::text::quoted(name.trim())
+                crate::base::text::quoted(name.trim())
             )));
         }
     }
@@ -280,7 +280,7 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
 
 /// The most of piped input sent after a prompt, of a prompt read from stdin and of an MCP
 /// server's prompt: text that becomes the user's turn whole.
-const MAX_PIPED_BYTES: usize = crate::text::MAX_TURN_BYTES;
+const MAX_PIPED_BYTES: usize = crate::base::text::MAX_TURN_BYTES;
 
 /// Whether stdin is data piped or redirected in (a pipe or a file), not a terminal or
 /// `/dev/null`: only then is it read after a `-p` prompt.
@@ -307,7 +307,7 @@ fn read_stdin(what: &str) -> Result<String, CliError> {
 /// `text` cut at [`MAX_PIPED_BYTES`] with the cut marked for the model and a notice on
 /// stderr naming `what` was cut.
 fn capped(text: &str, what: &str) -> String {
-    let (text, cut) = crate::text::cap_turn(text);
+    let (text, cut) = crate::base::text::cap_turn(text);
     if cut {
         eprintln!("note: {what} was cut at {} KiB", MAX_PIPED_BYTES / 1024);
     }
@@ -322,7 +322,7 @@ fn with_piped(prompt: &str, piped: &str) -> String {
     }
     let text = capped(piped, "the piped input");
     let text = text.trim_end();
-    let fence = crate::text::fence_for(text);
+    let fence = crate::base::text::fence_for(text);
     format!("{prompt}\n\n[piped input]\n{fence}\n{text}\n{fence}")
 }
 
@@ -357,7 +357,7 @@ async fn interrupt_on_ctrl_c(cancel: CancellationToken) {
     if tokio::signal::ctrl_c().await.is_ok() {
         eprintln!("antler: interrupted twice; exiting without waiting");
         // No destructor runs on this exit: stop MCP servers and shell commands first.
-        crate::process::kill_all_groups();
+        crate::base::process::kill_all_groups();
         std::process::exit(130);
     }
 }

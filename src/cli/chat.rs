@@ -136,7 +136,7 @@ async fn quit_on_signal(signals: [Signal; 3], commands: UnboundedSender<Command>
 /// (declined: the error saying what to set; or the failed install).
 async fn offer_embedded_model(cwd: &Path, env: EnvLookup<'_>) -> Option<Exit> {
     use std::io::{BufRead, IsTerminal, Write};
-    let missing = crate::provider::resolve::ModelError::EmbeddedMissing { defaulted: true };
+    let missing = crate::provider::resolve::ModelSetupError::EmbeddedMissing { defaulted: true };
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Some(CliError::usage(missing.to_string()).report());
     }

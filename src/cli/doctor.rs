@@ -10,7 +10,7 @@ use crate::config::{ConfigPaths, EnvLookup, SandboxMode};
 use crate::mcp::McpManager;
 use crate::protocol::Message;
 use crate::protocol::ServerState;
-use crate::provider::resolve::{ModelError, model_provider, openai_provider};
+use crate::provider::resolve::{ModelSetupError, model_provider, openai_provider};
 use crate::provider::{ModelRequest, Provider};
 use crate::setup::Setup;
 use crate::store::{ThreadStore, default_path};
@@ -60,7 +60,7 @@ pub async fn run(
                     server_checks(&mcp, &mut checks).await;
                     deferred_check(&setup, &mcp, model, &mut checks).await;
                     semantic_check(&setup, &mut checks);
-                    mcp.shutdown(super::run::SHUTDOWN_GRACE).await;
+                    mcp.shutdown(crate::mcp::McpManager::EXIT_GRACE).await;
                     model_check(&setup, model, args.offline, env, &mut checks).await;
                     store_check(env, &mut checks);
                     if checks.iter().any(|c| c.status == CheckStatus::Fail) {
@@ -124,7 +124,7 @@ fn trust_checks(
 fn hooks_check(setup: &Setup, checks: &mut Vec<Check>) {
     for hook in setup.hooks().all() {
         let matcher = hook.matcher.as_deref().map_or_else(String::new, |m| {
-            format!(" for `{}`", crate::text::printable(m))
+            format!(" for `{}`", crate::base::text::printable(m))
         });
         checks.push(Check::new(
             "hook",
@@ -132,7 +132,7 @@ fn hooks_check(setup: &Setup, checks: &mut Vec<Check>) {
             format!(
                 "{}{matcher}: `{}` (timeout {} s, from {})",
                 hook.event.name(),
-                crate::text::printable(&hook.command),
+                crate::base::text::printable(&hook.command),
                 hook.timeout.as_secs(),
                 hook.origin.display()
             ),
@@ -344,10 +344,10 @@ async fn model_check(
     let chosen = model_provider(&setup.app.value.models, model, env);
     let in_use = match &chosen {
         Ok(chosen) => chosen.embedded,
-        Err(err) => matches!(err, ModelError::EmbeddedMissing { .. }),
+        Err(err) => matches!(err, ModelSetupError::EmbeddedMissing { .. }),
     };
     embedded_check(env, in_use, offline, checks).await;
-    if let Err(err @ ModelError::EmbeddedMissing { .. }) = &chosen {
+    if let Err(err @ ModelSetupError::EmbeddedMissing { .. }) = &chosen {
         checks.push(Check::new("model", CheckStatus::Fail, err.to_string()));
     }
     if in_use {

@@ -36,7 +36,10 @@ impl CliError {
     /// Prints the error (escaped: it may quote what a server sent) and gives its exit
     /// status.
     pub fn report(self) -> Exit {
-        eprintln!("error: {}", crate::text::printable_lines(&self.message));
+        eprintln!(
+            "error: {}",
+            crate::base::text::printable_lines(&self.message)
+        );
         self.exit
     }
 

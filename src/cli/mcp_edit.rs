@@ -45,7 +45,7 @@ pub fn remove(args: &McpRemoveArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLoo
         write(&file, &new)?;
         println!(
             "Removed MCP server `{}` from {}",
-            crate::text::quoted(&args.name),
+            crate::base::text::quoted(&args.name),
             file.display()
         );
         Ok(())
@@ -80,7 +80,7 @@ fn entry(args: &McpAddArgs) -> Result<Value, CliError> {
                 Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
                 _ => Err(CliError::usage(format!(
                     "--{flag} {}: expected NAME=VALUE",
-                    crate::text::quoted(v)
+                    crate::base::text::quoted(v)
                 ))),
             })
             .collect()
@@ -117,14 +117,14 @@ fn entry(args: &McpAddArgs) -> Result<Value, CliError> {
 
 /// Holds the file's lock while it is read and written (two `mcp add` at once lose nothing).
 fn locked(file: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, CliError> {
-    crate::private_file::lock(file)
+    crate::base::private_file::lock(file)
         .map_err(|e| CliError::failure(format!("{}: cannot lock it: {e}", file.display())))
 }
 
 fn read(file: &Path) -> Result<Option<String>, CliError> {
-    match crate::bounded_read::read_to_string(
+    match crate::base::bounded_read::read_to_string(
         file,
-        crate::bounded_read::CONFIG_BYTES,
+        crate::base::bounded_read::CONFIG_BYTES,
         "a config file",
     ) {
         Ok(text) => Ok(Some(text)),
@@ -147,7 +147,7 @@ fn write(file: &Path, text: &str) -> Result<(), CliError> {
         }
         Err(_) => file.to_path_buf(),
     };
-    crate::private_file::write_atomically(&real, text.as_bytes())
+    crate::base::private_file::write_atomically(&real, text.as_bytes())
         .map_err(|e| CliError::failure(format!("{}: {e}", file.display())))
 }
 

@@ -92,7 +92,7 @@ pub struct Cli {
     pub run: RunArgs,
     /// What to do instead of running a prompt.
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<CliCommand>,
 }
 
 impl Cli {
@@ -110,7 +110,7 @@ impl Cli {
             Some(dir) => std::env::set_current_dir(dir).map_err(|err| {
                 format!(
                     "-C {}: {err}",
-                    crate::text::printable(&dir.display().to_string())
+                    crate::base::text::printable(&dir.display().to_string())
                 )
             }),
             None => Ok(()),
@@ -210,7 +210,7 @@ pub enum ElicitationPolicy {
 
 /// The subcommands; each maps to one front-end action over the same setup.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum CliCommand {
     /// Inspect the toolset: configured, built-in and MCP tools.
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -307,11 +307,13 @@ impl Cli {
                 Invocation::Chat
             }
             None => Invocation::Prompt,
-            Some(Command::Mcp(McpCommand::Add(_) | McpCommand::Remove(_))) => Invocation::Edit,
-            Some(Command::Tools(_) | Command::Mcp(_) | Command::Models(_)) => Invocation::Inspect,
-            Some(Command::Doctor(_) | Command::Skills(_)) => Invocation::Doctor,
-            Some(Command::Threads(_)) => Invocation::Threads,
-            Some(Command::Trust(_)) => Invocation::Trust,
+            Some(CliCommand::Mcp(McpCommand::Add(_) | McpCommand::Remove(_))) => Invocation::Edit,
+            Some(CliCommand::Tools(_) | CliCommand::Mcp(_) | CliCommand::Models(_)) => {
+                Invocation::Inspect
+            }
+            Some(CliCommand::Doctor(_) | CliCommand::Skills(_)) => Invocation::Doctor,
+            Some(CliCommand::Threads(_)) => Invocation::Threads,
+            Some(CliCommand::Trust(_)) => Invocation::Trust,
         }
     }
 

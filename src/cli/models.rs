@@ -73,7 +73,7 @@ pub async fn run(
 /// The client downloads use: a stalled download fails instead of hanging (a read that
 /// waits 60 s; the chat model's download also gives up after 60 s without data).
 fn download_client() -> Result<reqwest::Client, CliError> {
-    crate::http::http_client_builder()
+    crate::base::http::http_client_builder()
         .connect_timeout(std::time::Duration::from_secs(30))
         .read_timeout(std::time::Duration::from_secs(60))
         .build()
@@ -91,7 +91,7 @@ pub(super) async fn fetch_chat(
     let Some(model) = catalog::ChatModel::named(name) else {
         return CliError::usage(format!(
             "models fetch: unknown model `{}`; the models are encoder, chat and chat-small",
-            crate::text::printable(name)
+            crate::base::text::printable(name)
         ))
         .report();
     };

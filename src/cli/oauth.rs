@@ -22,8 +22,8 @@ fn server(setup: &Setup, env: EnvLookup<'_>, name: &str) -> Result<McpServerConf
         .ok_or_else(|| {
             CliError::usage(format!(
                 "no MCP server `{}` in the extensions config (there are: {})",
-                crate::text::quoted(name),
-                crate::text::quoted_list(known)
+                crate::base::text::quoted(name),
+                crate::base::text::quoted_list(known)
             ))
         })
 }
@@ -47,19 +47,19 @@ pub async fn login(
     let show = |url: &str| {
         eprintln!(
             "To sign in to MCP server `{}`, open this address in a browser:\n\n  {}\n",
-            crate::text::quoted(&config.name),
-            crate::text::printable(url)
+            crate::base::text::quoted(&config.name),
+            crate::base::text::printable(url)
         );
     };
     oauth::login(&config, tokens, &show, interactive && !args.no_browser)
         .await
         .map_err(|err| {
-            let name = crate::text::quoted(&config.name);
+            let name = crate::base::text::quoted(&config.name);
             CliError::failure(format!("login to `{name}` failed: {err}"))
         })?;
     eprintln!(
         "Signed in to MCP server `{}`.",
-        crate::text::quoted(&config.name)
+        crate::base::text::quoted(&config.name)
     );
     Ok(Exit::Success)
 }
@@ -77,7 +77,7 @@ pub fn logout(setup: &Setup, env: EnvLookup<'_>, name: &str) -> Result<Exit, Cli
             tracing::warn!("the manifest of MCP server `{name}` was not removed: {err}");
         }
     }
-    let name = crate::text::quoted(name);
+    let name = crate::base::text::quoted(name);
     if had {
         eprintln!("Signed out of MCP server `{name}`: its tokens are forgotten.");
     } else {

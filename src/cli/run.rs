@@ -6,13 +6,13 @@ use std::sync::Arc;
 use super::error::CliError;
 use super::output::{to_json, write_stdout};
 use super::{
-    Cli, Command, Exit, Invocation, McpCommand, ToolsCommand, ToolsListArgs, ToolsSearchArgs,
+    Cli, CliCommand, Exit, Invocation, McpCommand, ToolsCommand, ToolsListArgs, ToolsSearchArgs,
     ToolsStatsArgs,
 };
 use crate::config::ConfigPaths;
 use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use crate::deferred::listing::ServerFacts;
-use crate::deferred::search::{EmbedMode, Progress, SemanticSearch};
+use crate::deferred::search::{EmbedMode, EmbedProgress, SemanticSearch};
 use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredCatalog, ToolSearch, token_stats};
 use crate::mcp::McpManager;
 use crate::protocol::ServerState;
@@ -22,9 +22,6 @@ use crate::ui::{listing, search as search_ui};
 
 /// The most of a `--queries` file that is read.
 const MAX_INPUT_BYTES: u64 = 64 << 20;
-
-/// How long MCP servers get to exit when a command is done.
-pub(super) const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs a parsed command line and returns its exit status. Output goes to stdout,
 /// diagnostics to stderr. `startup` is what [`super::prepare`] decided before the runtime
@@ -53,21 +50,21 @@ pub async fn run(cli: Cli, startup: super::Startup) -> Exit {
             super::chat::run_chat(&cli.run, model, &paths, &cwd, &env, trust).await
         }
         (_, None) => super::agent::run_prompt(&cli.run, model, &paths, &cwd, &env, trust).await,
-        (_, Some(Command::Threads(command))) => super::threads::run(command, &env),
-        (_, Some(Command::Mcp(McpCommand::Add(args)))) => {
+        (_, Some(CliCommand::Threads(command))) => super::threads::run(command, &env),
+        (_, Some(CliCommand::Mcp(McpCommand::Add(args)))) => {
             super::mcp_edit::add(&args, &paths, &cwd, &env)
         }
-        (_, Some(Command::Mcp(McpCommand::Remove(args)))) => {
+        (_, Some(CliCommand::Mcp(McpCommand::Remove(args)))) => {
             super::mcp_edit::remove(&args, &paths, &cwd, &env)
         }
-        (_, Some(Command::Trust(args))) => super::trust::run(&args, &paths, &cwd, &env, trust),
-        (_, Some(Command::Models(command))) => {
+        (_, Some(CliCommand::Trust(args))) => super::trust::run(&args, &paths, &cwd, &env, trust),
+        (_, Some(CliCommand::Models(command))) => {
             super::models::run(command, &paths, &cwd, &env, trust).await
         }
-        (_, Some(Command::Skills(command))) => {
+        (_, Some(CliCommand::Skills(command))) => {
             super::skills::run(command, model, &paths, &cwd, &env, trust)
         }
-        (_, Some(Command::Doctor(args))) => {
+        (_, Some(CliCommand::Doctor(args))) => {
             super::doctor::run(&args, model, &paths, &cwd, &env, trust).await
         }
         (_, Some(command)) => inspect(command, model, &paths, &cwd, &env, trust).await,
@@ -76,7 +73,7 @@ pub async fn run(cli: Cli, startup: super::Startup) -> Exit {
 
 /// `tools ...` and `mcp ...`: inspecting the setup.
 async fn inspect(
-    command: Command,
+    command: CliCommand,
     model: Option<&str>,
     paths: &ConfigPaths,
     cwd: &Path,
@@ -85,16 +82,16 @@ async fn inspect(
 ) -> Exit {
     let result = async {
         let mut setup = Setup::load(paths, cwd, env, trust)?;
-        if let Command::Mcp(McpCommand::Login(args)) = &command {
+        if let CliCommand::Mcp(McpCommand::Login(args)) = &command {
             return super::oauth::login(&setup, env, args).await;
         }
-        if let Command::Mcp(McpCommand::Logout(args)) = &command {
+        if let CliCommand::Mcp(McpCommand::Logout(args)) = &command {
             return super::oauth::logout(&setup, env, &args.name);
         }
         // Commands that read a catalog file start no MCP server.
         let catalog_file = match &command {
-            Command::Tools(ToolsCommand::Search(a)) => a.catalog.clone(),
-            Command::Tools(ToolsCommand::Stats(a)) => a.catalog.clone(),
+            CliCommand::Tools(ToolsCommand::Search(a)) => a.catalog.clone(),
+            CliCommand::Tools(ToolsCommand::Stats(a)) => a.catalog.clone(),
             _ => None,
         };
         let mcp = match catalog_file {
@@ -103,16 +100,16 @@ async fn inspect(
         };
         let mut refresh_failed = false;
         let output = match command {
-            Command::Tools(ToolsCommand::List(args)) => {
+            CliCommand::Tools(ToolsCommand::List(args)) => {
                 tools_list(&setup, &mcp, &args, model).await?
             }
-            Command::Tools(ToolsCommand::Search(args)) => tools_search(&setup, &mcp, cwd, &args)
+            CliCommand::Tools(ToolsCommand::Search(args)) => tools_search(&setup, &mcp, cwd, &args)
                 .await?
                 .map_err(CliError::usage)?,
-            Command::Tools(ToolsCommand::Stats(args)) => {
+            CliCommand::Tools(ToolsCommand::Stats(args)) => {
                 tools_stats(&setup, &mcp, &args, model).await?
             }
-            Command::Mcp(McpCommand::List(args)) => {
+            CliCommand::Mcp(McpCommand::List(args)) => {
                 if args.refresh {
                     report_refresh_failures(&mcp.refresh_manifests(&[]).await);
                 }
@@ -123,7 +120,7 @@ async fn inspect(
                     listing::servers_table(&statuses)
                 }
             }
-            Command::Mcp(McpCommand::Refresh(args)) => {
+            CliCommand::Mcp(McpCommand::Refresh(args)) => {
                 let outcomes = mcp.refresh_manifests(&args.names).await;
                 report_refresh_failures(&outcomes);
                 if outcomes.iter().any(|(_, error)| error.is_some()) {
@@ -140,12 +137,12 @@ async fn inspect(
                     listing::servers_table(&shown)
                 }
             }
-            Command::Threads(_)
-            | Command::Doctor(_)
-            | Command::Skills(_)
-            | Command::Trust(_)
-            | Command::Models(_)
-            | Command::Mcp(
+            CliCommand::Threads(_)
+            | CliCommand::Doctor(_)
+            | CliCommand::Skills(_)
+            | CliCommand::Trust(_)
+            | CliCommand::Models(_)
+            | CliCommand::Mcp(
                 McpCommand::Login(_)
                 | McpCommand::Logout(_)
                 | McpCommand::Add(_)
@@ -153,7 +150,7 @@ async fn inspect(
             ) => String::new(),
         };
         let statuses = mcp.statuses().await;
-        mcp.shutdown(SHUTDOWN_GRACE).await;
+        mcp.shutdown(McpManager::EXIT_GRACE).await;
         let exit = if !mcp.skipped().is_empty() {
             Exit::Config
         } else if refresh_failed || statuses.iter().any(|s| s.status == ServerState::Failed) {
@@ -222,7 +219,7 @@ async fn search_catalog(
 }
 
 /// Prints `embedding tool descriptions: done/total` over itself on a terminal's stderr.
-fn embedding_progress() -> Option<Progress> {
+fn embedding_progress() -> Option<EmbedProgress> {
     use std::io::{IsTerminal, Write};
     if !std::io::stderr().is_terminal() {
         return None;
@@ -252,7 +249,7 @@ async fn tools_search(
         .map_or(setup.app.value.tool_search.max_results, usize::from);
     let search = ToolSearch::new(catalog.clone(), limit);
     if let Some(file) = &args.queries {
-        let text = match crate::bounded_read::read_to_string(
+        let text = match crate::base::bounded_read::read_to_string(
             &cwd.join(file),
             MAX_INPUT_BYTES,
             "a queries file",

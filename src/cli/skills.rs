@@ -41,7 +41,7 @@ pub fn run(
                     .ok_or_else(|| {
                         CliError::usage(crate::skills::load::unknown(skills, &args.name))
                     })?;
-                let text = crate::bounded_read::read(
+                let text = crate::base::bounded_read::read(
                     &skill.file,
                     crate::skills::MAX_FILE_BYTES,
                     "a SKILL.md",

@@ -205,7 +205,7 @@ fn tighten_own_folders(env: crate::config::EnvLookup<'_>) -> Vec<String> {
     folders
         .into_iter()
         .flatten()
-        .filter_map(|dir| match crate::private_file::tighten_dir(&dir) {
+        .filter_map(|dir| match crate::base::private_file::tighten_dir(&dir) {
             Ok(Some(mode)) => Some(format!(
                 "{} was readable by other users (mode {mode:04o}); it holds your \
                  conversations and is now private to you (0700, its files 0600)",

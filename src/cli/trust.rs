@@ -127,7 +127,7 @@ fn list(store: &TrustStore) -> Exit {
                 println!(
                     "{}  trusted {}  {now}",
                     path.display(),
-                    crate::clock::utc_date(entry.trusted_at)
+                    crate::base::clock::utc_date(entry.trusted_at)
                 );
             }
             Exit::Success

@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use super::lenient;
+use super::locate::Segment;
 
 /// Top-level keys of `config.yaml`; any other key is reported as a warning.
 pub(super) const KNOWN_TOP_LEVEL: &[&str] = &[
@@ -585,4 +586,60 @@ pub struct SummarizationConfig {
     /// Any other key (DeerFlow's `trigger`, `keep`, `model_name`, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+impl AppConfig {
+    /// Keys that the `extra` maps (kept for DeerFlow's keys) caught but that neither antler nor
+    /// DeerFlow knows: typos such as `models[0].temprature`.
+    pub(super) fn extra_keys(&self) -> Vec<Vec<Segment>> {
+        use deerflow_keys as deerflow;
+        let key = |k: &str| Segment::Key(k.to_string());
+        let mut found = Vec::new();
+        let mut check = |at: Vec<Segment>,
+                         extra: &serde_json::Map<String, serde_json::Value>,
+                         quiet: &[&str]| {
+            for name in extra.keys().filter(|k| !quiet.contains(&k.as_str())) {
+                let mut path = at.clone();
+                path.push(key(name));
+                found.push(path);
+            }
+        };
+        for (i, model) in self.models.iter().enumerate() {
+            check(
+                vec![key("models"), Segment::Index(i)],
+                &model.extra,
+                deerflow::MODEL,
+            );
+        }
+        for (i, group) in self.tool_groups.iter().enumerate() {
+            check(
+                vec![key("tool_groups"), Segment::Index(i)],
+                &group.extra,
+                deerflow::TOOL_GROUP,
+            );
+        }
+        check(vec![key("sandbox")], &self.sandbox.extra, deerflow::SANDBOX);
+        check(
+            vec![key("subagents")],
+            &self.subagents.extra,
+            deerflow::SUBAGENTS,
+        );
+        check(
+            vec![key("summarization")],
+            &self.summarization.extra,
+            deerflow::SUMMARIZATION,
+        );
+        check(vec![key("skills")], &self.skills.extra, deerflow::SKILLS);
+        found
+    }
+}
+
+lenient::scalar_type!(
+    ListingMode => "`names`, `servers` or `auto`",
+    Binding => "`native` or `stable`",
+    ToolCallFormat => "`native`, `text` or `auto`"
+);
+lenient::from_names! {
+    ListingMode { "names" => ListingMode::Names, "servers" => ListingMode::Servers, "auto" => ListingMode::Auto }
+    Binding { "native" => Binding::Native, "stable" => Binding::Stable }
+    ToolCallFormat { "native" => ToolCallFormat::Native, "text" => ToolCallFormat::Text, "auto" => ToolCallFormat::Auto }
 }

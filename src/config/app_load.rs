@@ -115,7 +115,8 @@ pub fn parse_app_config_with(
     }
     validate(&config, path)?;
     warnings.extend(
-        extra_keys(&config)
+        config
+            .extra_keys()
             .iter()
             .map(|key| unknown_key_warning(path, text, key)),
     );
@@ -230,53 +231,6 @@ fn known_keys(parent: &[Segment]) -> Vec<String> {
         serde_json::Value::Object(map) => map.into_iter().map(|(k, _)| k).collect(),
         _ => Vec::new(),
     }
-}
-
-/// Keys that the `extra` maps (kept for DeerFlow's keys) caught but that neither antler nor
-/// DeerFlow knows: typos such as `models[0].temprature`.
-pub(super) fn extra_keys(config: &AppConfig) -> Vec<Vec<Segment>> {
-    use super::app::deerflow_keys as deerflow;
-    let key = |k: &str| Segment::Key(k.to_string());
-    let mut found = Vec::new();
-    let mut check =
-        |at: Vec<Segment>, extra: &serde_json::Map<String, serde_json::Value>, quiet: &[&str]| {
-            for name in extra.keys().filter(|k| !quiet.contains(&k.as_str())) {
-                let mut path = at.clone();
-                path.push(key(name));
-                found.push(path);
-            }
-        };
-    for (i, model) in config.models.iter().enumerate() {
-        check(
-            vec![key("models"), Segment::Index(i)],
-            &model.extra,
-            deerflow::MODEL,
-        );
-    }
-    for (i, group) in config.tool_groups.iter().enumerate() {
-        check(
-            vec![key("tool_groups"), Segment::Index(i)],
-            &group.extra,
-            deerflow::TOOL_GROUP,
-        );
-    }
-    check(
-        vec![key("sandbox")],
-        &config.sandbox.extra,
-        deerflow::SANDBOX,
-    );
-    check(
-        vec![key("subagents")],
-        &config.subagents.extra,
-        deerflow::SUBAGENTS,
-    );
-    check(
-        vec![key("summarization")],
-        &config.summarization.extra,
-        deerflow::SUMMARIZATION,
-    );
-    check(vec![key("skills")], &config.skills.extra, deerflow::SKILLS);
-    found
 }
 
 fn remove_path(node: &mut Yaml, path: &[Segment]) {

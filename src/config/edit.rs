@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{EnvLookup, json_kind, parse_extensions_config};
+use super::{EnvLookup, parse_extensions_config};
+use crate::base::describe::json_kind;
 
 /// Why the file cannot be edited.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,11 +102,11 @@ pub fn remove_server(text: Option<&str>, path: &Path, name: &str) -> Result<Stri
         let known: Vec<&str> = servers.keys().map(String::as_str).collect();
         return Err(EditError::Missing {
             path: shown,
-            name: crate::text::quoted(name),
+            name: crate::base::text::quoted(name),
             known: if known.is_empty() {
                 String::from("none")
             } else {
-                crate::text::quoted_list(known)
+                crate::base::text::quoted_list(known)
             },
         });
     }
@@ -120,7 +121,7 @@ fn check_name(name: &str) -> Result<(), EditError> {
     if fine {
         Ok(())
     } else {
-        Err(EditError::BadName(crate::text::quoted(name)))
+        Err(EditError::BadName(crate::base::text::quoted(name)))
     }
 }
 

@@ -58,8 +58,8 @@ pub enum ConfigError {
 
 /// Reads a configuration file, naming it in the error.
 pub(crate) fn read_config_file(path: &std::path::Path) -> Result<String, ConfigError> {
-    let bound = crate::bounded_read::CONFIG_BYTES;
-    crate::bounded_read::read_to_string(path, bound, "a config file").map_err(|source| {
+    let bound = crate::base::bounded_read::CONFIG_BYTES;
+    crate::base::bounded_read::read_to_string(path, bound, "a config file").map_err(|source| {
         ConfigError::Read {
             path: path.to_path_buf(),
             source,

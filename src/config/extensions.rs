@@ -10,6 +10,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::base::describe::json_kind;
+
 use super::locate::{Segment, display_path, locate_json};
 use super::server_policy::{DeferMode, ServerPolicy, StartMode, ToolFilter, foreign_filter_key};
 use super::{ConfigError, EnvLookup, Loaded, expand_string, is_secret_name, recording_secrets};
@@ -232,7 +234,7 @@ pub fn parse_extensions_config(
         .filter(|k| !KNOWN_TOP_LEVEL.contains(&k.as_str()))
         .map(|k| {
             let at = position_suffix(text, &[Segment::Key(k.clone())]);
-            let k = crate::text::quoted(k);
+            let k = crate::base::text::quoted(k);
             format!("{file}{at}: unknown top-level key `{k}` is ignored")
         })
         .collect();
@@ -252,7 +254,7 @@ pub fn parse_extensions_config(
 
     let mut config = ExtensionsConfig::default();
     for (name, mut raw) in servers {
-        let key = format!("mcpServers.{}", crate::text::quoted(&name));
+        let key = format!("mcpServers.{}", crate::base::text::quoted(&name));
         let at_server = |field: &[Segment]| {
             let mut full = vec![
                 Segment::Key("mcpServers".into()),
@@ -334,17 +336,6 @@ pub fn disabled_skills(text: &str) -> Vec<String> {
         .filter(|(_, entry)| entry.get("enabled") == Some(&Value::Bool(false)))
         .map(|(name, _)| name.clone())
         .collect()
-}
-
-pub(crate) fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Why an entry is skipped: the field at fault (empty: the entry itself) and the reason.
@@ -454,7 +445,7 @@ fn server_from_raw(
                 )));
             };
             let parsed = reqwest::Url::parse(url).map_err(|e| {
-                let url = crate::text::quoted(url);
+                let url = crate::base::text::quoted(url);
                 Skip::at("url", format!("invalid `url` \"{url}\": {e}"))
             })?;
             for (name, value) in &raw.headers {
@@ -463,7 +454,7 @@ fn server_from_raw(
                         "headers",
                         format!(
                             "\"{}\" is not a valid HTTP header name",
-                            crate::text::quoted(name)
+                            crate::base::text::quoted(name)
                         ),
                     ));
                 }
@@ -472,7 +463,7 @@ fn server_from_raw(
                         "headers",
                         format!(
                             "the value of \"{}\" is not a valid HTTP header value",
-                            crate::text::quoted(name)
+                            crate::base::text::quoted(name)
                         ),
                     ));
                 }
@@ -482,7 +473,7 @@ fn server_from_raw(
                     "url",
                     format!(
                         "the `url` \"{}\" must start with http:// or https://",
-                        crate::text::quoted(url)
+                        crate::base::text::quoted(url)
                     ),
                 ));
             }

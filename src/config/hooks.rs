@@ -126,7 +126,7 @@ impl HookCommand {
         if self.kind != "command" {
             return Some(format!(
                 "the type `{}` is not one antler runs: expected `command`",
-                crate::text::printable(&self.kind)
+                crate::base::text::printable(&self.kind)
             ));
         }
         if self.command.trim().is_empty() {
@@ -203,7 +203,7 @@ pub fn matcher_items(text: &str, claude: bool) -> Result<Vec<MatcherItem>, Strin
         if alternative.is_empty() {
             return Err(format!(
                 "`{}` has an empty alternative between `|`",
-                crate::text::printable(text)
+                crate::base::text::printable(text)
             ));
         }
         if claude {

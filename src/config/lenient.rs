@@ -22,24 +22,21 @@ pub(super) trait Scalar: FromStr + Default {
     const EXPECTING: &'static str;
 }
 
-macro_rules! scalar {
+macro_rules! scalar_type {
     ($($t:ty => $name:literal),*) => {$(
-        impl Scalar for $t {
+        impl $crate::config::lenient::Scalar for $t {
             const EXPECTING: &'static str = $name;
         }
     )*};
 }
-scalar!(bool => "a boolean", u32 => "u32", u64 => "u64", usize => "usize", f32 => "a number", f64 => "a number");
-scalar!(
-    super::app::ListingMode => "`names`, `servers` or `auto`",
-    super::app::Binding => "`native` or `stable`",
-    super::app::ToolCallFormat => "`native`, `text` or `auto`"
-);
+scalar_type!(bool => "a boolean", u32 => "u32", u64 => "u64", usize => "usize", f32 => "a number", f64 => "a number");
+/// The config's unit enums use it too (`config::app`).
+pub(super) use scalar_type;
 
 /// `FromStr` for a unit enum from its config names, so it can be a [`Scalar`] (and `$NAME`).
 macro_rules! from_names {
     ($($t:ty { $($name:literal => $variant:expr),* })*) => {$(
-        impl FromStr for $t {
+        impl ::std::str::FromStr for $t {
             type Err = ();
             fn from_str(text: &str) -> Result<Self, ()> {
                 match text {
@@ -50,12 +47,7 @@ macro_rules! from_names {
         }
     )*};
 }
-use super::app::{Binding, ListingMode, ToolCallFormat};
-from_names! {
-    ListingMode { "names" => ListingMode::Names, "servers" => ListingMode::Servers, "auto" => ListingMode::Auto }
-    Binding { "native" => Binding::Native, "stable" => Binding::Stable }
-    ToolCallFormat { "native" => ToolCallFormat::Native, "text" => ToolCallFormat::Text, "auto" => ToolCallFormat::Auto }
-}
+pub(super) use from_names;
 
 struct ScalarVisitor<T>(PhantomData<T>);
 

@@ -23,7 +23,7 @@ pub(crate) enum Segment {
 /// `models[0].name` style.
 pub(crate) fn display_path(path: &[Segment]) -> String {
     // Keys come from the file: a message shows each as a short line.
-    joined(path, crate::text::quoted)
+    joined(path, crate::base::text::quoted)
 }
 
 /// The key path whole, as [`display_path`] writes it but uncut: for comparing keys.

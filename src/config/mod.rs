@@ -38,7 +38,6 @@ pub(crate) use env::recording_secrets;
 pub use env::{EnvLookup, expand_env_reference, expand_string, is_secret_name, load_dotenv};
 pub use error::ConfigError;
 pub(crate) use error::read_config_file;
-pub(crate) use extensions::json_kind;
 pub use extensions::{
     ExtensionsConfig, McpServerConfig, RoutingHint, SkippedServer, TransportKind, disabled_skills,
     parse_extensions_config,
@@ -60,4 +59,3 @@ pub const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 
 /// The project's skill folders, as a path names them.
 pub const SKILL_FOLDERS: &[&str] = &[".agents/skills", ".claude/skills"];
-pub(crate) use signature::hex;

@@ -206,7 +206,7 @@ impl RawOAuth {
         {
             return Err(invalid(
                 "scopes",
-                format!("`{}` is not a scope", crate::text::quoted(bad)),
+                format!("`{}` is not a scope", crate::base::text::quoted(bad)),
             ));
         }
         let client_metadata_url = non_empty(self.client_metadata_url);
@@ -316,7 +316,7 @@ impl RawOAuth {
                     format!(
                         "unknown grant `{}` (expected \"authorization_code\", \
                          \"client_credentials\" or \"cross_app_access\")",
-                        crate::text::quoted(other)
+                        crate::base::text::quoted(other)
                     ),
                 ));
             }
@@ -346,7 +346,7 @@ fn algorithm(name: Option<&str>) -> Result<SigningAlgorithm, Invalid> {
             "signing_algorithm",
             format!(
                 "antler signs with \"ES256\" or \"RS256\", not `{}`",
-                crate::text::quoted(other)
+                crate::base::text::quoted(other)
             ),
         )),
     }

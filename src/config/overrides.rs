@@ -19,7 +19,7 @@ pub struct Override {
 impl Override {
     /// Parses `key.path=value` (`models[0].temperature=0.2`).
     pub fn parse(text: &str) -> Result<Self, String> {
-        let shown = crate::text::quoted(text);
+        let shown = crate::base::text::quoted(text);
         let Some((key, value)) = text.split_once('=') else {
             return Err(format!(
                 "--set {shown}: expected KEY=VALUE, such as tool_output.max_chars=40000"
@@ -56,24 +56,30 @@ fn parse_key(key: &str) -> Result<Vec<Segment>, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            let part = crate::text::quoted(part);
+            let part = crate::base::text::quoted(part);
             return Err(format!("`{part}` is not a key (letters, digits, `_`, `-`)"));
         }
         segments.push(Segment::Key(name.to_string()));
         while !rest.is_empty() {
             let Some(close) = rest.find(']') else {
-                return Err(format!("`{}`: `[` without `]`", crate::text::quoted(part)));
+                return Err(format!(
+                    "`{}`: `[` without `]`",
+                    crate::base::text::quoted(part)
+                ));
             };
             let index: usize = rest[1..close].parse().map_err(|_| {
                 format!(
                     "`{}`: an index is a number, as in models[0]",
-                    crate::text::quoted(part)
+                    crate::base::text::quoted(part)
                 )
             })?;
             segments.push(Segment::Index(index));
             rest = &rest[close + 1..];
             if !rest.is_empty() && !rest.starts_with('[') {
-                let (part, rest) = (crate::text::quoted(part), crate::text::quoted(rest));
+                let (part, rest) = (
+                    crate::base::text::quoted(part),
+                    crate::base::text::quoted(rest),
+                );
                 return Err(format!("`{part}`: unexpected `{rest}`"));
             }
         }
@@ -96,7 +102,7 @@ pub fn apply(tree: &mut Yaml, overrides: &[Override]) -> Result<(), ConfigError>
             serde_ignored::deserialize(tree.clone(), |path| unknown.push(path.to_string()))
                 .map_err(|err| invalid(err.to_string()))?;
         // Keys a section keeps for other programs (DeerFlow's) are not ours to set either.
-        let extra = super::app_load::extra_keys(&checked);
+        let extra = checked.extra_keys();
         let named = |key: &str| key_path(&o.key).starts_with(key);
         if let Some(key) = unknown
             .iter()
@@ -104,7 +110,7 @@ pub fn apply(tree: &mut Yaml, overrides: &[Override]) -> Result<(), ConfigError>
             .cloned()
             .or_else(|| extra.iter().map(|k| key_path(k)).find(|k| named(k)))
         {
-            let key = crate::text::quoted(&key);
+            let key = crate::base::text::quoted(&key);
             return Err(invalid(format!("config.yaml has no key `{key}`")));
         }
     }

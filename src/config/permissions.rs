@@ -61,7 +61,7 @@ impl Rule {
     /// Parses `name` or `name(subject pattern)`.
     pub fn parse(text: &str) -> Result<Self, RuleError> {
         let error = |why: &str| RuleError {
-            text: crate::text::quoted(text),
+            text: crate::base::text::quoted(text),
             why: why.to_string(),
         };
         let trimmed = text.trim();

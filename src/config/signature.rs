@@ -5,6 +5,8 @@ use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
+use crate::base::describe::hex;
+
 /// Two equal signatures mean "the same file with the same content". The hash catches an
 /// edit that keeps size and mtime (coarse filesystem clocks, `touch -r`); the mtime and
 /// size are kept because they show up in logs and explain *why* a reload happened.
@@ -28,8 +30,8 @@ impl FileSignature {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let bound = crate::bounded_read::CONFIG_BYTES;
-        let content = match crate::bounded_read::read(&resolved, bound, "a config file") {
+        let bound = crate::base::bounded_read::CONFIG_BYTES;
+        let content = match crate::base::bounded_read::read(&resolved, bound, "a config file") {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
@@ -43,17 +45,6 @@ impl FileSignature {
         };
         Ok(Some((signature, content)))
     }
-}
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::config::json_kind;
+use crate::base::describe::json_kind;
 use crate::protocol::ToolCall;
 use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};

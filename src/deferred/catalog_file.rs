@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::mcp::naming::ToolNamer;
+use crate::tools::naming::ToolNamer;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 
 /// Why a catalog file cannot be used.
@@ -50,7 +50,7 @@ struct RawTool {
 /// (`{server}_{tool}`, sanitised and unique), in file order.
 pub fn load_catalog_file(path: &Path) -> Result<Vec<ToolInfo>, CatalogFileError> {
     const MAX_CATALOG_BYTES: u64 = 256 << 20;
-    let text = crate::bounded_read::read_to_string(path, MAX_CATALOG_BYTES, "a catalog file")
+    let text = crate::base::bounded_read::read_to_string(path, MAX_CATALOG_BYTES, "a catalog file")
         .map_err(|source| CatalogFileError::Read {
             path: path.to_path_buf(),
             source,

@@ -50,7 +50,7 @@ pub fn catalog_hash<'a>(tools: impl IntoIterator<Item = &'a ToolInfo>) -> String
         hasher.update(&text);
     }
     hasher.update(b"]");
-    crate::config::hex(&hasher.finalize())[..16].to_string()
+    crate::base::describe::hex(&hasher.finalize())[..16].to_string()
 }
 
 /// Appends `value` as JSON with the keys of every object sorted (serde_json keeps
@@ -157,7 +157,7 @@ mod tests {
             json!({"type": "object", "properties": {"z": 1, "a": [true, null]}}),
         );
         let canonical = r#"[{"name":"a\"b","schema":{"function":{"description":"d","name":"a\"b","parameters":{"properties":{"a":[true,null],"z":1},"type":"object"}},"type":"function"}}]"#;
-        let expected = crate::config::hex(&Sha256::digest(canonical.as_bytes()));
+        let expected = crate::base::describe::hex(&Sha256::digest(canonical.as_bytes()));
         assert_eq!(catalog_hash([&t]), expected[..16]);
     }
 

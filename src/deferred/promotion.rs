@@ -12,7 +12,7 @@ use crate::tools::ToolSource;
 /// `benches/search_quality.rs`).
 pub const CLOSE_TO_BEST: f32 = 0.75;
 
-/// The longest tool name (see `mcp::naming`), so the longest query worth comparing.
+/// The longest tool name (see `tools::naming`), so the longest query worth comparing.
 const MAX_NAME_CHARS: usize = 64;
 /// How many names an empty result suggests.
 const CLOSEST: usize = 3;
@@ -81,9 +81,9 @@ fn only<T>(mut matches: impl Iterator<Item = (usize, T)>) -> Option<usize> {
     }
 }
 
-/// Whether `prefix` is `server` as `mcp::naming::sanitize` writes it, without building it.
+/// Whether `prefix` is `server` as `tools::naming::sanitize` writes it, without building it.
 fn is_sanitized(prefix: &str, server: &str) -> bool {
-    let mut expected = server.chars().map(crate::mcp::naming::safe_char);
+    let mut expected = server.chars().map(crate::tools::naming::safe_char);
     prefix.chars().all(|c| expected.next() == Some(c)) && expected.next().is_none()
 }
 

@@ -46,7 +46,7 @@ pub fn parse(text: &str) -> Result<(HooksConfig, Vec<String>), String> {
             other => {
                 warnings.push(format!(
                     "the hook event `{}` is not one antler has; its hooks are skipped",
-                    crate::text::printable(other)
+                    crate::base::text::printable(other)
                 ));
                 continue;
             }
@@ -58,7 +58,7 @@ pub fn parse(text: &str) -> Result<(HooksConfig, Vec<String>), String> {
             for hook in theirs {
                 warnings.push(format!(
                     "a `{}` hook of `{name}` is skipped: antler runs only `command` hooks",
-                    crate::text::printable(&hook.kind)
+                    crate::base::text::printable(&hook.kind)
                 ));
             }
             if !ours.is_empty() {

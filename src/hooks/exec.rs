@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use crate::process::ProcessGroupGuard;
+use crate::base::process::ProcessGroupGuard;
 
 /// How long the output pipes may stay open after the hook exited.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
@@ -56,7 +56,7 @@ pub async fn run(
 ) -> Finished {
     let started = Instant::now();
     let vars: Vec<_> = std::env::vars_os().collect();
-    let shell = crate::process::find_shell(&vars);
+    let shell = crate::base::process::find_shell(&vars);
     let spawned = tokio::process::Command::new(&shell)
         .arg("-c")
         .arg(command)
@@ -199,7 +199,7 @@ mod tests {
             .parse()
             .unwrap();
         assert!(
-            !crate::process::tests::running(pid),
+            !crate::base::process::tests::running(pid),
             "the hook's background child was ended with its group"
         );
     }

@@ -341,14 +341,14 @@ impl Hooks {
                 emit(Event::HookStarted {
                     event: event.name().into(),
                     matcher: hook.matcher.clone(),
-                    command: crate::text::printable(&hook.command),
+                    command: crate::base::text::printable(&hook.command),
                 });
                 let finished = exec::run(&hook.command, input, &self.cwd, env, hook.timeout).await;
                 let reply = reply::read(&finished, event.plain_context());
                 emit(Event::HookFinished {
                     event: event.name().into(),
                     matcher: hook.matcher.clone(),
-                    command: crate::text::printable(&hook.command),
+                    command: crate::base::text::printable(&hook.command),
                     exit_code: reply.exit_code,
                     duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
                     decision: reply.decision,
@@ -414,7 +414,7 @@ impl Verdict {
     pub fn of(event: HookEvent, ran: Vec<Ran>) -> Self {
         let mut verdict = Self::default();
         for Ran { command, reply } in ran {
-            let shown = crate::text::short_line(&command, 80).0;
+            let shown = crate::base::text::short_line(&command, 80).0;
             if let Some(error) = &reply.error {
                 verdict.notices.push(format!(
                     "the {} hook `{shown}` failed: {error}",
@@ -422,7 +422,7 @@ impl Verdict {
                 ));
             }
             if let Some(message) = &reply.message {
-                verdict.notices.push(crate::text::printable(message));
+                verdict.notices.push(crate::base::text::printable(message));
             }
             let reason = || {
                 reply

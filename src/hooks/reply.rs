@@ -138,7 +138,7 @@ fn json_reply(json: &Value, reply: &mut Reply) -> Result<(), String> {
         Some(other) => {
             return Err(format!(
                 "`decision` must be \"block\", not \"{}\"",
-                crate::text::printable(other)
+                crate::base::text::printable(other)
             ));
         }
     };
@@ -157,7 +157,7 @@ fn json_reply(json: &Value, reply: &mut Reply) -> Result<(), String> {
             other => {
                 return Err(format!(
                     "`permissionDecision` must be \"allow\", \"deny\" or \"ask\", not \"{}\"",
-                    crate::text::printable(other)
+                    crate::base::text::printable(other)
                 ));
             }
         });
@@ -182,7 +182,7 @@ fn with_stderr(what: String, stderr: &str) -> String {
 
 /// At most [`MAX_CONTEXT_CHARS`] characters, invisible characters dropped.
 fn bounded(text: &str) -> String {
-    let text = crate::text::without_invisible(text.trim());
+    let text = crate::base::text::without_invisible(text.trim());
     match text.char_indices().nth(MAX_CONTEXT_CHARS) {
         None => text,
         Some((at, _)) => format!("{}\n[cut: the hook printed more]", &text[..at]),

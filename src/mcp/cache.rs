@@ -9,8 +9,8 @@ use crate::config::{
 };
 use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, UntrustedError};
 
-/// How long old servers get to exit after the file changed.
-const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long old servers get to exit after the file changed (antler goes on meanwhile).
+const RELOAD_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Why the extensions file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -79,7 +79,7 @@ impl McpCache {
         // Stop the old servers before starting the new ones, so a stdio server is never
         // running twice (front-ends may still hold the old manager; its calls then fail).
         if let Some((_, old)) = self.current.take() {
-            old.shutdown(SHUTDOWN_GRACE).await;
+            old.shutdown(RELOAD_GRACE).await;
         }
         let manager = Arc::new(McpManager::start(loaded.value, &self.settings).await);
         self.current = Some((signature, manager.clone()));

@@ -2,30 +2,20 @@
 //! its timeout or the run's cancellation. Ending it early tells the server
 //! (`notifications/cancelled`), and waits (briefly) until that is sent, so a run that stops
 //! right after (Ctrl-C) does not shut the server down with it unsent. The server's
-//! progress for the request is reported as it changes.
+//! progress for the request is reported as it changes ([`super::progress`]).
 
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ElicitRequestParams,
-    ElicitResult, ProgressNotificationParam, ServerResult,
+    ElicitResult, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-/// A call's progress, as the user may be shown it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// How far it got (finite).
-    pub progress: f64,
-    /// Out of how much, when the server knows (finite).
-    pub total: Option<f64>,
-    /// What it is doing (escaped, one line, cut short).
-    pub message: Option<String>,
-}
+use super::progress::{ProgressRoutes, ToolProgress};
 
 /// Answers a server's request for input made during a call.
 pub(super) type Elicit<'a, 'f> =
@@ -34,8 +24,8 @@ pub(super) type Elicit<'a, 'f> =
 /// Where a call's progress and the server's requests for input go: the connection's
 /// listeners, the report, and who answers.
 pub(super) struct Listening<'a, 'f> {
-    pub(super) calls: &'a super::connect::Progress,
-    pub(super) report: &'a (dyn Fn(Progress) + Send + Sync),
+    pub(super) calls: &'a ProgressRoutes,
+    pub(super) report: &'a (dyn Fn(ToolProgress) + Send + Sync),
     pub(super) route: &'a super::elicitation::Route,
     pub(super) elicit: Elicit<'a, 'f>,
 }
@@ -46,9 +36,6 @@ pub(super) fn decline_all(_: ElicitRequestParams) -> BoxFuture<'static, ElicitRe
         rmcp::model::ElicitationAction::Decline,
     )))
 }
-
-/// The longest a progress message is shown, in characters.
-const MESSAGE_CHARS: usize = 120;
 
 /// The longest telling the server of a cancellation may take.
 const CANCEL_SEND: Duration = Duration::from_secs(1);
@@ -61,69 +48,6 @@ pub(super) enum Ended<T = CallToolResult> {
     TimedOut,
     /// The run was cancelled first.
     Cancelled,
-}
-
-fn lock(
-    calls: &super::connect::Progress,
-) -> std::sync::MutexGuard<'_, super::connect::ProgressCalls> {
-    calls.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Takes a server's notification into the slot of the call it names, if one waits for it.
-/// Only the latest value is kept (a flood costs one slot), and a value that goes back is
-/// dropped (notifications may be handled out of order).
-pub(super) fn offer(calls: &super::connect::Progress, update: ProgressNotificationParam) {
-    let calls = lock(calls);
-    let Some(slot) = calls.get(&update.progress_token) else {
-        tracing::debug!(token = ?update.progress_token, "progress for no call in flight is dropped");
-        return;
-    };
-    let out_of_range =
-        !update.progress.is_finite() || update.total.is_some_and(|total| !total.is_finite());
-    if out_of_range {
-        tracing::debug!(
-            progress = update.progress,
-            total = ?update.total,
-            "progress with a number that is not finite: shown as 0 / without a total"
-        );
-    }
-    let next = shown(update);
-    slot.send_if_modified(|current| {
-        if let Some(shown) = current.as_ref().filter(|c| c.progress > next.progress) {
-            tracing::debug!(
-                progress = next.progress,
-                before = shown.progress,
-                "progress that goes back is dropped"
-            );
-            return false;
-        }
-        *current = Some(next);
-        true
-    });
-}
-
-/// A notification as the user may be shown it: finite numbers, a short escaped message.
-fn shown(update: ProgressNotificationParam) -> Progress {
-    let finite = |n: f64| n.is_finite().then_some(n);
-    Progress {
-        progress: finite(update.progress).unwrap_or(0.0),
-        total: update.total.and_then(finite),
-        message: update
-            .message
-            .map(|message| crate::text::short_line(&message, MESSAGE_CHARS).0),
-    }
-}
-
-/// A request's progress slot, given up when dropped (also when the request's future is).
-struct Listener<'a> {
-    calls: &'a super::connect::Progress,
-    token: rmcp::model::ProgressToken,
-}
-
-impl Drop for Listener<'_> {
-    fn drop(&mut self) {
-        lock(self.calls).remove(&self.token);
-    }
 }
 
 /// A tool result from the server's answer. An empty answer (`{}`, a bare task
@@ -182,12 +106,7 @@ pub(super) async fn send<T>(
         Err(err) => return Ended::Answered(Err(err)),
     };
     let token = handle.progress_token.clone();
-    let (slot, mut updates) = watch::channel(None);
-    lock(listening.calls).insert(token.clone(), slot);
-    let listener = Listener {
-        calls: listening.calls,
-        token: token.clone(),
-    };
+    let (listener, mut updates) = listening.calls.listen(token.clone());
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let ended = loop {
@@ -237,42 +156,9 @@ pub(super) async fn send<T>(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
-    use rmcp::model::{NumberOrString, ProgressToken};
     use serde_json::json;
 
     use super::*;
-
-    fn update(token: i64, progress: f64, message: &str) -> ProgressNotificationParam {
-        ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(token)), progress)
-            .with_message(message)
-    }
-
-    #[test]
-    fn a_calls_slot_keeps_the_latest_progress_that_moves_forward() {
-        let calls: super::super::connect::Progress = Arc::new(Mutex::new(Default::default()));
-        let (slot, seen) = watch::channel(None);
-        lock(&calls).insert(ProgressToken(NumberOrString::Number(1)), slot);
-        offer(&calls, update(1, 2.0, "two"));
-        offer(&calls, update(1, 1.0, "one, late"));
-        offer(&calls, update(9, 5.0, "not a call of ours"));
-        let latest = seen.borrow().clone().unwrap();
-        assert_eq!(
-            (latest.progress, latest.message.as_deref()),
-            (2.0, Some("two"))
-        );
-        let flood = format!("{}\u{1b}[2J", "a ".repeat(1_000_000));
-        offer(&calls, update(1, f64::INFINITY, &flood));
-        let latest = seen.borrow().clone().unwrap();
-        assert_eq!(
-            latest.progress, 2.0,
-            "not finite: kept back as 0, which goes back"
-        );
-        offer(&calls, update(1, 3.0, &flood));
-        let message = seen.borrow().clone().unwrap().message.unwrap();
-        assert!(message.chars().count() <= MESSAGE_CHARS && !message.contains('\u{1b}'));
-    }
 
     #[test]
     fn empty_answers_are_empty_results_and_others_are_unexpected() {

@@ -20,30 +20,23 @@ use super::oauth::challenge::{Challenges, Watched};
 use super::oauth::{self, Authorization};
 use super::sse::SseClientTransport;
 use super::stdio::StdioTransport;
+use crate::base::process::{BASE_ENV, PROXY_ENV, ProcessGroupGuard};
 use crate::config::{McpServerConfig, TransportKind};
-use crate::process::{BASE_ENV, PROXY_ENV, ProcessGroupGuard};
 
 /// The client side of one connection. `tools/list_changed` is seen by the transport
 /// ([`Incoming::announcing`]); progress notifications go to the call that waits for them
-/// ([`Progress`]); a changed prompt list (seen by the transport too) marks the prompts
+/// ([`ProgressRoutes`](super::progress::ProgressRoutes)); a changed prompt list (seen by the transport too) marks the prompts
 /// held as stale.
 #[derive(Clone, Default)]
 pub struct Client {
     /// The calls in flight that listen for progress, by progress token.
-    pub progress: Progress,
+    pub progress: super::progress::ProgressRoutes,
     /// Set by `prompts/list_changed` ([`Incoming::prompts_changed`]): the prompts held are
     /// listed again when next asked for.
     pub prompts_changed: Arc<std::sync::atomic::AtomicBool>,
     /// The calls in flight that take the server's requests for input.
     pub elicit: super::elicitation::Route,
 }
-
-/// Where progress notifications go: one channel per call in flight, by its token.
-pub type Progress = Arc<std::sync::Mutex<ProgressCalls>>;
-
-/// The calls listening for progress, by token: each one's latest progress.
-pub type ProgressCalls =
-    HashMap<rmcp::model::ProgressToken, tokio::sync::watch::Sender<Option<super::call::Progress>>>;
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
@@ -82,7 +75,7 @@ impl ClientHandler for Client {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         // A token that no call waits for (finished, or made up) is dropped.
-        super::call::offer(&self.progress, params);
+        self.progress.offer(params);
     }
 }
 
@@ -218,12 +211,13 @@ async fn connect_inner(
         }
         TransportKind::Sse => {
             let url = config.url.clone().unwrap_or_default();
-            let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
+            let client =
+                crate::base::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
             let headers: reqwest::header::HeaderMap =
                 header_map(&config.headers)?.into_iter().collect();
             let transport = SseClientTransport::connect(client, &url, headers, incoming.clone())
                 .await
-                .map_err(|e| McpError::Connect(error_chain(&e)))?;
+                .map_err(|e| McpError::Connect(readable_error(&e)))?;
             tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
             handler.serve(transport).await.map_err(handshake)?
         }
@@ -264,7 +258,7 @@ fn check_version(service: &McpService) -> Result<(), McpError> {
         false => Err(McpError::Handshake(format!(
             "the server answered with MCP protocol version `{}`, which antler does not speak \
              (it speaks {})",
-            crate::text::short_line(version.as_str(), 40).0,
+            crate::base::text::short_line(version.as_str(), 40).0,
             ProtocolVersion::KNOWN_VERSIONS
                 .iter()
                 .filter(|v| *v <= &ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -285,7 +279,7 @@ async fn serve_http(
     challenges: &Challenges,
 ) -> Result<(McpService, Option<String>), McpError> {
     let url = config.url.clone().unwrap_or_default();
-    let client = crate::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
+    let client = crate::base::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(header_map(&config.headers)?.into_iter().collect());
     let authorization = oauth::authorize(config, tokens, client.clone())
@@ -420,7 +414,7 @@ where
     for _ in 0..MAX_PAGES {
         let mut params = PaginatedRequestParams::default();
         params.cursor = cursor.clone();
-        let (page, next, ttl) = fetch(params).await.map_err(|e| error(error_chain(&e)))?;
+        let (page, next, ttl) = fetch(params).await.map_err(|e| error(readable_error(&e)))?;
         items.extend(page);
         if let Some(ttl) = ttl {
             ttl_ms = Some(ttl_ms.map_or(ttl, |t| t.min(ttl)));
@@ -554,7 +548,7 @@ fn handshake(err: rmcp::service::ClientInitializeError) -> McpError {
     use rmcp::service::ClientInitializeError as E;
     McpError::Handshake(match &err {
         E::TransportError { error, context } => {
-            let cause = error_chain(error.error.as_ref());
+            let cause = readable_error(error.error.as_ref());
             if cause.contains("Broken pipe") || cause.contains("connection closed") {
                 format!("the server closed the connection ({context}): {cause}")
             } else {
@@ -562,14 +556,14 @@ fn handshake(err: rmcp::service::ClientInitializeError) -> McpError {
             }
         }
         E::ConnectionClosed(context) => format!("the server closed the connection ({context})"),
-        _ => error_chain(&err),
+        _ => readable_error(&err),
     })
 }
 
 /// An error and its causes on one line, so the reason survives into listings; without
 /// the Rust type names rmcp's transport errors carry (`Transport [rmcp::…] error`).
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    without_type_names(&chain(err))
+pub(crate) fn readable_error(err: &dyn std::error::Error) -> String {
+    without_type_names(&crate::base::describe::error_chain(err))
 }
 
 /// `text` without its bracketed Rust type paths, in one pass (a server's error text may be
@@ -594,20 +588,6 @@ fn without_type_names(text: &str) -> String {
     }
     out.push_str(&text[copied..]);
     out
-}
-
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ const MAX_URL: usize = 2048;
 const MAX_CHOICES: usize = 100;
 
 /// A request handed from the connection's handler to the call in flight.
-pub struct Pending {
+pub struct HandedRequest {
     /// What the server asks.
     pub params: ElicitRequestParams,
     /// Where the answer goes.
@@ -38,7 +38,7 @@ pub struct Pending {
 }
 
 /// A call in flight that takes requests: its serial number and where they go.
-type Taker = (u64, mpsc::UnboundedSender<Pending>);
+type Taker = (u64, mpsc::UnboundedSender<HandedRequest>);
 
 /// The calls in flight on one connection that can take a request, oldest first.
 #[derive(Clone, Default)]
@@ -74,7 +74,7 @@ impl Route {
             calls.retain(|(_, call)| !call.is_closed());
             calls
                 .first()
-                .is_some_and(|(_, call)| call.send(Pending { params, reply }).is_ok())
+                .is_some_and(|(_, call)| call.send(HandedRequest { params, reply }).is_ok())
         };
         if !sent {
             tracing::info!("an MCP server asked for input outside any call; declined");
@@ -89,7 +89,7 @@ pub struct Joined {
     route: Route,
     serial: u64,
     /// The server's requests for input during the call.
-    pub requests: mpsc::UnboundedReceiver<Pending>,
+    pub requests: mpsc::UnboundedReceiver<HandedRequest>,
 }
 
 impl Drop for Joined {
@@ -105,7 +105,7 @@ fn declined() -> ElicitResult {
 
 /// The session's requests waiting for a front-end's answer, by id. Only an interactive
 /// session has one.
-pub type Elicitations = crate::pending::Pending<ElicitationAnswer>;
+pub type Elicitations = crate::base::pending::Pending<ElicitationAnswer>;
 
 /// Who answers a server's requests for input.
 #[derive(Debug, Clone)]
@@ -144,7 +144,7 @@ impl Unattended {
     }
 }
 
-pub use crate::pending::next_id;
+pub use crate::base::pending::next_id;
 
 /// The answer as the server is sent it.
 pub fn result_of(answer: ElicitationAnswer) -> ElicitResult {
@@ -159,7 +159,7 @@ pub fn result_of(answer: ElicitationAnswer) -> ElicitResult {
 }
 
 fn text(value: Option<&Value>) -> String {
-    crate::text::short_line(value.and_then(Value::as_str).unwrap_or_default(), MAX_TEXT).0
+    crate::base::text::short_line(value.and_then(Value::as_str).unwrap_or_default(), MAX_TEXT).0
 }
 
 /// The server's request as a front-end shows it, or why it cannot be shown (then it is
@@ -193,7 +193,7 @@ pub fn request_of(
             (
                 message,
                 ElicitationForm::Url {
-                    url: crate::text::printable(parsed.as_str()),
+                    url: crate::base::text::printable(parsed.as_str()),
                 },
             )
         }
@@ -202,7 +202,7 @@ pub fn request_of(
     Ok(ElicitationRequest {
         id,
         server: server.to_string(),
-        message: crate::text::short_line(message, MAX_TEXT).0,
+        message: crate::base::text::short_line(message, MAX_TEXT).0,
         form,
     })
 }
@@ -278,7 +278,7 @@ fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<Fo
             None => {
                 return Err(format!(
                     "the list field `{}` has no choices",
-                    crate::text::short_line(name, 64).0
+                    crate::base::text::short_line(name, 64).0
                 ));
             }
         },
@@ -294,20 +294,20 @@ fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<Fo
         (other, _) => {
             return Err(format!(
                 "the field `{}` is of a type antler cannot ask for ({})",
-                crate::text::short_line(name, 64).0,
+                crate::base::text::short_line(name, 64).0,
                 other.unwrap_or("none")
             ));
         }
     };
     let default = property.get("default").and_then(|d| match d {
-        Value::String(s) => Some(crate::text::short_line(s, MAX_TEXT).0),
+        Value::String(s) => Some(crate::base::text::short_line(s, MAX_TEXT).0),
         Value::Bool(b) => Some(b.to_string()),
         Value::Number(n) => Some(n.to_string()),
         Value::Array(items) => Some(
             items
                 .iter()
                 .filter_map(Value::as_str)
-                .map(|s| crate::text::short_line(s, 120).0)
+                .map(|s| crate::base::text::short_line(s, 120).0)
                 .collect::<Vec<_>>()
                 .join(", "),
         ),
@@ -317,7 +317,7 @@ fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<Fo
     Ok(FormField {
         name: name.to_string(),
         title: if title.is_empty() {
-            crate::text::short_line(name, 64).0
+            crate::base::text::short_line(name, 64).0
         } else {
             title
         },
@@ -367,7 +367,7 @@ fn choices(property: &Map<String, Value>) -> Option<(Vec<String>, Vec<String>)> 
     };
     let escape = |l: Vec<String>| {
         l.iter()
-            .map(|t| crate::text::short_line(t, 120).0)
+            .map(|t| crate::base::text::short_line(t, 120).0)
             .collect()
     };
     let values: Vec<String> = values.into_iter().take(MAX_CHOICES).collect();

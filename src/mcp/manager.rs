@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::manifest::{ManifestStore, entry_hash};
-use super::naming::ToolNamer;
 use super::server::{McpServer, StartPlan};
 use super::tool::McpTool;
 use crate::config::{ExtensionsConfig, McpServerConfig, SkippedServer, StartMode};
 use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::Tool;
+use crate::tools::naming::ToolNamer;
 
 /// The MCP servers of one extensions config. Dropping it stops them (child processes are
 /// killed, connections closed).
@@ -135,6 +135,10 @@ impl McpManager {
         }));
         statuses
     }
+
+    /// How long servers get to exit when antler is done with them (a command ends, the
+    /// session closes) before they are killed.
+    pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
     /// Shuts every server down concurrently, waiting at most `grace`; servers still running
     /// then are killed when the manager is dropped.

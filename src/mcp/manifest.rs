@@ -142,7 +142,7 @@ impl<'a> ManifestView<'a> {
             format: FORMAT,
             entry_hash,
             server,
-            listed_at: crate::clock::now_secs(),
+            listed_at: crate::base::clock::now_secs(),
             ttl_ms: connection.ttl_ms,
             protocol_version: &connection.protocol_version,
             server_name: implementation.map_or("", |i| i.name.as_str()),
@@ -242,14 +242,15 @@ impl ManifestStore {
         // Regular files of the user's only, opened without blocking or following a link:
         // a pipe planted here cannot hang the start, nor another user's forged description
         // reach the model.
-        let bytes = match crate::private_file::read_private(&path, MAX_FILE_BYTES, "a manifest") {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => return None,
-            Err(err) => {
-                tracing::warn!("ignoring the MCP manifest {}: {err}", path.display());
-                return None;
-            }
-        };
+        let bytes =
+            match crate::base::private_file::read_private(&path, MAX_FILE_BYTES, "a manifest") {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return None,
+                Err(err) => {
+                    tracing::warn!("ignoring the MCP manifest {}: {err}", path.display());
+                    return None;
+                }
+            };
         match serde_json::from_slice::<Manifest>(&bytes) {
             Ok(manifest) if manifest.format == FORMAT && manifest.entry_hash == hash => {
                 Some(manifest)
@@ -285,7 +286,7 @@ impl ManifestStore {
             path: path.clone(),
             source,
         };
-        crate::private_file::create_dir(&self.dir).map_err(write_error)?;
+        crate::base::private_file::create_dir(&self.dir).map_err(write_error)?;
         // A name of our own per writer: two antler processes saving at once never mix.
         let temporary = self.dir.join(format!(
             ".{}.{}.{}.tmp",
@@ -417,7 +418,7 @@ pub fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
         hasher.update(b"\0cwd\0");
         hasher.update(std::os::unix::ffi::OsStrExt::as_bytes(cwd.as_os_str()));
     }
-    crate::config::hex(&hasher.finalize())
+    crate::base::describe::hex(&hasher.finalize())
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The MCP client side: transports, one connection per server, the manager that starts
-//! them all, tool naming, and the cache that reloads them when the config file changes.
+//! them all, and the cache that reloads them when the config file changes.
 
 mod cache;
 mod call;
@@ -9,8 +9,8 @@ pub mod elicitation;
 mod incoming;
 mod manager;
 pub mod manifest;
-pub mod naming;
 pub mod oauth;
+mod progress;
 mod prompts;
 mod resources;
 mod server;

@@ -26,7 +26,7 @@ pub enum PromptError {
     /// No such server, or it offers no prompts.
     #[error(
         "no MCP server called `{}` offers prompts{}",
-        crate::text::quoted(.server),
+        crate::base::text::quoted(.server),
         known_list(.known)
     )]
     UnknownServer {
@@ -38,7 +38,7 @@ pub enum PromptError {
     /// The server has no prompt of that name.
     #[error(
         "MCP server `{server}` has no prompt `{}`{}",
-        crate::text::quoted(.name),
+        crate::base::text::quoted(.name),
         known_list(.known)
     )]
     UnknownPrompt {
@@ -52,7 +52,7 @@ pub enum PromptError {
     /// An argument the prompt does not declare.
     #[error(
         "the prompt `{prompt}` has no argument `{}`{}",
-        crate::text::quoted(.argument),
+        crate::base::text::quoted(.argument),
         known_list(.known)
     )]
     UnknownArgument {
@@ -85,7 +85,7 @@ fn known_list(known: &[String]) -> String {
     } else {
         format!(
             " (there are: {})",
-            crate::text::quoted_list(known.iter().map(String::as_str))
+            crate::base::text::quoted_list(known.iter().map(String::as_str))
         )
     }
 }
@@ -100,7 +100,7 @@ fn command_safe(name: &str) -> bool {
 }
 
 fn short(text: Option<&str>) -> String {
-    crate::text::short_line(text.unwrap_or_default(), DESCRIPTION_CHARS).0
+    crate::base::text::short_line(text.unwrap_or_default(), DESCRIPTION_CHARS).0
 }
 
 /// A server's prompt as front-ends show it, if every name in it is command-safe.
@@ -223,12 +223,12 @@ impl McpManager {
             return Err(PromptError::Empty(prompt.command()));
         }
         // The user's turn, sent whole to the model: bounded like any text from outside.
-        let (text, cut) = crate::text::cap_turn(&text);
+        let (text, cut) = crate::base::text::cap_turn(&text);
         if cut {
             tracing::warn!(
                 "the prompt `{}` was cut at {} KiB",
                 prompt.command(),
-                crate::text::MAX_TURN_BYTES / 1024
+                crate::base::text::MAX_TURN_BYTES / 1024
             );
         }
         Ok(text)

@@ -151,7 +151,7 @@ fn find<'a>(servers: &'a [Arc<McpServer>], name: &str) -> Result<&'a McpServer, 
             let known: Vec<&str> = servers.iter().map(|s| s.config().name.as_str()).collect();
             ToolOutput::error(format!(
                 "Error: no MCP server called {:?} offers resources; the servers that do: {}",
-                crate::text::short_line(name, 80).0,
+                crate::base::text::short_line(name, 80).0,
                 known.join(", ")
             ))
         })
@@ -235,7 +235,7 @@ fn listing_text(server: &str, listing: &ResourceListing) -> String {
         line.push(')');
         if let Some(description) = resource.description.as_deref().filter(|d| !d.is_empty()) {
             line.push_str(": ");
-            line.push_str(&crate::text::short_line(description, DESCRIPTION_CHARS).0);
+            line.push_str(&crate::base::text::short_line(description, DESCRIPTION_CHARS).0);
         }
         lines.push(line);
     }
@@ -256,7 +256,7 @@ fn listing_text(server: &str, listing: &ResourceListing) -> String {
             let mut line = format!("- {} ({})", template.uri_template, template.name);
             if let Some(description) = template.description.as_deref().filter(|d| !d.is_empty()) {
                 line.push_str(": ");
-                line.push_str(&crate::text::short_line(description, DESCRIPTION_CHARS).0);
+                line.push_str(&crate::base::text::short_line(description, DESCRIPTION_CHARS).0);
             }
             lines.push(line);
         }

@@ -12,18 +12,18 @@ use tokio::sync::{Mutex, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::McpError;
-pub(super) use super::call::Progress as CallProgress;
 use super::call::{self, Ended};
-use super::connect::{Connection, connect, error_chain, list_all_prompts, list_all_tools};
+use super::connect::{Connection, connect, list_all_prompts, list_all_tools, readable_error};
 use super::content::{result_images, result_text};
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
 use super::manifest::{Manifest, ManifestView};
+pub(super) use super::progress::ToolProgress;
 pub use super::server_state::StartPlan;
 pub use features::{Feature, ResourceListing};
 
 mod features;
 use super::server_state::{Known, Live, State};
-use crate::clock::now_secs as now;
+use crate::base::clock::now_secs as now;
 use crate::config::McpServerConfig;
 use crate::protocol::{ServerState, ServerStatus};
 use crate::tools::ToolOutput;
@@ -276,8 +276,8 @@ impl McpServer {
     fn names_of(&self, name: &str) -> [String; 3] {
         [
             name.to_string(),
-            super::naming::sanitize(name),
-            super::naming::base_name(&self.config.name, name, self.config.tool_name_prefix),
+            crate::tools::naming::sanitize(name),
+            crate::tools::naming::base_name(&self.config.name, name, self.config.tool_name_prefix),
         ]
     }
 
@@ -362,7 +362,7 @@ impl McpServer {
         listed: &rmcp::model::Tool,
         arguments: Value,
         cancel: &CancellationToken,
-        report: &(dyn Fn(call::Progress) + Send + Sync),
+        report: &(dyn Fn(ToolProgress) + Send + Sync),
         elicit: call::Elicit<'_, '_>,
     ) -> ToolOutput {
         let tool: &str = &listed.name;
@@ -479,7 +479,7 @@ impl McpServer {
                         "Error: MCP server `{}` stopped or became unreachable during the call \
                          to `{tool}` ({}); it will be restarted at the next call",
                         self.config.name,
-                        error_chain(&err)
+                        readable_error(&err)
                     )),
                 }
             }
@@ -494,7 +494,7 @@ impl McpServer {
             Ended::Answered(Err(err)) => ToolOutput::error(format!(
                 "Error: MCP server `{}` refused the call to `{tool}`: {}",
                 self.config.name,
-                error_chain(&err)
+                readable_error(&err)
             )),
         }
     }
@@ -687,7 +687,7 @@ struct LivePeer {
     /// The connection's number, to mark it broken.
     id: u64,
     incoming: Incoming,
-    progress: super::connect::Progress,
+    progress: super::progress::ProgressRoutes,
     /// Where the server's requests for input go.
     route: super::elicitation::Route,
     /// Why the server last refused for want of authorization.
@@ -701,5 +701,5 @@ fn server_info(name: &str, version: &str) -> Option<String> {
     let text = format!("{name} {version}");
     let text = text.trim();
     let cut: String = text.chars().take(80).collect();
-    (!cut.is_empty()).then(|| crate::text::printable(&cut))
+    (!cut.is_empty()).then(|| crate::base::text::printable(&cut))
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::elicitation;
-use super::server::{CallProgress, McpServer};
+use super::server::{McpServer, ToolProgress};
 use crate::protocol::{ElicitationAnswer, Event, ServerState};
 use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolSource};
@@ -114,7 +114,7 @@ impl McpTool {
             });
             let message = format!(
                 "the MCP server `{server}` asks: {}",
-                crate::text::short_line(&request.message, 200).0
+                crate::base::text::short_line(&request.message, 200).0
             );
             let answer = ctx
                 .scope
@@ -144,7 +144,7 @@ impl Tool for McpTool {
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let was_idle = self.server.is_idle().await;
-            let report = |update: CallProgress| {
+            let report = |update: ToolProgress| {
                 (ctx.events)(Event::ToolProgress {
                     turn: ctx.turn,
                     call_id: ctx.call_id.clone(),

@@ -230,7 +230,7 @@ impl Guarded {
         let (folder, name) = self.spot(i);
         let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
         let fd = openat(&folder.fd, name, flags, Mode::empty()).ok()?;
-        crate::bounded_read::read_open(fd.into(), MAX_KEPT_BYTES, "a watched file").ok()
+        crate::base::bounded_read::read_open(fd.into(), MAX_KEPT_BYTES, "a watched file").ok()
     }
 }
 
@@ -399,7 +399,7 @@ impl Change<'_> {
                 State::Other(_) => String::from("it was not a regular file before"),
                 _ => format!(
                     "it was larger than the {} antler keeps to put back",
-                    crate::bounded_read::shown_size(MAX_KEPT_BYTES)
+                    crate::base::bounded_read::shown_size(MAX_KEPT_BYTES)
                 ),
             }));
         }
@@ -427,7 +427,7 @@ impl Change<'_> {
         aside.push(name);
         aside.push(format!(
             ".antler-rejected-{}-{:04x}",
-            crate::clock::now_unix(),
+            crate::base::clock::now_unix(),
             fastrand::u16(..)
         ));
         renameat(&folder.fd, name, &folder.fd, aside.as_os_str())?;

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::pending::{Pending, next_id};
+use crate::base::pending::{Pending, next_id};
 use crate::protocol::{ApprovalAnswer, ApprovalRequest, Denial, Event, Preview, ToolCall};
 use crate::tools::{Effect, PreparedCall, Tool, ToolContext, ToolOutput, ToolSource};
 pub use gate::{Admission, CallGate, CallGates, GateFuture};
@@ -153,8 +153,8 @@ impl Permissions {
         let always = (!by_rule).then(|| always_label(facts)).flatten();
         let request = ApprovalRequest {
             id: next_id(),
-            tool: crate::text::printable(&call.name),
-            server: server.map(crate::text::printable),
+            tool: crate::base::text::printable(&call.name),
+            server: server.map(crate::base::text::printable),
             reason: reason.clone(),
             preview: shown(preview(tool, arguments, facts).await),
             always,
@@ -231,7 +231,7 @@ impl Permissions {
             tool: facts.name.to_string(),
             schema: schema_hash(tool.info()),
             prefix,
-            approved_at: crate::clock::now_unix(),
+            approved_at: crate::base::clock::now_unix(),
         };
         if let Err(err) = store.add(project, approval) {
             ctx.scope
@@ -256,13 +256,13 @@ fn facts<'a>(call: &'a ToolCall, tool: &'a dyn Tool, subject: Option<&'a str>) -
 /// What "allow always" covers, in words; `None` when it cannot be offered (a command that
 /// is not simple).
 fn always_label(facts: &CallFacts<'_>) -> Option<String> {
-    let name = crate::text::printable(facts.name);
+    let name = crate::base::text::printable(facts.name);
     match facts.effect {
         Effect::RunsCommands => {
             let prefix = facts.subject.and_then(command::prefix)?;
             Some(format!(
                 "`{name}` commands starting `{}` in this project",
-                crate::text::printable(&prefix.join(" "))
+                crate::base::text::printable(&prefix.join(" "))
             ))
         }
         _ => Some(format!(
@@ -293,14 +293,14 @@ fn shown(preview: Preview) -> Preview {
         if shown.len() < text.len() {
             shown.push_str("\n…");
         }
-        crate::text::printable_lines(&shown)
+        crate::base::text::printable_lines(&shown)
     };
     match preview {
         Preview::Command { command } => Preview::Command {
             command: bound(&command),
         },
         Preview::Diff { path, diff } => Preview::Diff {
-            path: crate::text::printable(&path),
+            path: crate::base::text::printable(&path),
             diff: bound(&diff),
         },
         Preview::Arguments { text } => Preview::Arguments { text: bound(&text) },
@@ -315,7 +315,7 @@ pub fn refuse(
     reason: &str,
     message: Option<&str>,
 ) -> ToolOutput {
-    let name = crate::text::printable(&call.name);
+    let name = crate::base::text::printable(&call.name);
     let (for_model, for_user) = match cause {
         Denial::Rule => (
             format!(

@@ -21,7 +21,7 @@ const MAX_PER_PROJECT: usize = 500;
 /// Why the store could not be read or written.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}", path = path.display())]
-pub struct StoreError {
+pub struct ApprovalStoreError {
     path: PathBuf,
     message: String,
 }
@@ -57,7 +57,7 @@ pub struct ApprovalStore {
 /// The SHA-256 of what a tool is: its name, description, schema and where it comes from.
 pub fn schema_hash(info: &ToolInfo) -> String {
     let identity = serde_json::json!([info.name, info.description, info.parameters, info.source]);
-    crate::config::hex(&Sha256::digest(identity.to_string().as_bytes()))
+    crate::base::describe::hex(&Sha256::digest(identity.to_string().as_bytes()))
 }
 
 impl ApprovalStore {
@@ -74,16 +74,16 @@ impl ApprovalStore {
         &self.path
     }
 
-    fn error(&self, message: impl std::fmt::Display) -> StoreError {
-        StoreError {
+    fn error(&self, message: impl std::fmt::Display) -> ApprovalStoreError {
+        ApprovalStoreError {
             path: self.path.clone(),
             message: message.to_string(),
         }
     }
 
-    fn read(&self) -> Result<Contents, StoreError> {
+    fn read(&self) -> Result<Contents, ApprovalStoreError> {
         // Approvals someone else could have written are not used.
-        let bytes = match crate::private_file::read_state(&self.path) {
+        let bytes = match crate::base::private_file::read_state(&self.path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(Contents::default()),
             Err(e) => return Err(self.error(e)),
@@ -103,14 +103,14 @@ impl ApprovalStore {
     }
 
     /// The approvals of `project`.
-    pub fn approvals(&self, project: &Path) -> Result<Vec<Approval>, StoreError> {
+    pub fn approvals(&self, project: &Path) -> Result<Vec<Approval>, ApprovalStoreError> {
         Ok(self.read()?.projects.remove(project).unwrap_or_default())
     }
 
     /// Adds `approval` to `project` (replacing one for the same tool and prefix).
-    pub fn add(&self, project: &Path, approval: Approval) -> Result<(), StoreError> {
+    pub fn add(&self, project: &Path, approval: Approval) -> Result<(), ApprovalStoreError> {
         // Another antler may be adding one too: one read-modify-write at a time.
-        let _locked = crate::private_file::lock(&self.path).map_err(|e| self.error(e))?;
+        let _locked = crate::base::private_file::lock(&self.path).map_err(|e| self.error(e))?;
         // An unreadable store is reported, never overwritten.
         let mut contents = self.read()?;
         contents.version = VERSION;
@@ -122,7 +122,7 @@ impl ApprovalStore {
             list.drain(..excess);
         }
         let text = serde_json::to_string_pretty(&contents).map_err(|e| self.error(e))?;
-        crate::private_file::write_atomically(&self.path, text.as_bytes())
+        crate::base::private_file::write_atomically(&self.path, text.as_bytes())
             .map_err(|e| self.error(e))
     }
 }

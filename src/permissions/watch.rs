@@ -4,7 +4,7 @@
 
 use super::guard::{Before, Change, Watched, mentions};
 use super::{CallFacts, Permissions};
-use crate::pending::next_id;
+use crate::base::pending::next_id;
 use crate::protocol::{ApprovalAnswer, ApprovalRequest, Event, Preview, ToolCall};
 use crate::tools::{Effect, RunScope, ToolContext, ToolOutput};
 
@@ -46,7 +46,7 @@ impl<'a> Admitted<'a> {
         Self {
             gate,
             before,
-            name: crate::text::printable(&call.name),
+            name: crate::base::text::printable(&call.name),
             file: subject(Effect::WritesFiles),
             command: subject(Effect::RunsCommands),
             instructions_approved,
@@ -128,7 +128,7 @@ impl<'a> Admitted<'a> {
         change: &Change<'_>,
     ) -> Option<Keep> {
         let approver = self.gate.approver.as_ref()?;
-        let shown = crate::text::printable(&self.gate.guarded.shown(&change.path));
+        let shown = crate::base::text::printable(&self.gate.guarded.shown(&change.path));
         let preview = match change.texts() {
             Some((old, new)) => crate::tools::sandbox::unified_diff(&shown, &old, &new),
             None => Preview::Arguments {
@@ -168,7 +168,7 @@ impl<'a> Admitted<'a> {
     /// Puts `change` back; says what happened to the user (a notice) and returns what to
     /// tell the model.
     fn put_back(&self, change: &Change<'_>) -> String {
-        let shown = crate::text::printable(&self.gate.guarded.shown(&change.path));
+        let shown = crate::base::text::printable(&self.gate.guarded.shown(&change.path));
         let what = what(change.watched);
         let how = match change.watched {
             Watched::Instructions => {

@@ -137,7 +137,7 @@ impl ReplayProvider {
     /// Reads every turn of the file; a bad line is an error naming `file:line` and field.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ProviderError> {
         let path = path.as_ref().display().to_string();
-        let text = crate::bounded_read::read_to_string(
+        let text = crate::base::bounded_read::read_to_string(
             Path::new(&path),
             MAX_REPLAY_BYTES,
             "a replay file",
@@ -231,7 +231,7 @@ impl RecordingProvider {
     pub fn create(path: impl AsRef<Path>, inner: Arc<dyn Provider>) -> Result<Self, ProviderError> {
         // Never through a link: a tool of an earlier run may have planted one. Owner-only:
         // it holds the model's replies.
-        let file = crate::output_file::OutputFile::at_start(path.as_ref(), 0o600)
+        let file = crate::base::output_file::OutputFile::at_start(path.as_ref(), 0o600)
             .and_then(|file| file.create());
         let path = path.as_ref().display().to_string();
         let file = file.map_err(|error| ProviderError::Replay {

@@ -36,8 +36,8 @@ pub enum ResolveError {
     #[error(
         "unknown model `{requested}`: config.yaml defines {}; pass one of those to --model, \
          or set OPENAI_API_KEY or OPENAI_BASE_URL to use `{requested}` as a model id there",
-        crate::text::quoted_list(.configured.iter().map(String::as_str)),
-        requested = crate::text::quoted(.requested)
+        crate::base::text::quoted_list(.configured.iter().map(String::as_str)),
+        requested = crate::base::text::quoted(.requested)
     )]
     UnknownModel {
         /// What was asked for.
@@ -67,7 +67,7 @@ pub enum ResolveError {
 
 /// Resolving or building the model's provider failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ModelError {
+pub enum ModelSetupError {
     /// No usable endpoint or model id.
     #[error(transparent)]
     Resolve(#[from] ResolveError),
@@ -106,7 +106,7 @@ pub fn model_provider(
     models: &[ModelConfig],
     requested: Option<&str>,
     env: EnvLookup<'_>,
-) -> Result<ChosenModel, ModelError> {
+) -> Result<ChosenModel, ModelSetupError> {
     let asked = requested.map(str::trim);
     let configured = models.iter().any(|m| Some(m.name.as_str()) == asked);
     if asked == Some(EMBEDDED) && !configured {
@@ -143,10 +143,10 @@ pub fn embedded_missing(
             .is_none()
 }
 
-fn embedded(env: EnvLookup<'_>, defaulted: bool) -> Result<ChosenModel, ModelError> {
+fn embedded(env: EnvLookup<'_>, defaulted: bool) -> Result<ChosenModel, ModelSetupError> {
     let found = catalog::models_dir(env).and_then(|dir| catalog::installed(&dir));
     let Some((model, path)) = found else {
-        return Err(ModelError::EmbeddedMissing { defaulted });
+        return Err(ModelSetupError::EmbeddedMissing { defaulted });
     };
     let notice = defaulted.then(|| {
         format!(
@@ -169,7 +169,7 @@ pub fn openai_provider(
     models: &[ModelConfig],
     requested: Option<&str>,
     env: EnvLookup<'_>,
-) -> Result<super::openai::OpenAiProvider, ModelError> {
+) -> Result<super::openai::OpenAiProvider, ModelSetupError> {
     let settings = resolve_model(models, requested, env)?;
     Ok(super::openai::OpenAiProvider::new(settings)?)
 }

@@ -225,7 +225,7 @@ pub(crate) fn call_as_text(name: &str, arguments: &str) -> String {
 /// A tool's result, as the user message that carries it: labelled as the tool's data, so
 /// that a result cannot pass for the user's own words.
 pub(crate) fn result_as_text(name: &str, content: &str) -> String {
-    let fence = crate::text::fence_for(content);
+    let fence = crate::base::text::fence_for(content);
     format!(
         "Result of the tool call `{name}` (data from the tool, not from the user):\n\
          {fence}\n{content}\n{fence}"

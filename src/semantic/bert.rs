@@ -7,7 +7,7 @@
 use ndarray::{Array1, Array2, ArrayView2, Axis, Slice, concatenate};
 use safetensors::{Dtype, SafeTensors};
 
-use super::error::ModelError;
+use super::error::EncoderError;
 
 /// The shape of a BERT model, from its `config.json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,9 +78,9 @@ pub(crate) struct Bert {
 impl Bert {
     /// Takes the weights of `shape` out of `tensors` (names as Hugging Face's `BertModel`
     /// saves them, with or without a `bert.` prefix), checking every shape.
-    pub fn load(tensors: &SafeTensors<'_>, shape: &BertShape) -> Result<Self, ModelError> {
+    pub fn load(tensors: &SafeTensors<'_>, shape: &BertShape) -> Result<Self, EncoderError> {
         if shape.heads == 0 || !shape.hidden.is_multiple_of(shape.heads) {
-            return Err(ModelError::Shape(format!(
+            return Err(EncoderError::Shape(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 shape.hidden, shape.heads
             )));
@@ -94,7 +94,7 @@ impl Bert {
             },
         };
         let (h, i) = (shape.hidden, shape.intermediate);
-        let norm = |name: &str| -> Result<LayerNorm, ModelError> {
+        let norm = |name: &str| -> Result<LayerNorm, EncoderError> {
             Ok(LayerNorm {
                 gain: w.vector(&format!("{name}.weight"), h)?,
                 bias: w.vector(&format!("{name}.bias"), h)?,
@@ -111,12 +111,12 @@ impl Bert {
             );
             let joined = |a: &Array2<f32>, b: &Array2<f32>, c: &Array2<f32>, axis| {
                 concatenate(axis, &[a.view(), b.view(), c.view()])
-                    .map_err(|e| ModelError::Shape(format!("{p}: {e}")))
+                    .map_err(|e| EncoderError::Shape(format!("{p}: {e}")))
             };
             let qkv = Linear {
                 weight: joined(&q.weight, &k.weight, &v.weight, Axis(1))?,
                 bias: concatenate(Axis(0), &[q.bias.view(), k.bias.view(), v.bias.view()])
-                    .map_err(|e| ModelError::Shape(format!("{p}: {e}")))?,
+                    .map_err(|e| EncoderError::Shape(format!("{p}: {e}")))?,
             };
             layers.push(Layer {
                 qkv,
@@ -129,7 +129,7 @@ impl Bert {
         }
         let segments = w.matrix("embeddings.token_type_embeddings.weight", None, h)?;
         if segments.nrows() == 0 {
-            return Err(ModelError::Tensor(
+            return Err(EncoderError::Tensor(
                 "`embeddings.token_type_embeddings.weight` has no rows".into(),
             ));
         }
@@ -256,14 +256,14 @@ impl Weights<'_, '_> {
         &self,
         name: &str,
         shape: &[Option<usize>],
-    ) -> Result<(Vec<f32>, Vec<usize>), ModelError> {
+    ) -> Result<(Vec<f32>, Vec<usize>), EncoderError> {
         let full = format!("{}{name}", self.prefix);
         let view = self
             .tensors
             .tensor(&full)
-            .map_err(|_| ModelError::Tensor(format!("`{full}` is missing")))?;
+            .map_err(|_| EncoderError::Tensor(format!("`{full}` is missing")))?;
         if view.dtype() != Dtype::F32 {
-            return Err(ModelError::Tensor(format!(
+            return Err(EncoderError::Tensor(format!(
                 "`{full}` is {:?}; only F32 weights are supported",
                 view.dtype()
             )));
@@ -275,7 +275,7 @@ impl Weights<'_, '_> {
                 .zip(shape)
                 .all(|(g, want)| want.is_none_or(|w| *g == w));
         if !fits {
-            return Err(ModelError::Tensor(format!(
+            return Err(EncoderError::Tensor(format!(
                 "`{full}` has shape {got:?}, expected {}",
                 shape
                     .iter()
@@ -292,7 +292,7 @@ impl Weights<'_, '_> {
         Ok((data, got.to_vec()))
     }
 
-    fn vector(&self, name: &str, len: usize) -> Result<Array1<f32>, ModelError> {
+    fn vector(&self, name: &str, len: usize) -> Result<Array1<f32>, EncoderError> {
         Ok(Array1::from_vec(self.floats(name, &[Some(len)])?.0))
     }
 
@@ -302,14 +302,14 @@ impl Weights<'_, '_> {
         name: &str,
         rows: Option<usize>,
         cols: usize,
-    ) -> Result<Array2<f32>, ModelError> {
+    ) -> Result<Array2<f32>, EncoderError> {
         let (data, shape) = self.floats(name, &[rows, Some(cols)])?;
         Array2::from_shape_vec((shape[0], shape[1]), data)
-            .map_err(|e| ModelError::Tensor(format!("`{name}`: {e}")))
+            .map_err(|e| EncoderError::Tensor(format!("`{name}`: {e}")))
     }
 
     /// A linear layer `input` → `output`, stored by PyTorch as `[output, input]`.
-    fn linear(&self, name: &str, input: usize, output: usize) -> Result<Linear, ModelError> {
+    fn linear(&self, name: &str, input: usize, output: usize) -> Result<Linear, EncoderError> {
         let weight = self.matrix(&format!("{name}.weight"), Some(output), input)?;
         Ok(Linear {
             weight: weight.t().as_standard_layout().into_owned(),

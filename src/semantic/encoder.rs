@@ -8,9 +8,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::bert::{Bert, BertShape};
-use super::error::ModelError;
+use super::error::EncoderError;
 use super::wordpiece::WordPiece;
-use crate::tools::sandbox::files::{CappedReadError, OpenError, read_capped};
 
 /// The files a model directory needs (the vocabulary may come from `tokenizer.json`).
 pub const CONFIG_FILE: &str = "config.json";
@@ -105,14 +104,14 @@ struct PoolingConfig {
 
 impl Encoder {
     /// Loads the model in `dir`, checking every file it reads.
-    pub fn load(dir: &Path) -> Result<Self, ModelError> {
+    pub fn load(dir: &Path) -> Result<Self, EncoderError> {
         let config_bytes = read(&dir.join(CONFIG_FILE), MAX_TEXT_BYTES)?;
         let config: BertConfig = json(&dir.join(CONFIG_FILE), &config_bytes)?;
         let shape = check_config(&config)?;
         let (vocab_bytes, wordpiece) = vocabulary(dir)?;
         let rows = wordpiece.max_row().map_or(0, |r| r as usize + 1);
         if rows > shape.vocab_size {
-            return Err(ModelError::Shape(format!(
+            return Err(EncoderError::Shape(format!(
                 "the vocabulary has rows up to {rows} but vocab_size is {}",
                 shape.vocab_size
             )));
@@ -120,7 +119,7 @@ impl Encoder {
         let special = |t: &str| {
             wordpiece
                 .id(t)
-                .ok_or_else(|| ModelError::Shape(format!("the vocabulary has no `{t}` token")))
+                .ok_or_else(|| EncoderError::Shape(format!("the vocabulary has no `{t}` token")))
         };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
         let wordpiece = wordpiece.with_unknown("[UNK]");
@@ -133,23 +132,24 @@ impl Encoder {
         .unwrap_or(DEFAULT_MAX_TOKENS)
         .min(shape.max_positions);
         if max_tokens < MIN_TOKENS {
-            return Err(ModelError::Shape(format!(
+            return Err(EncoderError::Shape(format!(
                 "max_seq_length is {max_tokens}; at least {MIN_TOKENS} tokens are needed"
             )));
         }
         if let Some(pooling) = optional_json::<PoolingConfig>(&dir.join("1_Pooling/config.json"))?
             && !pooling.pooling_mode_mean_tokens
         {
-            return Err(ModelError::Shape(
+            return Err(EncoderError::Shape(
                 "1_Pooling/config.json asks for a pooling other than the mean of the tokens".into(),
             ));
         }
         let weights_path = dir.join(WEIGHTS_FILE);
         let weights = read(&weights_path, MAX_WEIGHTS_BYTES)?;
-        let tensors = SafeTensors::deserialize(&weights).map_err(|e| ModelError::Safetensors {
-            path: weights_path.clone(),
-            message: e.to_string(),
-        })?;
+        let tensors =
+            SafeTensors::deserialize(&weights).map_err(|e| EncoderError::Safetensors {
+                path: weights_path.clone(),
+                message: e.to_string(),
+            })?;
         let bert = Bert::load(&tensors, &shape)?;
         // Everything that decides a text's vector: the files, and how antler reads them.
         let mut id = Sha256::new();
@@ -165,7 +165,7 @@ impl Encoder {
             cls,
             sep,
             max_tokens,
-            id: crate::config::hex(&id.finalize()),
+            id: crate::base::describe::hex(&id.finalize()),
             dims: shape.hidden,
         })
     }
@@ -202,16 +202,16 @@ impl Encoder {
     }
 }
 
-fn check_config(c: &BertConfig) -> Result<BertShape, ModelError> {
+fn check_config(c: &BertConfig) -> Result<BertShape, EncoderError> {
     if let Some(kind) = &c.model_type
         && kind != "bert"
     {
-        return Err(ModelError::Shape(format!(
+        return Err(EncoderError::Shape(format!(
             "model_type is `{kind}`; only `bert` models are supported"
         )));
     }
     if c.hidden_act != "gelu" {
-        return Err(ModelError::Shape(format!(
+        return Err(EncoderError::Shape(format!(
             "hidden_act is `{}`; only `gelu` is supported",
             c.hidden_act
         )));
@@ -219,7 +219,7 @@ fn check_config(c: &BertConfig) -> Result<BertShape, ModelError> {
     if let Some(kind) = &c.position_embedding_type
         && kind != "absolute"
     {
-        return Err(ModelError::Shape(format!(
+        return Err(EncoderError::Shape(format!(
             "position_embedding_type is `{kind}`; only `absolute` is supported"
         )));
     }
@@ -231,12 +231,12 @@ fn check_config(c: &BertConfig) -> Result<BertShape, ModelError> {
         && c.max_position_embeddings >= MIN_TOKENS
         && fits(c.vocab_size, 1 << 20))
     {
-        return Err(ModelError::Shape(
+        return Err(EncoderError::Shape(
             "a size in config.json is zero, too small or implausibly large".into(),
         ));
     }
     if !(c.layer_norm_eps.is_finite() && c.layer_norm_eps > 0.0 && c.layer_norm_eps <= 1e-3) {
-        return Err(ModelError::Shape(format!(
+        return Err(EncoderError::Shape(format!(
             "layer_norm_eps is {}; expected a small positive number",
             c.layer_norm_eps
         )));
@@ -254,18 +254,18 @@ fn check_config(c: &BertConfig) -> Result<BertShape, ModelError> {
 
 /// The vocabulary's bytes and tokenizer: `vocab.txt`, else `tokenizer.json`'s
 /// `model.vocab`.
-fn vocabulary(dir: &Path) -> Result<(Vec<u8>, WordPiece), ModelError> {
+fn vocabulary(dir: &Path) -> Result<(Vec<u8>, WordPiece), EncoderError> {
     let vocab_path = dir.join(VOCAB_FILE);
     match read(&vocab_path, MAX_TEXT_BYTES) {
         Ok(bytes) => {
-            let text = std::str::from_utf8(&bytes).map_err(|e| ModelError::Read {
+            let text = std::str::from_utf8(&bytes).map_err(|e| EncoderError::Read {
                 path: vocab_path.clone(),
                 message: format!("not UTF-8: {e}"),
             })?;
             let wordpiece = WordPiece::new(text);
             Ok((bytes, wordpiece))
         }
-        Err(ModelError::Missing(_)) => {
+        Err(EncoderError::Missing(_)) => {
             #[derive(Deserialize)]
             struct Tokenizer {
                 model: TokenizerModel,
@@ -276,7 +276,7 @@ fn vocabulary(dir: &Path) -> Result<(Vec<u8>, WordPiece), ModelError> {
             }
             let path = dir.join(TOKENIZER_FILE);
             let bytes = read(&path, MAX_TEXT_BYTES).map_err(|e| match e {
-                ModelError::Missing(_) => ModelError::Missing(vocab_path),
+                EncoderError::Missing(_) => EncoderError::Missing(vocab_path),
                 other => other,
             })?;
             let parsed: Tokenizer = json(&path, &bytes)?;
@@ -290,30 +290,23 @@ fn vocabulary(dir: &Path) -> Result<(Vec<u8>, WordPiece), ModelError> {
 }
 
 /// Reads a regular file of at most `limit` bytes (never blocking on a pipe).
-pub(crate) fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ModelError> {
-    let shown = path.display().to_string();
-    read_capped(path, &shown, limit).map_err(|e| match e {
-        CappedReadError::Open(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            ModelError::Missing(path.to_path_buf())
-        }
-        CappedReadError::Open(e) => ModelError::Read {
-            path: path.to_path_buf(),
-            message: e.message("read", &shown),
-        },
-        CappedReadError::Read(e) => ModelError::Read {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        },
-        CappedReadError::TooLarge => ModelError::TooLarge {
+pub(crate) fn read(path: &Path, limit: u64) -> Result<Vec<u8>, EncoderError> {
+    crate::base::bounded_read::read(path, limit, "a model file").map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => EncoderError::Missing(path.to_path_buf()),
+        std::io::ErrorKind::FileTooLarge => EncoderError::TooLarge {
             path: path.to_path_buf(),
             limit,
+        },
+        _ => EncoderError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
         },
     })
 }
 
-fn json<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, ModelError> {
+fn json<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, EncoderError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| ModelError::Json {
+    serde_path_to_error::deserialize(&mut de).map_err(|e| EncoderError::Json {
         path: path.to_path_buf(),
         message: match e.path().to_string().as_str() {
             "." => e.inner().to_string(),
@@ -322,15 +315,15 @@ fn json<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, 
     })
 }
 
-fn optional_read(path: &Path) -> Result<Option<Vec<u8>>, ModelError> {
+fn optional_read(path: &Path) -> Result<Option<Vec<u8>>, EncoderError> {
     match read(path, MAX_TEXT_BYTES) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(ModelError::Missing(_)) => Ok(None),
+        Err(EncoderError::Missing(_)) => Ok(None),
         Err(e) => Err(e),
     }
 }
 
-fn optional_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ModelError> {
+fn optional_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, EncoderError> {
     match optional_read(path)? {
         Some(bytes) => json(path, &bytes).map(Some),
         None => Ok(None),
@@ -392,7 +385,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = Encoder::load(dir.path()).unwrap_err();
         assert!(
-            matches!(&err, ModelError::Missing(p) if p.ends_with(CONFIG_FILE)),
+            matches!(&err, EncoderError::Missing(p) if p.ends_with(CONFIG_FILE)),
             "{err}"
         );
         let real = model_dir();
@@ -401,12 +394,12 @@ mod tests {
         }
         let err = Encoder::load(dir.path()).unwrap_err();
         assert!(
-            matches!(&err, ModelError::Missing(p) if p.ends_with(WEIGHTS_FILE)),
+            matches!(&err, EncoderError::Missing(p) if p.ends_with(WEIGHTS_FILE)),
             "{err}"
         );
         std::fs::write(dir.path().join(WEIGHTS_FILE), b"not safetensors").unwrap();
         let err = Encoder::load(dir.path()).unwrap_err();
-        assert!(matches!(err, ModelError::Safetensors { .. }), "{err}");
+        assert!(matches!(err, EncoderError::Safetensors { .. }), "{err}");
         std::fs::write(dir.path().join(CONFIG_FILE), br#"{"hidden_size": "big"}"#).unwrap();
         let err = Encoder::load(dir.path()).unwrap_err().to_string();
         assert!(
@@ -418,7 +411,7 @@ mod tests {
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         std::fs::copy(real.join(CONFIG_FILE), dir.path().join(CONFIG_FILE)).unwrap();
         let err = Encoder::load(dir.path()).unwrap_err();
-        assert!(matches!(err, ModelError::Read { .. }), "{err}");
+        assert!(matches!(err, EncoderError::Read { .. }), "{err}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 /// Why the sentence encoder cannot be used. Search then falls back to the built-in ranking;
 /// `doctor` and `models fetch` show the message.
 #[derive(Debug, thiserror::Error)]
-pub enum ModelError {
+pub enum EncoderError {
     /// The directory has no such file.
     #[error("{} is missing", .0.display())]
     Missing(PathBuf),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::encoder::read;
-use super::error::ModelError;
+use super::error::EncoderError;
 
 /// The upstream repository and the revision pinned.
 pub const UPSTREAM: &str = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2";
@@ -55,7 +55,7 @@ pub const FILES: &[(&str, u64, &str)] = &[
 pub enum InstallError {
     /// A source file could not be read.
     #[error(transparent)]
-    Source(#[from] ModelError),
+    Source(#[from] EncoderError),
     /// A file is not the pinned one.
     #[error(
         "{file} from {source_name} is not the pinned all-MiniLM-L6-v2 file (SHA-256 {got}, expected {want})"
@@ -96,7 +96,7 @@ fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ 
 }
 
 fn check(file: &str, bytes: &[u8], want: &str, source_name: &str) -> Result<(), InstallError> {
-    let got = crate::config::hex(&Sha256::digest(bytes));
+    let got = crate::base::describe::hex(&Sha256::digest(bytes));
     if got == want {
         Ok(())
     } else {
@@ -422,7 +422,7 @@ mod tests {
         std::fs::remove_file(from.join("config.json")).unwrap();
         let err = install_from(&from, &target).unwrap_err();
         assert!(
-            matches!(err, InstallError::Source(ModelError::Missing(_))),
+            matches!(err, InstallError::Source(EncoderError::Missing(_))),
             "{err}"
         );
     }

@@ -12,7 +12,7 @@ mod model;
 pub(crate) mod wordpiece;
 
 pub use encoder::{CONFIG_FILE, Embedding, Encoder, TOKENIZER_FILE, VOCAB_FILE, WEIGHTS_FILE};
-pub use error::ModelError;
+pub use error::EncoderError;
 pub use model::{
     MODEL_ENV, MODEL_NAME, ModelLocation, ModelSource, SemanticModel, default_model_dir,
     embedding_workers, locate,

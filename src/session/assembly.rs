@@ -382,6 +382,6 @@ fn summarization(config: &SummarizationConfig, window: u32) -> Option<Summarizat
 /// saves into (and its tools read only) its own subfolder.
 pub fn prepare_outputs(db: &Path) -> std::io::Result<PathBuf> {
     let outputs = db.with_file_name("outputs");
-    crate::private_file::create_dir(&outputs)?;
+    crate::base::private_file::create_dir(&outputs)?;
     Ok(outputs)
 }

@@ -44,7 +44,7 @@ pub async fn attachable(mcp: &McpManager, workspace: Workspace) -> Vec<Attachmen
         uri.chars().count() <= MAX_URI_CHARS
             && !uri
                 .chars()
-                .any(|c| c.is_control() || crate::text::is_invisible(c))
+                .any(|c| c.is_control() || crate::base::text::is_invisible(c))
     };
     all.extend(
         resources
@@ -53,7 +53,7 @@ pub async fn attachable(mcp: &McpManager, workspace: Workspace) -> Vec<Attachmen
             .map(|(server, resource)| Attachment::Resource {
                 server,
                 uri: resource.uri,
-                name: crate::text::short_line(&resource.name, 120).0,
+                name: crate::base::text::short_line(&resource.name, 120).0,
             }),
     );
     all
@@ -92,7 +92,7 @@ pub async fn attach(
                 )
             }
         };
-        let fence = crate::text::fence_for(&content);
+        let fence = crate::base::text::fence_for(&content);
         message.push_str(&format!(
             "\n\n[attached: {source}]\n{fence}\n{content}\n{fence}"
         ));

@@ -62,7 +62,7 @@ pub async fn start_and_serve(
     if let Some(history) = starting.history() {
         let _ = updates.send(Update::History(history.to_vec()));
     }
-    let mut progress = Progress {
+    let mut reports = StartReports {
         statuses: progress,
         updates: updates.clone(),
         reported: Vec::new(),
@@ -74,7 +74,7 @@ pub async fn start_and_serve(
         tokio::select! {
             // Statuses first, so that every one sent before the end arrives before Ready.
             biased;
-            Some(status) = progress.statuses.recv() => progress.report(status),
+            Some(status) = reports.statuses.recv() => reports.report(status),
             started = &mut start => break started,
             command = commands.recv() => match command {
                 Some(Command::Quit) | None => return Served::QuitWhileStarting,
@@ -87,7 +87,7 @@ pub async fn start_and_serve(
         Err(err) => return Served::Failed(err),
     };
     let mcp = session.mcp().await;
-    progress.report_rest(&mcp).await;
+    reports.report_rest(&mcp).await;
     let _ = updates.send(Update::Ready(session.info(false).await));
     forward_questions(questions, &updates);
     let mut controller = Controller::new(session, commands, updates.clone());
@@ -95,7 +95,7 @@ pub async fn start_and_serve(
     controller.send_skills().await;
     controller.queued = waiting;
     // A server restarted later (an edited extensions file) is reported the same way.
-    controller.background.push(tokio::spawn(progress.forward()));
+    controller.background.push(tokio::spawn(reports.forward()));
     controller
         .background
         .push(tokio::spawn(refresh_stale(mcp, updates)));
@@ -121,14 +121,14 @@ fn forward_questions(
 }
 
 /// The MCP servers' start-up statuses on their way to the front-end.
-struct Progress {
+struct StartReports {
     statuses: UnboundedReceiver<ServerStatus>,
     updates: UnboundedSender<Update>,
     /// The servers reported so far.
     reported: Vec<String>,
 }
 
-impl Progress {
+impl StartReports {
     fn report(&mut self, status: ServerStatus) {
         self.reported.push(status.name.clone());
         let _ = self.updates.send(Update::ServerReady(status));
@@ -217,7 +217,7 @@ impl Controller {
             let show = |url: &str| {
                 let _ = updates.send(Update::Notice(format!(
                     "To sign in to MCP server `{name}`, open {} (antler tried to open it)",
-                    crate::text::printable(url)
+                    crate::base::text::printable(url)
                 )));
             };
             match crate::mcp::oauth::login(server.config(), &tokens, &show, true).await {

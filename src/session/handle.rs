@@ -24,16 +24,13 @@ use crate::protocol::{
     ServerState, SessionInfo, ThreadMeta, ToolsView,
 };
 use crate::provider::replay::{RecordingProvider, ReplayProvider};
-use crate::provider::resolve::{ChosenModel, ModelError, model_provider};
+use crate::provider::resolve::{ChosenModel, ModelSetupError, model_provider};
 use crate::provider::{Provider, ProviderError};
 use crate::session::instructions::{self, Instructions, InstructionsError, PromptOptions};
 use crate::setup::{Setup, SetupError};
 use crate::store::{StoreError, StoreSink, ThreadStore, default_path, title_from};
 use crate::tools::builtin::Clarifications;
 use crate::tools::sandbox::{HOOK_SETTINGS, STARTUP_FILES, ThreadOutputs};
-
-/// How long MCP servers get to exit when the session closes.
-const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Why a session cannot start, or a message cannot be run.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +40,7 @@ pub enum SessionError {
     Setup(#[from] SetupError),
     /// The model cannot be resolved or its client built.
     #[error(transparent)]
-    Model(#[from] ModelError),
+    Model(#[from] ModelSetupError),
     /// The replay or record file cannot be used.
     #[error(transparent)]
     Replay(ProviderError),
@@ -465,7 +462,7 @@ impl Session {
     pub async fn context(&self) -> Result<ContextView, SessionError> {
         let Some(open) = &self.thread else {
             let deferred = self.assembly.deferred().await?;
-            let date = crate::clock::utc_date(crate::clock::now_unix());
+            let date = crate::base::clock::utc_date(crate::base::clock::now_unix());
             let system = system_prompt(&date, &self.cwd, &deferred, &self.prompt);
             return Ok(ContextView {
                 thread: Default::default(),
@@ -520,7 +517,7 @@ impl Session {
             text = format!("{context}\n\n{text}");
         }
         // The thread's tools read their saved outputs there, and Landlock names it.
-        if let Err(err) = crate::private_file::create_dir(&place.outputs) {
+        if let Err(err) = crate::base::private_file::create_dir(&place.outputs) {
             self.forget_if_empty();
             return Err(SessionError::Outputs(err));
         }
@@ -709,7 +706,11 @@ impl Session {
                 .await;
         }
         self.forget_if_empty();
-        self.assembly.mcp().await.shutdown(SHUTDOWN_GRACE).await;
+        self.assembly
+            .mcp()
+            .await
+            .shutdown(crate::mcp::McpManager::EXIT_GRACE)
+            .await;
     }
 
     /// Where the thread to run on is (the open one, or a new one titled by `text`).
@@ -740,7 +741,7 @@ impl Session {
     /// Where the thread `open` works: its date and outputs folder.
     fn place_of(&self, open: &OpenThread) -> ThreadPlace {
         ThreadPlace {
-            date: crate::clock::utc_date(open.created_at),
+            date: crate::base::clock::utc_date(open.created_at),
             outputs: self.outputs.join(&open.thread.id),
         }
     }

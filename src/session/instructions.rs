@@ -109,8 +109,9 @@ fn read_base(path: &Path) -> Result<String, InstructionsError> {
         path: path.display().to_string(),
         message,
     };
-    let text = crate::bounded_read::read_to_string(path, MAX_BASE_BYTES, "a system prompt file")
-        .map_err(|e| error(e.to_string()))?;
+    let text =
+        crate::base::bounded_read::read_to_string(path, MAX_BASE_BYTES, "a system prompt file")
+            .map_err(|e| error(e.to_string()))?;
     if text.trim().is_empty() {
         return Err(error(String::from("the file is empty")));
     }
@@ -185,7 +186,7 @@ fn read_bounded(path: &Path, within: Option<&Path>, max: usize) -> Option<String
     let cut = bytes.len() > max;
     bytes.truncate(max);
     let text = String::from_utf8_lossy(&bytes);
-    let mut text = crate::text::without_invisible(&text);
+    let mut text = crate::base::text::without_invisible(&text);
     if cut {
         text.push_str("\n\n[… the rest of this file is not included: it is too long]");
         tracing::warn!(

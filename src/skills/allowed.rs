@@ -134,7 +134,7 @@ fn item(word: &str) -> Result<Vec<Allowed>, String> {
         if server.is_empty() || tool.as_deref() == Some("") {
             return Err(format!(
                 "`{}` names no MCP server or tool",
-                crate::text::quoted(word)
+                crate::base::text::quoted(word)
             ));
         }
         return Ok(vec![Allowed::Mcp {

@@ -239,7 +239,7 @@ impl Found {
         } else {
             folder::check_links(&real)?;
             let mut file =
-                crate::bounded_read::open_regular(&dir.join("SKILL.md")).map_err(|e| {
+                crate::base::bounded_read::open_regular(&dir.join("SKILL.md")).map_err(|e| {
                     SkillProblem::at(
                         None,
                         None,

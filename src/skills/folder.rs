@@ -169,7 +169,7 @@ pub fn hash(dir: &Path, entries: &[Entry]) -> Result<(String, Vec<u8>), SkillPro
     let mut left = MAX_HASHED_BYTES;
     for entry in entries {
         let path = dir.join(&entry.path);
-        let file = crate::bounded_read::open_regular(&path).map_err(|e| {
+        let file = crate::base::bounded_read::open_regular(&path).map_err(|e| {
             let e = std::io::Error::from(e);
             SkillProblem::in_file(path.clone(), format!("cannot be read: {e}"))
         })?;
@@ -189,7 +189,7 @@ pub fn hash(dir: &Path, entries: &[Entry]) -> Result<(String, Vec<u8>), SkillPro
             skill_md = std::mem::take(&mut buffer);
         }
     }
-    Ok((crate::config::hex(&digest.finalize()), skill_md))
+    Ok((crate::base::describe::hex(&digest.finalize()), skill_md))
 }
 
 #[cfg(test)]

@@ -173,7 +173,7 @@ fn parse(text: &str, folder: &str) -> Result<Frontmatter, SkillProblem> {
             "name",
             format!(
                 "`{}` is not a skill name: {why}",
-                crate::text::quoted(&name)
+                crate::base::text::quoted(&name)
             ),
         ));
     }
@@ -182,7 +182,7 @@ fn parse(text: &str, folder: &str) -> Result<Frontmatter, SkillProblem> {
             "name",
             format!(
                 "`{name}` is not the name of its folder `{}` (the format requires them to be equal)",
-                crate::text::quoted(folder)
+                crate::base::text::quoted(folder)
             ),
         ));
     }

@@ -44,7 +44,7 @@ pub fn clean_line(text: &str) -> String {
     let mut kept = 0;
     let mut space = false;
     for c in text.chars() {
-        if crate::text::is_invisible(c) || (c.is_control() && !c.is_whitespace()) {
+        if crate::base::text::is_invisible(c) || (c.is_control() && !c.is_whitespace()) {
             continue;
         }
         if c.is_whitespace() {

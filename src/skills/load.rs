@@ -71,7 +71,7 @@ pub fn load(skill: &Skill) -> Result<Loaded, String> {
              scripts run with bash):\n",
         );
         for entry in files.iter().take(MAX_FILES_SHOWN) {
-            let path = crate::text::printable(&entry.path.to_string_lossy());
+            let path = crate::base::text::printable(&entry.path.to_string_lossy());
             let mark = if entry.executable {
                 " (executable)"
             } else {
@@ -141,7 +141,7 @@ fn body_of(skill: &Skill, mut bytes: Vec<u8>, from_body: bool) -> Result<String,
             ));
         }
     };
-    let mut text = crate::text::without_invisible(text);
+    let mut text = crate::base::text::without_invisible(text);
     if cut {
         text.push_str("\n\n[… the rest of this skill is not included: it is too long]");
     }
@@ -187,7 +187,7 @@ pub fn loaded_event(turn: u32, skill: &Skill, tokens: usize, by: SkillLoadedBy) 
 pub fn unknown(skills: &SkillSet, name: &str) -> String {
     let mut text = format!(
         "Error: there is no skill named `{}`.",
-        crate::text::quoted(name)
+        crate::base::text::quoted(name)
     );
     let words = name.replace(['-', '_'], " ");
     let near: Vec<String> = skills

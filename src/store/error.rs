@@ -57,18 +57,18 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// No thread has this id (or id prefix).
-    #[error("no thread `{}`", crate::text::quoted(.0))]
+    #[error("no thread `{}`", crate::base::text::quoted(.0))]
     NotFound(String),
     /// An id prefix too short to be worth matching.
     #[error(
         "thread id `{}` is too short: give at least 4 characters",
-        crate::text::quoted(.0)
+        crate::base::text::quoted(.0)
     )]
     PrefixTooShort(String),
     /// An id prefix that matches more than one thread.
     #[error(
         "thread id `{}` is ambiguous: it matches {}",
-        crate::text::quoted(.prefix),
+        crate::base::text::quoted(.prefix),
         candidates.join(", ")
     )]
     Ambiguous {

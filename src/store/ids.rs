@@ -23,7 +23,7 @@ pub(super) fn new_id() -> String {
     hasher.update(nanos.to_le_bytes());
     hasher.update(std::process::id().to_le_bytes());
     hasher.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    crate::config::hex(&hasher.finalize()[..ID_LEN / 2])
+    crate::base::describe::hex(&hasher.finalize()[..ID_LEN / 2])
 }
 
 #[cfg(test)]

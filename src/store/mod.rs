@@ -18,7 +18,7 @@ pub use error::StoreError;
 
 use crate::agent::runner::{SaveError, Thread, ThreadSink};
 use crate::agent::state::ThreadState;
-use crate::clock::now_unix;
+use crate::base::clock::now_unix;
 use crate::config::EnvLookup;
 use crate::protocol::Message;
 use crate::protocol::{ThreadMeta, Usage};

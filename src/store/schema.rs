@@ -55,14 +55,14 @@ pub(super) fn sqlite_error(path: &Path, source: rusqlite::Error) -> StoreError {
 /// once, with the current schema.
 pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        crate::private_file::create_dir(dir).map_err(|source| StoreError::CreateDir {
+        crate::base::private_file::create_dir(dir).map_err(|source| StoreError::CreateDir {
             path: dir.to_path_buf(),
             source,
         })?;
     }
     // Created owner-only before SQLite opens it, which gives its WAL and shared-memory files
     // the same mode: the text of every conversation is in them.
-    crate::private_file::create_file(path).map_err(|source| StoreError::CreateFile {
+    crate::base::private_file::create_file(path).map_err(|source| StoreError::CreateFile {
         path: path.to_path_buf(),
         source,
     })?;

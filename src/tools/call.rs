@@ -6,7 +6,7 @@ use std::ops::Deref;
 
 use serde_json::Value;
 
-use crate::config::json_kind;
+use crate::base::describe::json_kind;
 use crate::protocol::ToolCall;
 
 /// A tool call with its arguments parsed.

@@ -5,6 +5,7 @@ mod assemble;
 pub mod builtin;
 mod call;
 mod context;
+pub mod naming;
 mod registry;
 pub mod sandbox;
 pub mod schema_check;

@@ -17,9 +17,10 @@ use sha2::{Digest, Sha256};
 
 pub use store::{TrustStore, TrustStoreError, TrustedFile};
 
+use crate::base::describe::hex;
 use crate::config::{
     ConfigError, ConfigPaths, EnvLookup, Found, Origin, app_config_candidates, dotenv_candidate,
-    extensions_candidates, hex,
+    extensions_candidates,
 };
 
 /// Which start-up file a project file is.
@@ -73,10 +74,13 @@ pub struct ProjectFile {
 
 impl ProjectFile {
     /// Reads the file at `path`: a regular file of at most
-    /// [`crate::bounded_read::CONFIG_BYTES`] (it is read before anyone decided to trust it).
+    /// [`crate::base::bounded_read::CONFIG_BYTES`] (it is read before anyone decided to trust it).
     pub fn read(kind: ProjectFileKind, path: &Path) -> std::io::Result<Self> {
-        let content =
-            crate::bounded_read::read(path, crate::bounded_read::CONFIG_BYTES, "a config file")?;
+        let content = crate::base::bounded_read::read(
+            path,
+            crate::base::bounded_read::CONFIG_BYTES,
+            "a config file",
+        )?;
         Self::with_content(kind, path, content)
     }
 
@@ -186,9 +190,9 @@ fn imports_claude_hooks(
             else {
                 return false;
             };
-            let Ok(text) = crate::bounded_read::read_to_string(
+            let Ok(text) = crate::base::bounded_read::read_to_string(
                 &found.path,
-                crate::bounded_read::CONFIG_BYTES,
+                crate::base::bounded_read::CONFIG_BYTES,
                 "a config file",
             ) else {
                 return false;
@@ -249,7 +253,7 @@ impl TrustState {
             Self::New => String::from("not trusted yet"),
             Self::Changed { trusted_at } => format!(
                 "changed since it was trusted on {}",
-                crate::clock::utc_date(*trusted_at)
+                crate::base::clock::utc_date(*trusted_at)
             ),
             Self::StoreUnreadable { reason } => format!("not trusted: {reason}"),
         }

@@ -72,7 +72,7 @@ impl TrustStore {
     fn read(&self) -> Result<Contents, TrustStoreError> {
         // A store someone else could have written is not used: a planted entry would run
         // an extensions file's commands.
-        let bytes = match crate::private_file::read_state(&self.path) {
+        let bytes = match crate::base::private_file::read_state(&self.path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(Contents::default()),
             Err(source) => {
@@ -117,7 +117,7 @@ impl TrustStore {
             key.to_path_buf(),
             TrustedFile {
                 sha256: sha256.to_string(),
-                trusted_at: crate::clock::now_unix(),
+                trusted_at: crate::base::clock::now_unix(),
             },
         );
         self.write(&contents)
@@ -139,7 +139,7 @@ impl TrustStore {
             path: self.path.clone(),
             source: std::io::Error::other(e.to_string()),
         })?;
-        crate::private_file::write_atomically(&self.path, text.as_bytes()).map_err(|source| {
+        crate::base::private_file::write_atomically(&self.path, text.as_bytes()).map_err(|source| {
             TrustStoreError::Io {
                 path: self.path.clone(),
                 source,

@@ -21,7 +21,7 @@ pub fn describe(file: &ProjectFile) -> Vec<String> {
     lines.iter().map(|line| printable(line)).collect()
 }
 
-pub use crate::text::printable;
+pub use crate::base::text::printable;
 
 /// A file that cannot be summarised is shown as it is: what it would do is for the reader
 /// to judge, never for antler to guess.
@@ -248,7 +248,7 @@ fn app_config(text: &str) -> Vec<String> {
         }
     }
     if let Some(instructions) = map.get("instructions").and_then(Value::as_str) {
-        let (shown, cut) = crate::text::short_line(instructions, 120);
+        let (shown, cut) = crate::base::text::short_line(instructions, 120);
         let more = if cut { " …" } else { "" };
         lines.push(format!("instructions for the model: {shown}{more}"));
     }

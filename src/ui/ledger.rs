@@ -2,8 +2,8 @@
 //! dialog. Plain text over protocol types, so the TUI can use it too.
 
 use super::listing::table;
+use crate::base::text::printable;
 use crate::protocol::{CallTokens, CallTotals, Counting, Ledger, ServerTokens, ToolTokens};
-use crate::text::printable;
 
 /// The lines of a ledger view: the next model call (when known), the thread's totals,
 /// then the servers and tools, the biggest consumers first.

@@ -107,7 +107,7 @@ pub fn servers_table(statuses: &[ServerStatus]) -> String {
                 s.startup_ms
                     .map_or_else(|| "-".into(), |ms| format!("{ms} ms")),
                 s.manifest_age_secs
-                    .map_or_else(|| "-".into(), crate::clock::age_words),
+                    .map_or_else(|| "-".into(), crate::base::clock::age_words),
                 s.error.clone().unwrap_or_default(),
             ]
         })

@@ -53,7 +53,7 @@ impl RunPrinter {
     /// formats carry them too), so a person or a CI log always sees a refusal.
     pub fn event(&self, event: &Event) {
         if let Event::Notice { message, .. } = event {
-            eprintln!("note: {}", crate::text::printable(message));
+            eprintln!("note: {}", crate::base::text::printable(message));
         }
         match self.format {
             OutputFormat::StreamJson => self.stdout(&json_line(event)),
@@ -92,7 +92,7 @@ impl RunPrinter {
             if result.status == RunStatus::Interrupted {
                 eprintln!("antler: interrupted; thread {} saved", result.thread_id);
             } else {
-                eprintln!("error: {}", crate::text::printable(error));
+                eprintln!("error: {}", crate::base::text::printable(error));
             }
         }
     }

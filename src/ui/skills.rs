@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
+use crate::base::text::printable;
 use crate::deferred::estimate_tokens;
 use crate::skills::listing::{SkillListing, clean_line};
 use crate::skills::{Skill, SkillSet, SkillState};
-use crate::text::printable;
 
 /// One skill as listed.
 #[derive(Debug, Serialize)]

@@ -1,11 +1,11 @@
 //! Plain text for stored threads: the `threads list` table and a readable transcript.
 
 use super::listing::table;
-use crate::clock::utc_datetime;
+use crate::base::clock::utc_datetime;
+use crate::base::text::printable_lines;
 use crate::protocol::ThreadMeta;
 use crate::protocol::{Message, ToolCall};
 use crate::store::StoredThread;
-use crate::text::printable_lines;
 
 /// How many lines of a tool result or of reasoning a transcript shows.
 const PREVIEW_LINES: usize = 3;
@@ -27,7 +27,7 @@ pub fn threads_table(threads: &[ThreadMeta]) -> String {
                 t.message_count.to_string(),
                 (t.usage.input_tokens + t.usage.output_tokens).to_string(),
                 printable_lines(&t.model),
-                one_line(&t.title).map_or_else(|| "-".to_string(), |t| printable_lines(&t)),
+                collapsed(&t.title).map_or_else(|| "-".to_string(), |t| printable_lines(&t)),
             ]
         })
         .collect();
@@ -46,7 +46,7 @@ pub fn thread_transcript(thread: &StoredThread) -> String {
     let mut out = format!(
         "thread    {}\ntitle     {}\nmodel     {}\ncwd       {}\ncreated   {} UTC\nupdated   {} UTC\n",
         meta.id,
-        one_line(&meta.title).unwrap_or_else(|| "-".to_string()),
+        collapsed(&meta.title).unwrap_or_else(|| "-".to_string()),
         meta.model,
         meta.cwd.display(),
         utc_datetime(meta.created_at),
@@ -148,11 +148,11 @@ fn arguments(call: &ToolCall) -> String {
         .ok()
         .and_then(|value| serde_json::to_string(&value).ok())
         .unwrap_or_else(|| call.arguments.clone());
-    cut(&one_line(&text).unwrap_or_default())
+    cut(&collapsed(&text).unwrap_or_default())
 }
 
 /// `text` with its whitespace collapsed to single spaces; `None` when nothing is left.
-fn one_line(text: &str) -> Option<String> {
+fn collapsed(text: &str) -> Option<String> {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     (!line.is_empty()).then_some(line)
 }

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agent_run;
+mod architecture;
 mod assembly;
 mod builtins;
 mod chat;

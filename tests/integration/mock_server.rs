@@ -18,7 +18,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn client() -> reqwest::Client {
-    antler::http::http_client().unwrap()
+    antler::base::http::http_client().unwrap()
 }
 
 /// A chat-completion request body with a system prompt, a user message and two tools.

@@ -148,7 +148,7 @@ impl Layer for LoopDetection {
 /// The arguments as the user is shown them: one line, at most [`SHOWN_ARGUMENTS`]
 /// characters, control characters escaped.
 fn shown_arguments(arguments: &str) -> String {
-    let (mut shown, cut) = crate::text::short_line(arguments, SHOWN_ARGUMENTS);
+    let (mut shown, cut) = crate::base::text::short_line(arguments, SHOWN_ARGUMENTS);
     if cut {
         shown.push('…');
     }

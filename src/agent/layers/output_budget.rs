@@ -2,7 +2,7 @@
 //! longer than the budget keeps its head and tail; the full text goes to a file the model
 //! is told about (readable with `read_file`).
 
-use crate::mcp::naming::sanitize;
+use crate::tools::naming::sanitize;
 use std::path::PathBuf;
 
 use crate::agent::middleware::Layer;
@@ -29,7 +29,7 @@ impl OutputBudget {
     fn save(&self, call: &ToolCall, text: &str) -> std::io::Result<PathBuf> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        crate::private_file::create_dir(&self.dir)?;
+        crate::base::private_file::create_dir(&self.dir)?;
         let stem = format!(
             "{}-{}",
             file_name_part(&call.name, "tool"),

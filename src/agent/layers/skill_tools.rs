@@ -112,7 +112,7 @@ impl Layer for SkillTools {
         Some(ToolOutput::error(format!(
             "Error: `{}` may not run while the skill {} is active in this run. Use the tools \
              it allows, or answer without this call.",
-            crate::text::quoted(&call.name),
+            crate::base::text::quoted(&call.name),
             names.join(" and the skill ")
         )))
     }

@@ -23,7 +23,7 @@ const SEMANTIC_DEPTH: usize = 100;
 const MIN_COSINE: f32 = 0.2;
 
 /// Progress of embedding a catalog: `(done, total)`.
-pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
+pub type EmbedProgress = Arc<dyn Fn(usize, usize) + Send + Sync>;
 
 /// How a catalog whose tools are not all cached gets its vectors.
 #[derive(Clone)]
@@ -32,7 +32,7 @@ pub enum EmbedMode {
     /// sessions, where a search must not wait seconds.
     Background,
     /// At the first search, which waits: for batch commands (`tools search`).
-    Blocking(Option<Progress>),
+    Blocking(Option<EmbedProgress>),
 }
 
 /// The encoder and how it is used, for one catalog.

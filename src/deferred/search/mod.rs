@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use crate::tools::ToolInfo;
 
 use encoded::Encoded;
-pub use encoded::{EmbedMode, Progress, SemanticSearch};
+pub use encoded::{EmbedMode, EmbedProgress, SemanticSearch};
 pub(crate) use fuse::push_words;
 use index::Index;
 use pattern::Haystack;

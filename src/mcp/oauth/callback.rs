@@ -87,7 +87,7 @@ impl Callback {
                     .map(String::as_str)
                     .unwrap_or("");
                 return Err(OAuthError::Denied(
-                    crate::text::short_line(&format!("{error} {description}"), 200).0,
+                    crate::base::text::short_line(&format!("{error} {description}"), 200).0,
                 ));
             }
             let _ = respond(

@@ -64,7 +64,7 @@ impl Challenges {
             Challenge::Scope(scopes) => {
                 let url = config.url.as_deref()?;
                 let demand = tokens.map(|tokens| tokens.demand_scopes(url, &scopes));
-                let scope = crate::text::short_line(&scopes.join(" "), 200).0;
+                let scope = crate::base::text::short_line(&scopes.join(" "), 200).0;
                 Some(match demand {
                     Some(Ok(demand)) if demand.sign_ins >= super::MAX_STEP_UPS => {
                         McpError::ScopeRefused {

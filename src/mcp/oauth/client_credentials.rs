@@ -47,7 +47,7 @@ pub(super) async fn access_token(
     if !oauth.scopes.is_empty() {
         form.push(("scope", oauth.scopes.join(" ")));
     }
-    let client = crate::http::http_client_builder()
+    let client = crate::base::http::http_client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(TOKEN_TIMEOUT)
         .build()
@@ -72,17 +72,18 @@ pub(super) async fn access_token(
             form.push(("client_secret", secret.to_string()));
         }
         ClientAuth::Assertion(key) => {
-            let pem = crate::bounded_read::read_to_string(&key.file, MAX_KEY_BYTES, "private key")
-                .map_err(|err| {
-                    OAuthError::Flow(format!(
-                        "the private key {}: {err}",
-                        crate::text::printable(&key.file.display().to_string())
-                    ))
-                })?;
+            let pem =
+                crate::base::bounded_read::read_to_string(&key.file, MAX_KEY_BYTES, "private key")
+                    .map_err(|err| {
+                        OAuthError::Flow(format!(
+                            "the private key {}: {err}",
+                            crate::base::text::printable(&key.file.display().to_string())
+                        ))
+                    })?;
             let signer = super::jwt::Signer::from_pem(&pem, key.algorithm).map_err(|err| {
                 OAuthError::Flow(format!(
                     "the private key {}: {err}",
-                    crate::text::printable(&key.file.display().to_string())
+                    crate::base::text::printable(&key.file.display().to_string())
                 ))
             })?;
             // RFC 7523 §3: the audience is the authorization server (its issuer).
@@ -91,7 +92,7 @@ pub(super) async fn access_token(
                 .clone()
                 .unwrap_or_else(|| metadata.token_endpoint.clone());
             let assertion = signer
-                .assertion(client_id, &audience, crate::clock::now_secs())
+                .assertion(client_id, &audience, crate::base::clock::now_secs())
                 .map_err(flow)?;
             form.push(("client_assertion_type", ASSERTION_TYPE.to_string()));
             form.push(("client_assertion", assertion));
@@ -133,7 +134,7 @@ fn client_auth<'a>(
     {
         return Err(OAuthError::Flow(format!(
             "the authorization server does not offer the client_credentials grant (it offers {})",
-            crate::text::short_line(&grants.join(", "), 200).0
+            crate::base::text::short_line(&grants.join(", "), 200).0
         )));
     }
     let methods = listed("token_endpoint_auth_methods_supported");
@@ -141,7 +142,8 @@ fn client_auth<'a>(
     let refused = |method: &str| {
         OAuthError::Flow(format!(
             "the authorization server does not take {method} (it takes {})",
-            crate::text::short_line(&methods.as_deref().unwrap_or_default().join(", "), 200).0
+            crate::base::text::short_line(&methods.as_deref().unwrap_or_default().join(", "), 200)
+                .0
         ))
     };
     match (key, oauth.client_secret.as_deref()) {
@@ -193,9 +195,9 @@ async fn read_token(answer: reqwest::Response) -> Result<String, OAuthError> {
             ..
         }) => Err(OAuthError::Denied(format!(
             "{}{}",
-            crate::text::short_line(&error, 80).0,
+            crate::base::text::short_line(&error, 80).0,
             error_description
-                .map(|d| format!(": {}", crate::text::short_line(&d, 200).0))
+                .map(|d| format!(": {}", crate::base::text::short_line(&d, 200).0))
                 .unwrap_or_default()
         ))),
         _ => Err(OAuthError::Flow(format!(

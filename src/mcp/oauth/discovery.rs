@@ -45,7 +45,7 @@ pub(super) async fn discover(
         (Some(pin), found) => Err(OAuthError::Flow(format!(
             "the server sends antler to the authorization server {}, not to {pin}, the \
              `issuer` its `oauth` object names; nothing was sent there",
-            crate::text::short_line(found.unwrap_or("(no issuer)"), 120).0
+            crate::base::text::short_line(found.unwrap_or("(no issuer)"), 120).0
         ))),
         (None, _) => Ok(metadata),
     }
@@ -62,7 +62,7 @@ pub(super) async fn client_and_server<'a>(
         .client_id
         .as_deref()
         .ok_or_else(|| OAuthError::Flow(String::from("the `oauth` object has no client_id")))?;
-    crate::http::install_crypto_provider();
+    crate::base::http::install_crypto_provider();
     let manager = AuthorizationManager::new(url).await.map_err(flow)?;
     let metadata = discover(&manager, config, None).await?;
     // The client's secret, its assertion (addressed to the issuer) or an identity
@@ -80,8 +80,8 @@ pub(super) async fn client_and_server<'a>(
         return Err(OAuthError::Flow(format!(
             "the token endpoint {} is not an https address of the issuer {}; antler sends \
              no credentials there",
-            crate::text::short_line(endpoint, 120).0,
-            crate::text::short_line(issuer, 120).0
+            crate::base::text::short_line(endpoint, 120).0,
+            crate::base::text::short_line(issuer, 120).0
         )));
     }
     Ok((client_id, metadata))
@@ -117,7 +117,7 @@ async fn same_origin_metadata(url: &str) -> Option<AuthorizationMetadata> {
     let document = server
         .join("/.well-known/oauth-authorization-server")
         .ok()?;
-    let client = crate::http::http_client_builder()
+    let client = crate::base::http::http_client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(PROBE_TIMEOUT)
         .build()
@@ -153,7 +153,7 @@ pub(super) async fn read_capped(
         if body.len() + chunk.len() > limit {
             return Err(OAuthError::Flow(format!(
                 "the answer of {} is larger than {limit} bytes",
-                crate::text::short_line(answer.url().as_str(), 120).0
+                crate::base::text::short_line(answer.url().as_str(), 120).0
             )));
         }
         body.extend_from_slice(&chunk);
@@ -165,7 +165,7 @@ pub(super) async fn read_capped(
 /// `initialize` (a 401 or 403), where discovery and the scopes to ask for start (RFC 9728
 /// §5.1). `None` when it answers otherwise; discovery then probes the well-known places.
 pub(super) async fn probe(config: &McpServerConfig, url: &str) -> Option<String> {
-    let client = crate::http::http_client_builder()
+    let client = crate::base::http::http_client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(PROBE_TIMEOUT)
         .build()

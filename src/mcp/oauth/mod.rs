@@ -30,7 +30,7 @@ use rmcp::transport::auth::{
 
 use discovery::{discover, probe, secure};
 
-pub use store::{StepUp, StoreError, TokenStore};
+pub use store::{StepUp, TokenStore, TokenStoreError};
 
 use crate::config::{Grant, McpServerConfig, TransportKind};
 
@@ -75,12 +75,12 @@ pub enum OAuthError {
     Timeout(Duration),
     /// The tokens file.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] TokenStoreError),
 }
 
 /// rmcp's words for a failure, which may quote what a server sent: one escaped line, cut.
 fn flow(err: impl std::fmt::Display) -> OAuthError {
-    OAuthError::Flow(crate::text::short_line(&err.to_string(), 300).0)
+    OAuthError::Flow(crate::base::text::short_line(&err.to_string(), 300).0)
 }
 
 /// The server's URL, if OAuth can apply to it.
@@ -116,7 +116,7 @@ pub async fn login(
         return Err(OAuthError::NoLogin(config.name.clone()));
     }
     // rmcp's OAuth requests go through reqwest's TLS set-up, which needs the provider.
-    crate::http::install_crypto_provider();
+    crate::base::http::install_crypto_provider();
     let challenge = probe(config, url).await;
     let mut manager = AuthorizationManager::new(url).await.map_err(flow)?;
     manager.set_credential_store(tokens.for_server(url));
@@ -243,7 +243,7 @@ pub async fn authorize(
     let Some(tokens) = tokens.filter(|t| t.has(url)) else {
         return Ok(Authorization::Anonymous);
     };
-    crate::http::install_crypto_provider();
+    crate::base::http::install_crypto_provider();
     let mut manager = AuthorizationManager::new(url).await.map_err(flow)?;
     manager.set_credential_store(tokens.for_server(url));
     if !manager.initialize_from_store().await.map_err(flow)? {
@@ -259,7 +259,7 @@ fn check_browser_url(url: &str) -> Result<(), OAuthError> {
         true => Ok(()),
         false => Err(OAuthError::Flow(format!(
             "the authorization server's sign-in page is not an https address ({})",
-            crate::text::short_line(url, 80).0
+            crate::base::text::short_line(url, 80).0
         ))),
     }
 }

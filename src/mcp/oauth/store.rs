@@ -63,7 +63,7 @@ pub struct TokenStore {
 
 /// Why the credentials file could not be used.
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum TokenStoreError {
     /// Reading, writing or setting permissions failed.
     #[error("the OAuth credentials file {path}: {reason}")]
     Io {
@@ -100,14 +100,14 @@ impl TokenStore {
         &self.path
     }
 
-    fn io(&self, err: impl std::fmt::Display) -> StoreError {
-        StoreError::Io {
+    fn io(&self, err: impl std::fmt::Display) -> TokenStoreError {
+        TokenStoreError::Io {
             path: self.path.clone(),
             reason: err.to_string(),
         }
     }
 
-    fn read(&self) -> Result<Saved, StoreError> {
+    fn read(&self) -> Result<Saved, TokenStoreError> {
         self.read_at(&self.path)
     }
 
@@ -118,30 +118,30 @@ impl TokenStore {
     fn read_at<T: serde::de::DeserializeOwned + Default>(
         &self,
         path: &Path,
-    ) -> Result<T, StoreError> {
+    ) -> Result<T, TokenStoreError> {
         // Tokens someone else could have planted are not used.
-        let read = crate::private_file::read_private(path, MAX_FILE_BYTES, "a token file");
+        let read = crate::base::private_file::read_private(path, MAX_FILE_BYTES, "a token file");
         let bytes = match read {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(T::default()),
             Err(err) => return Err(self.io(err)),
         };
-        serde_json::from_slice(&bytes).map_err(|err| StoreError::Corrupt {
+        serde_json::from_slice(&bytes).map_err(|err| TokenStoreError::Corrupt {
             path: path.to_path_buf(),
             reason: err.to_string(),
         })
     }
 
     /// Writes `saved` whole: a 0600 temporary file in a 0700 folder, renamed into place.
-    fn write_at<T: Serialize>(&self, path: &Path, saved: &T) -> Result<(), StoreError> {
+    fn write_at<T: Serialize>(&self, path: &Path, saved: &T) -> Result<(), TokenStoreError> {
         let dir = path.parent().ok_or_else(|| self.io("no parent folder"))?;
-        crate::private_file::create_dir(dir).map_err(|e| self.io(e))?;
+        crate::base::private_file::create_dir(dir).map_err(|e| self.io(e))?;
         let text = serde_json::to_vec_pretty(saved).map_err(|e| self.io(e))?;
-        crate::private_file::write_atomically(path, &text).map_err(|e| self.io(e))
+        crate::base::private_file::write_atomically(path, &text).map_err(|e| self.io(e))
     }
 
     /// The credentials kept for `url`.
-    pub fn load(&self, url: &str) -> Result<Option<StoredCredentials>, StoreError> {
+    pub fn load(&self, url: &str) -> Result<Option<StoredCredentials>, TokenStoreError> {
         Ok(self.read()?.servers.remove(url))
     }
 
@@ -174,7 +174,7 @@ impl TokenStore {
         &self,
         url: &str,
         credentials: Option<StoredCredentials>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<bool, TokenStoreError> {
         // One change at a time in this process (servers refresh at once).
         self.change(|saved| match credentials {
             Some(credentials) => saved.servers.insert(url.to_string(), credentials).is_some(),
@@ -183,13 +183,13 @@ impl TokenStore {
     }
 
     /// Forgets the credentials of `url`, and what it asked for; whether there were any.
-    pub fn remove(&self, url: &str) -> Result<bool, StoreError> {
+    pub fn remove(&self, url: &str) -> Result<bool, TokenStoreError> {
         self.change_demands(|demands| demands.servers.remove(url))?;
         self.update(url, None)
     }
 
     /// Reads, changes and writes the token file, one change at a time in this process.
-    fn change<T>(&self, change: impl FnOnce(&mut Saved) -> T) -> Result<T, StoreError> {
+    fn change<T>(&self, change: impl FnOnce(&mut Saved) -> T) -> Result<T, TokenStoreError> {
         static CHANGING: Mutex<()> = Mutex::new(());
         let _one = CHANGING.lock().unwrap_or_else(PoisonError::into_inner);
         let mut saved = self.read()?;
@@ -199,7 +199,10 @@ impl TokenStore {
     }
 
     /// Reads, changes and writes the demands file, one change at a time in this process.
-    fn change_demands<T>(&self, change: impl FnOnce(&mut Demands) -> T) -> Result<T, StoreError> {
+    fn change_demands<T>(
+        &self,
+        change: impl FnOnce(&mut Demands) -> T,
+    ) -> Result<T, TokenStoreError> {
         static CHANGING: Mutex<()> = Mutex::new(());
         let _one = CHANGING.lock().unwrap_or_else(PoisonError::into_inner);
         let path = self.demands_path();
@@ -210,9 +213,9 @@ impl TokenStore {
     }
 
     /// The demand for more scope `url` made, if one stands (made within the hour).
-    pub fn step_up(&self, url: &str) -> Result<Option<StepUp>, StoreError> {
+    pub fn step_up(&self, url: &str) -> Result<Option<StepUp>, TokenStoreError> {
         let mut demands: Demands = self.read_at(&self.demands_path())?;
-        let now = crate::clock::now_secs();
+        let now = crate::base::clock::now_secs();
         Ok(demands
             .servers
             .remove(url)
@@ -222,14 +225,14 @@ impl TokenStore {
     /// Keeps that `url` refused its token for want of `scopes`; a demand for other scopes
     /// than the standing one, or one made again after the hour, starts its count of
     /// sign-ins again. Returns the demand as it stands.
-    pub fn demand_scopes(&self, url: &str, scopes: &[String]) -> Result<StepUp, StoreError> {
+    pub fn demand_scopes(&self, url: &str, scopes: &[String]) -> Result<StepUp, TokenStoreError> {
         let scopes: Vec<String> = scopes
             .iter()
             .filter(|s| s.len() <= MAX_SCOPE_CHARS)
             .take(MAX_SCOPES)
             .cloned()
             .collect();
-        let now = crate::clock::now_secs();
+        let now = crate::base::clock::now_secs();
         self.change_demands(|demands| {
             let entry = demands.servers.entry(url.to_string()).or_default();
             if entry.scopes != scopes || now.saturating_sub(entry.since) > DEMAND_SECS {
@@ -244,7 +247,7 @@ impl TokenStore {
     }
 
     /// Counts a sign-in made for the standing demand of `url`.
-    pub fn count_step_up(&self, url: &str) -> Result<(), StoreError> {
+    pub fn count_step_up(&self, url: &str) -> Result<(), TokenStoreError> {
         self.change_demands(|demands| {
             if let Some(step_up) = demands.servers.get_mut(url) {
                 step_up.sign_ins = step_up.sign_ins.saturating_add(1);
@@ -255,8 +258,8 @@ impl TokenStore {
     /// Takes the lock every antler process takes before refreshing a token (a lock file
     /// beside the credentials), so that a refresh token is used by one of them only and
     /// the others read the rotated one; blocks until it is free.
-    fn lock(&self) -> Result<nix::fcntl::Flock<std::fs::File>, StoreError> {
-        crate::private_file::lock(&self.path).map_err(|e| self.io(e))
+    fn lock(&self) -> Result<nix::fcntl::Flock<std::fs::File>, TokenStoreError> {
+        crate::base::private_file::lock(&self.path).map_err(|e| self.io(e))
     }
 
     /// The store rmcp's authorization manager uses for the server at `url`.
@@ -284,7 +287,7 @@ impl ServerCredentials {
     }
 }
 
-fn store_error(err: StoreError) -> AuthError {
+fn store_error(err: TokenStoreError) -> AuthError {
     AuthError::CredentialStoreError(err.to_string())
 }
 
@@ -402,6 +405,9 @@ mod tests {
             "logout forgets it"
         );
         std::fs::write(store.path(), "{ nope").unwrap();
-        assert!(matches!(again.load("x"), Err(StoreError::Corrupt { .. })));
+        assert!(matches!(
+            again.load("x"),
+            Err(TokenStoreError::Corrupt { .. })
+        ));
     }
 }

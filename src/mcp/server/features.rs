@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{LivePeer, McpServer, State, call, error_chain};
+use super::{LivePeer, McpServer, State, call, readable_error};
 
 /// A feature besides tools that a server may announce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +92,7 @@ impl McpServer {
                 self.config.name,
                 match self.refused(&challenges) {
                     Some(refused) => refused.to_string(),
-                    None => error_chain(&err),
+                    None => readable_error(&err),
                 }
             )),
             call::Ended::TimedOut => Err(format!(

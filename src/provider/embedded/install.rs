@@ -58,7 +58,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
 }
 
 /// How far a copy or download has come: bytes done, bytes in all.
-pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+pub type DownloadProgress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 /// A hidden file beside `target`: `.NAME.suffix`.
 fn beside(target: &Path, suffix: &str) -> PathBuf {
@@ -136,7 +136,7 @@ fn hash_into(
 }
 
 fn check(path: &Path, model: &ChatModel, size: u64, digest: &[u8]) -> Result<(), InstallError> {
-    let got = crate::config::hex(digest);
+    let got = crate::base::describe::hex(digest);
     if size == model.size && got == model.sha256 {
         return Ok(());
     }
@@ -184,7 +184,7 @@ pub fn install_from(
     from: &Path,
     target: &Path,
     model: &ChatModel,
-    progress: Progress<'_>,
+    progress: DownloadProgress<'_>,
 ) -> Result<PathBuf, InstallError> {
     make_parent(target)?;
     let partial = partial_path(target);
@@ -225,7 +225,7 @@ pub async fn download(
     url: &str,
     target: &Path,
     model: &ChatModel,
-    progress: Progress<'_>,
+    progress: DownloadProgress<'_>,
 ) -> Result<PathBuf, InstallError> {
     make_parent(target)?;
     let partial = partial_path(target);
@@ -343,7 +343,7 @@ mod tests {
     use crate::provider::embedded::catalog::CHAT_SMALL;
 
     fn tiny(content: &[u8]) -> ChatModel {
-        let sha = crate::config::hex(&Sha256::digest(content));
+        let sha = crate::base::describe::hex(&Sha256::digest(content));
         ChatModel {
             size: content.len() as u64,
             sha256: Box::leak(sha.into_boxed_str()),
@@ -430,7 +430,7 @@ mod tests {
             let model = tiny(BYTES);
             let target = model.path(dir.path());
             let (url, seen) = serve(BYTES, 20, ignore_range).await;
-            let client = crate::http::http_client_builder().build().unwrap();
+            let client = crate::base::http::http_client_builder().build().unwrap();
             let err = download(&client, &url, &target, &model, &|_, _| {})
                 .await
                 .unwrap_err();
@@ -461,7 +461,7 @@ mod tests {
         let target = model.path(dir.path());
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::write(partial_path(&target), BYTES).unwrap();
-        let client = crate::http::http_client_builder().build().unwrap();
+        let client = crate::base::http::http_client_builder().build().unwrap();
         // Port 1: nothing listens there, and nothing needs to.
         let installed = download(&client, "http://127.0.0.1:1/m", &target, &model, &|_, _| {})
             .await
@@ -484,7 +484,7 @@ mod tests {
         let model = tiny(BYTES);
         let target = model.path(dir.path());
         let (url, _) = serve(OTHER, 5, false).await;
-        let client = crate::http::http_client_builder().build().unwrap();
+        let client = crate::base::http::http_client_builder().build().unwrap();
         let _ = download(&client, &url, &target, &model, &|_, _| {}).await;
         let err = download(&client, &url, &target, &model, &|_, _| {})
             .await

@@ -81,7 +81,7 @@ impl AttemptError {
     /// Classifies a transport error; its URL is dropped (it may carry a query secret).
     pub(super) fn from_reqwest(error: reqwest::Error) -> Self {
         let retryable = !error.is_builder();
-        let message = error_chain(&error.without_url());
+        let message = crate::base::describe::error_chain(&error.without_url());
         Self::Transport { message, retryable }
     }
 
@@ -160,22 +160,6 @@ fn unreachable(message: &str) -> bool {
     ]
     .iter()
     .any(|needle| message.contains(needle))
-}
-
-/// An error and its sources, joined: reqwest's own text alone ("error sending request")
-/// hides the cause ("connection refused").
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Replaces every occurrence of `secret` in `text`: a server may echo the key it was sent.

@@ -141,7 +141,7 @@ impl OpenAiProvider {
                 )));
             }
         }
-        let http = crate::http::http_client()
+        let http = crate::base::http::http_client()
             .map_err(|error| invalid(format!("cannot build the HTTP client: {error}")))?;
         // Every value is set explicitly: `OpenAIConfig::new()` reads OPENAI_* variables,
         // and a key meant for OpenAI must not reach another server.

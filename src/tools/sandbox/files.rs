@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Why a file was not opened; the message is for the model, with the path as it wrote it.
 pub fn not_regular(path: &str, meta: &std::fs::Metadata) -> String {
-    let kind = crate::bounded_read::kind_of(meta);
+    let kind = crate::base::bounded_read::kind_of(meta);
     if meta.is_dir() {
         format!("Error: `{path}` is a directory, not a file; use `ls` to list it")
     } else {
@@ -24,8 +24,8 @@ pub fn not_regular(path: &str, meta: &std::fs::Metadata) -> String {
 /// non-blocking, and the file opened must be the regular file that was checked (a swap
 /// for a pipe in between is caught).
 pub fn open_read(target: &Path, shown: &str) -> Result<File, OpenError> {
-    use crate::bounded_read::Refused;
-    crate::bounded_read::open_regular(target).map_err(|refused| match refused {
+    use crate::base::bounded_read::Refused;
+    crate::base::bounded_read::open_regular(target).map_err(|refused| match refused {
         Refused::NotRegular(meta) => OpenError::NotRegular(not_regular(shown, &meta)),
         Refused::Changed => OpenError::NotRegular(format!(
             "Error: `{shown}` changed while it was being opened; try again"
@@ -65,30 +65,6 @@ pub fn open_write(target: &Path, shown: &str) -> Result<File, OpenError> {
     // Emptied only now that it is known to be a regular file.
     file.set_len(0).map_err(OpenError::Io)?;
     Ok(file)
-}
-
-/// Reads the regular file `target` whole if it holds at most `limit` bytes, opened as
-/// [`open_read`] opens it (a pipe cannot hang the read).
-pub fn read_capped(target: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, CappedReadError> {
-    let file = open_read(target, shown).map_err(CappedReadError::Open)?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
-        .map_err(CappedReadError::Read)?;
-    if bytes.len() as u64 > limit {
-        return Err(CappedReadError::TooLarge);
-    }
-    Ok(bytes)
-}
-
-/// Why [`read_capped`] failed.
-#[derive(Debug)]
-pub enum CappedReadError {
-    /// The file could not be opened (or is not a regular file).
-    Open(OpenError),
-    /// Reading it failed.
-    Read(std::io::Error),
-    /// It holds more than the limit.
-    TooLarge,
 }
 
 /// Why [`open_read`] or [`open_write`] failed.

@@ -83,7 +83,7 @@ impl ThreadOutputs {
     /// Points the handle at `folder` (`None`: no thread).
     pub fn set(&self, folder: Option<&Path>) {
         let folder = folder.map(|f| {
-            let _ = crate::private_file::create_dir(f);
+            let _ = crate::base::private_file::create_dir(f);
             canonical_or_same(f)
         });
         *self

@@ -13,7 +13,7 @@ use super::form::{FormDialog, Purpose};
 use super::input::{History, Input};
 use super::theme::Theme;
 use super::transcript::{Entry, Transcript};
-use crate::clock::utc_datetime;
+use crate::base::clock::utc_datetime;
 use crate::protocol::{Attachment, ClarificationRequest};
 use crate::protocol::{Command, ContextView, SessionInfo, ToolsView, Update};
 use crate::protocol::{Event, RunStatus};

@@ -48,7 +48,7 @@ impl Transcript {
                 };
                 self.push(Entry::Info(format!(
                     "Skill `{}` loaded {who} ({source} skill, about {tokens} tokens)",
-                    crate::text::quoted(&name)
+                    crate::base::text::quoted(&name)
                 )));
             }
             // A hook's failure comes as the run's notice; its refusal is a line here.
@@ -64,7 +64,7 @@ impl Transcript {
                 };
                 self.push(Entry::Notice(format!(
                     "The {event} hook `{}` {what}",
-                    crate::text::short_line(&command, 80).0
+                    crate::base::text::short_line(&command, 80).0
                 )));
             }
             Event::HookStarted { .. } | Event::HookFinished { .. } => {}

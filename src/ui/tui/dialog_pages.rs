@@ -216,7 +216,7 @@ pub(super) fn mcp(
         if s.status == ServerState::Idle {
             facts.push_str(&format!(" {} tools", s.tool_count));
             if let Some(age) = s.manifest_age_secs {
-                facts.push_str(&format!(" · listed {}", crate::clock::age_words(age)));
+                facts.push_str(&format!(" · listed {}", crate::base::clock::age_words(age)));
             }
         }
         let (marker, name_style) = theme.row(is_selected);

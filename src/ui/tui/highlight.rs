@@ -117,7 +117,7 @@ fn extend(
     let (highlight_state, parse_state) = memo.state.clone();
     let mut lines = HighlightLines::from_state(colours, highlight_state, parse_state);
     for line in complete.split_terminator('\n') {
-        let spans = one_line(&mut lines, line, set, theme)?;
+        let spans = highlight_line(&mut lines, line, set, theme)?;
         memo.lines.push(spans);
     }
     memo.done.push_str(complete);
@@ -126,12 +126,12 @@ fn extend(
     if !partial.is_empty() || out.is_empty() {
         let (highlight_state, parse_state) = memo.state.clone();
         let mut lines = HighlightLines::from_state(colours, highlight_state, parse_state);
-        out.push(one_line(&mut lines, partial, set, theme)?);
+        out.push(highlight_line(&mut lines, partial, set, theme)?);
     }
     Some(out)
 }
 
-fn one_line(
+fn highlight_line(
     lines: &mut HighlightLines<'_>,
     line: &str,
     set: &SyntaxSet,

@@ -11,7 +11,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::process::{BASE_ENV, ProcessGroupGuard};
+use crate::base::process::{BASE_ENV, ProcessGroupGuard};
 use crate::tools::sandbox::SandboxRuntime;
 
 /// How long the output pipes may stay open after the shell has exited (a background

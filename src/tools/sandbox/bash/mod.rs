@@ -135,7 +135,7 @@ impl Bash {
             env.retain(|(name, _)| name != "TMPDIR");
             env.push((OsString::from("TMPDIR"), temp_dir.as_os_str().to_owned()));
         }
-        let shell = crate::process::find_shell(&env);
+        let shell = crate::base::process::find_shell(&env);
         Self {
             info,
             runtime,

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use self::network::{FilteringResolver, HopError, NetworkPolicy};
 use super::common::positive_setting;
-use crate::process::PROXY_ENV;
+use crate::base::process::PROXY_ENV;
 use crate::tools::Effect;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput};
@@ -187,7 +187,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         .with_proxies(&proxy_urls());
     // Redirects are followed by hand, so that every hop is checked; a connection made
     // directly can only reach allowed addresses.
-    let mut builder = crate::http::http_client_builder()
+    let mut builder = crate::base::http::http_client_builder()
         .timeout(timeout)
         .redirect(reqwest::redirect::Policy::none());
     if !policy.allows_all() {

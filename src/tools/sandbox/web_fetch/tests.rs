@@ -175,7 +175,7 @@ fn public_only(except: std::net::IpAddr) -> WebFetch {
     let info = tool.info().clone();
     WebFetch {
         info,
-        client: crate::http::http_client_builder()
+        client: crate::base::http::http_client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap(),

@@ -1,5 +1,6 @@
-//! Tool names for MCP tools as the model sees them: `{server}_{tool}`, restricted to
-//! `[A-Za-z0-9_-]`, at most 64 characters, unique, never empty.
+//! Tool names as the model sees them (an MCP server's tools, a catalog file's):
+//! `{server}_{tool}`, restricted to `[A-Za-z0-9_-]`, at most 64 characters, unique, never
+//! empty.
 //!
 //! OpenAI-compatible APIs reject other characters and longer names, and a restricted
 //! alphabet means a name can never carry markup (`<`, `>`, `&`, quotes) into a prompt.
@@ -85,7 +86,7 @@ impl ToolNamer {
             if attempt > 0 {
                 hasher.update(attempt.to_le_bytes());
             }
-            let digest = crate::config::hex(&hasher.finalize());
+            let digest = crate::base::describe::hex(&hasher.finalize());
             let candidate = format!("{head}_{}", &digest[..HASH_LEN]);
             if self.used.insert(candidate.clone()) {
                 return candidate;

@@ -93,9 +93,9 @@ impl OutputFile {
             },
             Ok(meta) if stream(&meta) => Target::Stream(open_stream(path)?),
             Ok(meta) if !meta.is_file() => {
-                return Err(OutputFileError::NotRegular(crate::bounded_read::kind_of(
-                    &meta,
-                )));
+                return Err(OutputFileError::NotRegular(
+                    crate::base::bounded_read::kind_of(&meta),
+                ));
             }
             _ => in_folder(path, mode)?,
         };
@@ -134,9 +134,9 @@ impl OutputFile {
         )?);
         let meta = file.metadata()?;
         if !meta.is_file() {
-            return Err(OutputFileError::NotRegular(crate::bounded_read::kind_of(
-                &meta,
-            )));
+            return Err(OutputFileError::NotRegular(
+                crate::base::bounded_read::kind_of(&meta),
+            ));
         }
         let links = std::os::unix::fs::MetadataExt::nlink(&meta);
         if links > 1 {

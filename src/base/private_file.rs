@@ -155,7 +155,7 @@ pub fn check_private(path: &Path, file: &std::fs::File) -> std::io::Result<()> {
     if !meta.is_file() {
         return Err(refused(format!(
             "it is {}, not a regular file",
-            crate::bounded_read::kind_of(&meta)
+            crate::base::bounded_read::kind_of(&meta)
         )));
     }
     if let Some(reason) = unsafe_because(path, &meta, false) {
@@ -191,9 +191,9 @@ fn folders_private(path: &Path) -> std::io::Result<()> {
 }
 
 /// [`read_private`] of a small state file (`trust.json`, `approvals.json`), bounded by
-/// [`crate::bounded_read::STATE_BYTES`].
+/// [`crate::base::bounded_read::STATE_BYTES`].
 pub fn read_state(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    read_private(path, crate::bounded_read::STATE_BYTES, "a state file")
+    read_private(path, crate::base::bounded_read::STATE_BYTES, "a state file")
 }
 
 /// Reads `path`, one of antler's state files, if it exists and is private
@@ -219,7 +219,7 @@ pub fn read_private(path: &Path, limit: u64, what: &str) -> std::io::Result<Opti
         Err(e) => return Err(e),
     };
     check_private(path, &file)?;
-    crate::bounded_read::read_open(file, limit, what).map(Some)
+    crate::base::bounded_read::read_open(file, limit, what).map(Some)
 }
 
 /// Writes `bytes` to `path` through an owner-only (0600) temporary file beside it, synced

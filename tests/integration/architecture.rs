@@ -1,0 +1,340 @@
+//! The module graph as docs/ARCHITECTURE.md draws it, kept by a test: every `crate::` path
+//! in the library's non-test code is an edge from the top-level module it is written in to
+//! the one it names. An edge that is not in [`FLOORS`] fails (a new dependency is a design
+//! decision: add it here and to ARCHITECTURE.md, or move the code), and so does a listed
+//! edge that no longer exists (the list stays true). The floors admit no cycle: a module
+//! may only use modules on lower floors.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The library's top-level modules, bottom floor first, each with the modules it uses.
+const FLOORS: &[(&str, &[&str])] = &[
+    // The bottom floor: helpers and the shared vocabulary.
+    ("base", &[]),
+    ("protocol", &[]),
+    ("config", &["base"]),
+    // What the agent is made of.
+    ("tools", &["base", "config", "protocol"]),
+    ("provider", &["base", "config", "protocol"]),
+    ("semantic", &["base", "config"]),
+    ("permissions", &["base", "config", "protocol", "tools"]),
+    (
+        "deferred",
+        &["base", "config", "protocol", "semantic", "tools"],
+    ),
+    (
+        "hooks",
+        &["base", "config", "permissions", "protocol", "tools"],
+    ),
+    (
+        "skills",
+        &[
+            "base",
+            "config",
+            "deferred",
+            "permissions",
+            "protocol",
+            "tools",
+        ],
+    ),
+    (
+        "agent",
+        &[
+            "base",
+            "config",
+            "deferred",
+            "hooks",
+            "permissions",
+            "protocol",
+            "provider",
+            "skills",
+            "tools",
+        ],
+    ),
+    ("trust", &["base", "config", "hooks", "skills"]),
+    ("mcp", &["base", "config", "protocol", "tools", "trust"]),
+    ("store", &["agent", "base", "config", "protocol"]),
+    // Assembly, the session, the front-ends.
+    (
+        "setup",
+        &[
+            "agent", "base", "config", "deferred", "hooks", "mcp", "protocol", "provider",
+            "semantic", "skills", "tools", "trust",
+        ],
+    ),
+    (
+        "session",
+        &[
+            "agent",
+            "base",
+            "config",
+            "deferred",
+            "hooks",
+            "mcp",
+            "permissions",
+            "protocol",
+            "provider",
+            "setup",
+            "skills",
+            "store",
+            "tools",
+        ],
+    ),
+    (
+        "ui",
+        &["base", "deferred", "protocol", "skills", "store", "tools"],
+    ),
+    (
+        "cli",
+        &[
+            "base", "config", "deferred", "mcp", "protocol", "provider", "semantic", "session",
+            "setup", "skills", "store", "tools", "trust", "ui",
+        ],
+    ),
+];
+
+/// The chat's screen (`ui::tui`) knows only the vocabulary, the bottom floor and the plain
+/// text of a ledger that `threads show` prints too.
+const TUI_USES: &[&str] = &["protocol", "base", "ui::ledger"];
+
+#[test]
+fn the_module_graph_is_the_documented_one() {
+    let found = edges();
+    let floors: BTreeMap<&str, BTreeSet<&str>> = FLOORS
+        .iter()
+        .map(|(module, uses)| (*module, uses.iter().copied().collect()))
+        .collect();
+    let modules: BTreeSet<String> = top_level_modules();
+    let listed: BTreeSet<String> = floors.keys().map(|m| m.to_string()).collect();
+    assert_eq!(modules, listed, "every top-level module has a floor");
+
+    let mut problems = Vec::new();
+    for (from, uses) in &found {
+        for (to, files) in uses {
+            if !floors[from.as_str()].contains(to.as_str()) {
+                problems.push(format!("new edge {from} -> {to} (in {files:?})"));
+            }
+        }
+    }
+    for (from, uses) in &floors {
+        for to in uses {
+            if !found.get(*from).is_some_and(|u| u.contains_key(*to)) {
+                problems.push(format!("listed edge {from} -> {to} is gone: drop it"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_floors_admit_no_cycle() {
+    let mut below = BTreeSet::new();
+    for (module, uses) in FLOORS {
+        for used in *uses {
+            assert!(
+                below.contains(used),
+                "{module} uses {used}, which is not on a lower floor"
+            );
+        }
+        below.insert(*module);
+    }
+}
+
+#[test]
+fn the_chat_screen_knows_only_the_protocol() {
+    let tui = src().join("ui").join("tui");
+    let mut wrong = Vec::new();
+    for file in rust_files(&tui) {
+        for path in crate_paths(&code_of(&file)) {
+            if !TUI_USES
+                .iter()
+                .any(|allowed| path == *allowed || path.starts_with(&format!("{allowed}::")))
+                && !path.starts_with("ui::tui")
+            {
+                wrong.push(format!("{}: crate::{path}", file.display()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_reader_sees_paths_in_groups_and_skips_tests() {
+    let code = "use crate::{a::{b, c}, d};\n// crate::e\nfn f() { crate::g::h(); }\n\
+                #[cfg(test)]\nuse crate::i;\n#[cfg(test)]\nmod tests {\n use crate::j;\n}\n";
+    let paths = crate_paths(&code_of_text(code));
+    assert_eq!(paths, ["a::b", "a::c", "d", "g::h"]);
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn top_level_modules() -> BTreeSet<String> {
+    std::fs::read_dir(src())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter_map(|path| {
+            let name = path.file_stem()?.to_str()?.to_string();
+            let module = path.is_dir() || path.extension().is_some_and(|e| e == "rs");
+            (module && name != "lib" && name != "main").then_some(name)
+        })
+        .collect()
+}
+
+/// Edges between top-level modules: from → to → the files that use it.
+fn edges() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let modules = top_level_modules();
+    let mut found: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for file in rust_files(&src()) {
+        let relative = file.strip_prefix(src()).unwrap();
+        let from = relative
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_string();
+        if from == "lib" || from == "main" {
+            continue;
+        }
+        for path in crate_paths(&code_of(&file)) {
+            let to = path.split("::").next().unwrap().to_string();
+            if to != from && modules.contains(&to) {
+                found
+                    .entry(from.clone())
+                    .or_default()
+                    .entry(to)
+                    .or_default()
+                    .insert(relative.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// The library's source files, without the files that are only test code.
+fn rust_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            if path.is_dir() {
+                folders.push(path);
+            } else if name.ends_with(".rs") && !is_test_file(&name) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn is_test_file(name: &str) -> bool {
+    matches!(name, "tests.rs" | "testing.rs")
+        || name.ends_with("_tests.rs")
+        || name.ends_with("_snapshots.rs")
+}
+
+fn code_of(file: &Path) -> String {
+    code_of_text(&std::fs::read_to_string(file).unwrap())
+}
+
+/// The code of a file without comments and test code: a `#[cfg(test)] mod … {` ends it
+/// (test modules come last), and any other `#[cfg(test)]` item of one line is skipped.
+fn code_of_text(text: &str) -> String {
+    let mut code = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("#[cfg(test)]") {
+            let next = lines.peek().map(|l| l.trim()).unwrap_or("");
+            if next.starts_with("mod ") && next.ends_with('{') {
+                break;
+            }
+            lines.next();
+            continue;
+        }
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        code.push_str(line);
+        code.push('\n');
+    }
+    code
+}
+
+/// Every `crate::` path in `code`, with `use crate::{a::{b, c}, d}` groups spelled out.
+fn crate_paths(code: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let preceded = rest[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        rest = &rest[at + "crate::".len()..];
+        if preceded {
+            continue;
+        }
+        let (found, used) = path_tree(rest);
+        paths.extend(found.into_iter().filter(|p| !p.is_empty()));
+        rest = &rest[used..];
+    }
+    paths
+}
+
+/// The paths a use tree at the start of `text` names, and how many bytes it took.
+fn path_tree(text: &str) -> (Vec<String>, usize) {
+    let head: String = text
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+        .collect();
+    let mut used = head.len();
+    let prefix = head.trim_end_matches(':');
+    let group = head.is_empty() || head.ends_with("::");
+    if !group || !text[used..].starts_with('{') {
+        return (vec![prefix.to_string()], used);
+    }
+    used += 1;
+    let mut paths = Vec::new();
+    loop {
+        let skipped = text[used..].len() - text[used..].trim_start().len();
+        used += skipped;
+        match text[used..].chars().next() {
+            None => break,
+            Some('}') => {
+                used += 1;
+                break;
+            }
+            Some(',') => used += 1,
+            Some(_) => {
+                let (inner, took) = path_tree(&text[used..]);
+                paths.extend(inner.into_iter().map(|p| {
+                    if prefix.is_empty() {
+                        p
+                    } else {
+                        format!("{prefix}::{p}")
+                    }
+                }));
+                used += took.max(1);
+                // `as name` after a path.
+                let after = &text[used..];
+                if let Some(alias) = after.trim_start().strip_prefix("as ") {
+                    let name: usize = alias
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .map(char::len_utf8)
+                        .sum();
+                    used += after.len() - alias.len() + name;
+                }
+            }
+        }
+    }
+    (paths, used)
+}
