@@ -1,26 +1,19 @@
 //! Connecting to one MCP server over its configured transport, up to its first tool list.
 
-use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::model::{ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use super::McpError;
-use super::incoming::{Checked, Incoming};
-use super::oauth::challenge::{Challenges, Watched};
-use super::oauth::{self, Authorization};
-use super::sse::SseClientTransport;
-use super::stdio::StdioTransport;
-use crate::base::process::{BASE_ENV, PROXY_ENV, ProcessGroupGuard};
+use super::incoming::Incoming;
+use super::oauth::{self, challenge::Challenges};
+use super::transport::http::Opened;
+use super::transport::{self, Judged, RawTransport};
+use crate::base::process::ProcessGroupGuard;
 use crate::config::{McpServerConfig, TransportKind};
 
 /// The client side of one connection. `tools/list_changed` is seen by the transport
@@ -189,12 +182,13 @@ async fn connect_inner(
         prompts_changed: incoming.prompts_changed(),
         ..Client::default()
     };
+    // Every transport is opened raw and served judged (`transport::Judged`): what a server
+    // sends is checked before rmcp sees it, whichever way it comes.
     let service = match config.transport {
         TransportKind::Stdio => {
-            let transport = spawn_stdio(config, incoming.clone())?;
-            process_group = Some(ProcessGroupGuard::new(transport.id()));
-            handler
-                .serve(transport)
+            let raw = transport::stdio::spawn(config)?;
+            process_group = Some(ProcessGroupGuard::new(raw.id()));
+            serve(handler, raw, &incoming, config)
                 .await
                 .map_err(|err| match handshake(err) {
                     McpError::Handshake(reason) => McpError::Handshake(format!(
@@ -204,22 +198,23 @@ async fn connect_inner(
                 })?
         }
         TransportKind::Http => {
-            let (service, token) =
-                serve_http(config, tokens, handler, incoming.clone(), &challenges).await?;
+            let (opened, token) = transport::http::open(config, tokens, &challenges).await?;
             issued = token;
-            service
+            let served = match opened {
+                Opened::Signed(raw) => serve(handler, raw, &incoming, config).await,
+                Opened::Plain(raw) => serve(handler, raw, &incoming, config).await,
+            };
+            served.map_err(|err| {
+                challenges
+                    .refusal(config, tokens)
+                    .unwrap_or_else(|| handshake(err))
+            })?
         }
         TransportKind::Sse => {
-            let url = config.url.clone().unwrap_or_default();
-            let client =
-                crate::base::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
-            let headers: reqwest::header::HeaderMap =
-                header_map(&config.headers)?.into_iter().collect();
-            let transport = SseClientTransport::connect(client, &url, headers, incoming.clone())
+            let raw = transport::sse::open(config).await?;
+            serve(handler, raw, &incoming, config)
                 .await
-                .map_err(|e| McpError::Connect(readable_error(&e)))?;
-            tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
-            handler.serve(transport).await.map_err(handshake)?
+                .map_err(handshake)?
         }
     };
     check_version(&service)?;
@@ -269,52 +264,16 @@ fn check_version(service: &McpService) -> Result<(), McpError> {
     }
 }
 
-/// A streamable-HTTP connection, its requests authorized as the entry's OAuth says (and
-/// its 401/403s noted in `challenges`); the access token a grant issued for it, if any.
-async fn serve_http(
-    config: &McpServerConfig,
-    tokens: Option<&oauth::TokenStore>,
+/// The rmcp client over `raw`, every frame judged by `incoming`.
+async fn serve<T: RawTransport>(
     handler: Client,
-    incoming: Incoming,
-    challenges: &Challenges,
-) -> Result<(McpService, Option<String>), McpError> {
-    let url = config.url.clone().unwrap_or_default();
-    let client = crate::base::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
-    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url)
-        .custom_headers(header_map(&config.headers)?.into_iter().collect());
-    let authorization = oauth::authorize(config, tokens, client.clone())
+    raw: T,
+    incoming: &Incoming,
+    config: &McpServerConfig,
+) -> Result<McpService, rmcp::service::ClientInitializeError> {
+    handler
+        .serve(Judged::new(raw, incoming.clone(), &config.name))
         .await
-        .map_err(|err| McpError::OAuth {
-            server: config.name.clone(),
-            reason: err.to_string(),
-        })?;
-    let mut issued = None;
-    let served = match authorization {
-        Authorization::Signed(client) => {
-            let transport = StreamableHttpClientTransport::with_client(
-                Watched::new(client, challenges.clone()),
-                transport_config,
-            );
-            handler.serve(Checked::new(transport, incoming)).await
-        }
-        Authorization::Anonymous | Authorization::Bearer(_) => {
-            if let Authorization::Bearer(token) = authorization {
-                issued = Some(token.clone());
-                transport_config = transport_config.auth_header(token);
-            }
-            let transport = StreamableHttpClientTransport::with_client(
-                Watched::new(client, challenges.clone()),
-                transport_config,
-            );
-            handler.serve(Checked::new(transport, incoming)).await
-        }
-    };
-    let service = served.map_err(|err| {
-        challenges
-            .refusal(config, tokens)
-            .unwrap_or_else(|| handshake(err))
-    })?;
-    Ok((service, issued))
 }
 
 /// The prompts and the resource count of a server that announced them, each asked within
@@ -467,80 +426,6 @@ pub(super) fn capabilities(offered: &rmcp::model::ServerCapabilities) -> Vec<Str
     .filter(|(_, on)| *on)
     .map(|(name, _)| name.to_string())
     .collect()
-}
-
-/// Starts the child, as the leader of its own process group, with the configured
-/// environment on top of ours; its stderr goes to the log (target `antler::mcp::stderr`),
-/// never to the terminal.
-fn spawn_stdio(config: &McpServerConfig, incoming: Incoming) -> Result<StdioTransport, McpError> {
-    let program = config.command.clone().unwrap_or_default();
-    let spawn_error = |e: std::io::Error| McpError::Spawn {
-        program: program.clone(),
-        reason: e.to_string(),
-    };
-    let mut command = tokio::process::Command::new(&program);
-    command
-        .args(&config.args)
-        .env_clear()
-        .envs(inherited_env())
-        .envs(&config.env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut command = CommandWrap::from(command);
-    command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    let mut child = command.spawn().map_err(spawn_error)?;
-    let stderr = child.stderr().take();
-    let transport = StdioTransport::new(child, &config.name, incoming).map_err(spawn_error)?;
-    if let Some(stderr) = stderr {
-        let server = config.name.clone();
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::info!(target: "antler::mcp::stderr", server = %server, "{line}");
-            }
-        });
-    }
-    Ok(transport)
-}
-
-/// What a stdio server inherits of antler's environment, as the MCP SDKs do: what a
-/// program needs to run and reach the network (the system's paths, locale, terminal,
-/// temp and cache folders, proxies and CA bundles), never API keys or other secrets. More
-/// goes in the server's `env`.
-fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
-    /// Besides [`BASE_ENV`] and [`PROXY_ENV`]: the shell, and where CA bundles are.
-    const MORE: &[&str] = &[
-        "SHELL",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "NODE_EXTRA_CA_CERTS",
-        "REQUESTS_CA_BUNDLE",
-    ];
-    std::env::vars_os().filter(|(name, _)| {
-        name.to_str().is_some_and(|name| {
-            let listed = [BASE_ENV, PROXY_ENV, MORE]
-                .iter()
-                .any(|l| l.contains(&name));
-            (listed || name.starts_with("LC_") || name.starts_with("XDG_"))
-                && !crate::config::is_secret_name(name)
-        })
-    })
-}
-
-fn header_map(
-    headers: &std::collections::BTreeMap<String, String>,
-) -> Result<HashMap<http::HeaderName, http::HeaderValue>, McpError> {
-    headers
-        .iter()
-        .map(|(name, value)| {
-            let header_name = http::HeaderName::try_from(name.as_str())
-                .map_err(|_| McpError::InvalidHeader(name.clone()))?;
-            let header_value = http::HeaderValue::try_from(value.as_str())
-                .map_err(|_| McpError::InvalidHeader(name.clone()))?;
-            Ok((header_name, header_value))
-        })
-        .collect()
 }
 
 /// A handshake error in words, without rmcp's transport type names.

@@ -8,12 +8,10 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rmcp::RoleClient;
 use rmcp::model::{
     ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
     ServerNotification,
 };
-use rmcp::transport::Transport;
 use tokio::sync::watch;
 
 /// The error code of a synthesized answer to a call whose real answer was unreadable.
@@ -305,54 +303,6 @@ impl Incoming {
                 preview(&text)
             )),
         }
-    }
-}
-
-/// A transport that parses messages itself (streamable HTTP), with every answer's id
-/// checked: an answer to a request antler never sent disconnects, as on stdio.
-pub struct Checked<T> {
-    inner: T,
-    incoming: Incoming,
-}
-
-impl<T> Checked<T> {
-    /// `inner`, its messages judged by `incoming`.
-    pub fn new(inner: T, incoming: Incoming) -> Self {
-        Self { inner, incoming }
-    }
-}
-
-impl<T: Transport<RoleClient>> Transport<RoleClient> for Checked<T> {
-    type Error = T::Error;
-
-    fn name() -> std::borrow::Cow<'static, str> {
-        T::name()
-    }
-
-    fn send(
-        &mut self,
-        item: ClientJsonRpcMessage,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.incoming.sent(&item);
-        self.inner.send(item)
-    }
-
-    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
-        loop {
-            let message = self.inner.receive().await?;
-            match self.incoming.check_id(message) {
-                Verdict::Deliver(message) => return Some(*message),
-                Verdict::Skip(what) => tracing::debug!("ignoring {what}"),
-                Verdict::Close(reason) => {
-                    tracing::warn!("MCP server disconnected: {reason}");
-                    return None;
-                }
-            }
-        }
-    }
-
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        self.inner.close()
     }
 }
 

@@ -15,9 +15,8 @@ mod prompts;
 mod resources;
 mod server;
 mod server_state;
-pub mod sse;
-mod stdio;
 mod tool;
+mod transport;
 
 use std::time::Duration;
 

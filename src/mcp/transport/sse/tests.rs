@@ -12,14 +12,20 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse as SseResponse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use rmcp::RoleClient;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolRequestParams, JsonRpcMessage, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, JsonRpcMessage, ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
+};
+use rmcp::transport::Transport;
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use tokio::sync::mpsc;
 use tokio_util::sync::PollSender;
 
 use super::*;
+use crate::mcp::incoming::Incoming;
+use crate::mcp::transport::Judged;
 
 /// Upper bound for anything awaited in these tests, so a bug fails fast
 /// instead of hanging the test run.
@@ -192,7 +198,7 @@ fn http_client() -> reqwest::Client {
 async fn connect(url: &str, headers: HeaderMap) -> Result<SseClientTransport, SseTransportError> {
     tokio::time::timeout(
         GUARD,
-        SseClientTransport::connect(http_client(), url, headers, Default::default()),
+        SseClientTransport::connect(http_client(), url, headers),
     )
     .await
     .expect("connect hung")
@@ -210,6 +216,7 @@ async fn lists_and_calls_tools_over_legacy_sse_with_headers() {
         format!("{base}/message?sessionId=s0")
     );
 
+    let transport = Judged::new(transport, Incoming::default(), "calculator");
     let client = tokio::time::timeout(GUARD, ().serve(transport))
         .await
         .unwrap()
@@ -344,16 +351,16 @@ async fn receive_skips_noise_and_ends_with_stream() {
          event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
     )
     .await;
-    let mut transport = connect(&format!("{base}/sse"), HeaderMap::new())
+    let raw = connect(&format!("{base}/sse"), HeaderMap::new())
         .await
         .unwrap();
+    let incoming = Incoming::default();
+    let mut transport = Judged::new(raw, incoming.clone(), "scripted");
     // The answer below answers a request antler sent.
-    transport
-        .incoming()
-        .sent(&rmcp::model::ClientJsonRpcMessage::request(
-            rmcp::model::ClientRequest::PingRequest(Default::default()),
-            rmcp::model::NumberOrString::Number(1),
-        ));
+    incoming.sent(&rmcp::model::ClientJsonRpcMessage::request(
+        rmcp::model::ClientRequest::PingRequest(Default::default()),
+        rmcp::model::NumberOrString::Number(1),
+    ));
     let mut next = async || {
         tokio::time::timeout(GUARD, Transport::<RoleClient>::receive(&mut transport))
             .await
@@ -377,14 +384,16 @@ async fn an_answer_to_a_request_never_sent_ends_the_stream() {
          event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
     )
     .await;
-    let mut transport = connect(&format!("{base}/sse"), HeaderMap::new())
+    let raw = connect(&format!("{base}/sse"), HeaderMap::new())
         .await
         .unwrap();
+    let incoming = Incoming::default();
+    let mut transport = Judged::new(raw, incoming.clone(), "scripted");
     let received = tokio::time::timeout(GUARD, Transport::<RoleClient>::receive(&mut transport))
         .await
         .expect("receive hung");
     assert!(received.is_none());
-    let fault = transport.incoming().fault().map(str::to_string);
+    let fault = incoming.fault().map(str::to_string);
     assert!(fault.is_some_and(|f| f.contains("request 99")));
 }
 
@@ -407,14 +416,8 @@ async fn send_reports_http_status_and_closed() {
         "{err:?}"
     );
 
-    Transport::<RoleClient>::close(&mut transport)
-        .await
-        .unwrap();
-    assert!(
-        Transport::<RoleClient>::receive(&mut transport)
-            .await
-            .is_none()
-    );
+    RawTransport::close(&mut transport).await.unwrap();
+    assert!(RawTransport::receive(&mut transport).await.is_none());
     let err = transport.send(message).await.unwrap_err();
     assert!(matches!(err, SseTransportError::Closed), "{err:?}");
 }

@@ -1,20 +1,23 @@
-//! The stdio transport: newline-delimited JSON-RPC over a child's stdin and stdout, with
-//! every incoming line judged by [`Incoming`] (rmcp's own stdio transport drops lines it
-//! cannot parse, so a broken answer hangs its call until the tool timeout).
+//! The stdio transport: newline-delimited JSON-RPC over a child's stdin and stdout, each
+//! line handed on whole to be judged (rmcp's own stdio transport drops lines it cannot
+//! parse, so a broken answer hangs its call until the tool timeout). The child is started
+//! here too: in its own process group, with only the environment a program needs.
 
 use std::borrow::Cow;
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use process_wrap::tokio::ChildWrapper;
-use rmcp::RoleClient;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::transport::Transport;
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::model::ClientJsonRpcMessage;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::incoming::{Incoming, Verdict};
+use super::{Frame, RawTransport};
+use crate::base::process::{BASE_ENV, PROXY_ENV};
+use crate::config::McpServerConfig;
+use crate::mcp::McpError;
 
 /// The longest message accepted (as rmcp's transport); a longer one breaks the protocol.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -36,7 +39,6 @@ pub struct StdioTransport {
     stdout: BufReader<ChildStdout>,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
     line: Vec<u8>,
-    incoming: Incoming,
     server: String,
     /// The server process has exited.
     exited: bool,
@@ -44,11 +46,7 @@ pub struct StdioTransport {
 
 impl StdioTransport {
     /// The transport over `child`'s piped stdin and stdout; `server` names it in logs.
-    pub fn new(
-        mut child: Box<dyn ChildWrapper>,
-        server: &str,
-        incoming: Incoming,
-    ) -> std::io::Result<Self> {
+    pub fn new(mut child: Box<dyn ChildWrapper>, server: &str) -> std::io::Result<Self> {
         let missing = |what| std::io::Error::other(format!("the server's {what} is not piped"));
         let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
         let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
@@ -57,7 +55,6 @@ impl StdioTransport {
             stdout: BufReader::new(stdout),
             stdin: Arc::new(Mutex::new(Some(stdin))),
             line: Vec::new(),
-            incoming,
             server: server.to_string(),
             exited: false,
         })
@@ -67,6 +64,65 @@ impl StdioTransport {
     pub fn id(&self) -> Option<u32> {
         self.child.as_ref().and_then(|c| c.id())
     }
+}
+
+/// Starts the child, as the leader of its own process group, with the configured
+/// environment on top of ours; its stderr goes to the log (target `antler::mcp::stderr`),
+/// never to the terminal.
+pub fn spawn(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
+    let program = config.command.clone().unwrap_or_default();
+    let spawn_error = |e: std::io::Error| McpError::Spawn {
+        program: program.clone(),
+        reason: e.to_string(),
+    };
+    let mut command = tokio::process::Command::new(&program);
+    command
+        .args(&config.args)
+        .env_clear()
+        .envs(inherited_env())
+        .envs(&config.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut command = CommandWrap::from(command);
+    command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    let mut child = command.spawn().map_err(spawn_error)?;
+    let stderr = child.stderr().take();
+    let transport = StdioTransport::new(child, &config.name).map_err(spawn_error)?;
+    if let Some(stderr) = stderr {
+        let server = config.name.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "antler::mcp::stderr", server = %server, "{line}");
+            }
+        });
+    }
+    Ok(transport)
+}
+
+/// What a stdio server inherits of antler's environment, as the MCP SDKs do: what a
+/// program needs to run and reach the network (the system's paths, locale, terminal,
+/// temp and cache folders, proxies and CA bundles), never API keys or other secrets. More
+/// goes in the server's `env`.
+fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+    /// Besides [`BASE_ENV`] and [`PROXY_ENV`]: the shell, and where CA bundles are.
+    const MORE: &[&str] = &[
+        "SHELL",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "NODE_EXTRA_CA_CERTS",
+        "REQUESTS_CA_BUNDLE",
+    ];
+    std::env::vars_os().filter(|(name, _)| {
+        name.to_str().is_some_and(|name| {
+            let listed = [BASE_ENV, PROXY_ENV, MORE]
+                .iter()
+                .any(|l| l.contains(&name));
+            (listed || name.starts_with("LC_") || name.starts_with("XDG_"))
+                && !crate::config::is_secret_name(name)
+        })
+    })
 }
 
 /// Reads the next whole line into `line`. Cancel-safe: bytes read before a cancellation
@@ -126,7 +182,7 @@ impl StdioTransport {
     }
 }
 
-impl Transport<RoleClient> for StdioTransport {
+impl RawTransport for StdioTransport {
     type Error = std::io::Error;
 
     fn name() -> Cow<'static, str> {
@@ -137,7 +193,6 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.incoming.sent(&item);
         let stdin = self.stdin.clone();
         let line = serde_json::to_vec(&item).map(|mut bytes| {
             bytes.push(b'\n');
@@ -154,7 +209,7 @@ impl Transport<RoleClient> for StdioTransport {
         }
     }
 
-    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+    async fn receive(&mut self) -> Option<Frame> {
         loop {
             match self.next_line().await {
                 Ok(true) => {}
@@ -165,21 +220,15 @@ impl Transport<RoleClient> for StdioTransport {
                     return None;
                 }
             }
-            let line = std::mem::take(&mut self.line);
-            let message = line.strip_suffix(b"\n").unwrap_or(&line);
-            let message = message.strip_suffix(b"\r").unwrap_or(message);
-            if message.iter().all(u8::is_ascii_whitespace) {
-                continue;
+            let mut line = std::mem::take(&mut self.line);
+            if line.ends_with(b"\n") {
+                line.pop();
             }
-            match self.incoming.judge(message) {
-                Verdict::Deliver(message) => return Some(*message),
-                Verdict::Skip(what) => {
-                    tracing::debug!(server = %self.server, "ignoring {what}");
-                }
-                Verdict::Close(reason) => {
-                    tracing::warn!(server = %self.server, "MCP server disconnected: {reason}");
-                    return None;
-                }
+            if line.ends_with(b"\r") {
+                line.pop();
+            }
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                return Some(Frame::Bytes(line));
             }
         }
     }

@@ -2,16 +2,17 @@
 //!
 //! rmcp 3.x only ships the streamable HTTP transport, but users' configs still
 //! name `"type": "sse"` servers, so this module re-implements the old protocol
-//! on rmcp's [`Transport`] trait: a long-lived `GET` whose event stream first
+//! as a [`RawTransport`]: a long-lived `GET` whose event stream first
 //! announces a POST endpoint (`event: endpoint`) and then carries the server's
 //! JSON-RPC messages, while the client POSTs its own messages to that endpoint.
 //!
-//! The event stream is polled directly by [`Transport::receive`] (no background
+//! The event stream is polled directly by [`RawTransport::receive`] (no background
 //! task): dropping or closing the transport drops the HTTP response, which
 //! closes the connection, so nothing can outlive the transport. The legacy
 //! protocol binds the session to that one connection, so there is no
 //! reconnection: when the stream ends, `receive` returns `None` and the rmcp
-//! service sees the server as gone.
+//! service sees the server as gone. Each event's data is judged by the connection's
+//! [`Judged`](super::Judged), not here.
 
 use std::borrow::Cow;
 use std::pin::Pin;
@@ -19,12 +20,12 @@ use std::pin::Pin;
 use futures::{Stream, StreamExt};
 use reqwest::Url;
 use reqwest::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HeaderMap, HeaderValue};
-use rmcp::RoleClient;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::transport::Transport;
+use rmcp::model::ClientJsonRpcMessage;
 use sse_stream::{Sse, SseStream};
 
-use super::incoming::{Incoming, Verdict};
+use super::{Frame, RawTransport, header_map};
+use crate::config::McpServerConfig;
+use crate::mcp::McpError;
 
 /// The parsed server-sent events of the `GET` response.
 type EventStream = Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>;
@@ -108,10 +109,8 @@ pub struct SseClientTransport {
     post_headers: HeaderMap,
     /// The open event stream; `None` once it ended or the transport was closed.
     events: Option<EventStream>,
-    /// Set by [`Transport::close`], so later sends fail instead of posting.
+    /// Set by [`RawTransport::close`], so later sends fail instead of posting.
     closed: bool,
-    /// Judges what the server sends.
-    incoming: Incoming,
 }
 
 impl std::fmt::Debug for SseClientTransport {
@@ -134,7 +133,6 @@ impl SseClientTransport {
         client: reqwest::Client,
         url: &str,
         headers: HeaderMap,
-        incoming: Incoming,
     ) -> Result<Self, SseTransportError> {
         let sse_url = Url::parse(url).map_err(|e| SseTransportError::InvalidUrl {
             url: url.to_owned(),
@@ -184,13 +182,7 @@ impl SseClientTransport {
             post_headers,
             events: Some(events),
             closed: false,
-            incoming,
         })
-    }
-
-    /// What the transport knows about the server's messages (why it closed, if it did).
-    pub fn incoming(&self) -> Incoming {
-        self.incoming.clone()
     }
 
     /// The URL client messages are POSTed to, resolved from the `endpoint` event
@@ -233,23 +225,33 @@ fn resolve_endpoint(sse_url: &Url, data: &str) -> Result<Url, SseTransportError>
     Ok(endpoint)
 }
 
-/// Judges one SSE event: a server message, nothing (logged) for events that carry none
-/// (pings, unknown event names, repeated endpoints, noise), or a protocol break.
-fn parse_event(sse: Sse, incoming: &Incoming) -> Verdict {
-    match sse.event.as_deref() {
-        None | Some("message") => {}
-        Some("endpoint") => {
-            return Verdict::Skip(String::from("a repeated SSE `endpoint` event"));
-        }
-        Some(other) => return Verdict::Skip(format!("an unknown SSE event `{other}`")),
-    }
-    let Some(data) = sse.data else {
-        return Verdict::Skip(String::from("an SSE message without data"));
-    };
-    incoming.judge(data.as_bytes())
+/// The connection to the `sse` server of `config` (its `url` and `headers`).
+pub async fn open(config: &McpServerConfig) -> Result<SseClientTransport, McpError> {
+    let url = config.url.clone().unwrap_or_default();
+    let client = crate::base::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
+    let headers: HeaderMap = header_map(&config.headers)?.into_iter().collect();
+    let transport = SseClientTransport::connect(client, &url, headers)
+        .await
+        .map_err(|e| McpError::Connect(crate::mcp::connect::readable_error(&e)))?;
+    tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
+    Ok(transport)
 }
 
-impl Transport<RoleClient> for SseClientTransport {
+/// One SSE event as a frame: a server message's data, or noise (logged) for events that
+/// carry none (pings, unknown event names, repeated endpoints).
+fn frame_of(sse: Sse) -> Frame {
+    match sse.event.as_deref() {
+        None | Some("message") => {}
+        Some("endpoint") => return Frame::Noise(String::from("a repeated SSE `endpoint` event")),
+        Some(other) => return Frame::Noise(format!("an unknown SSE event `{other}`")),
+    }
+    match sse.data {
+        Some(data) => Frame::Bytes(data.into_bytes()),
+        None => Frame::Noise(String::from("an SSE message without data")),
+    }
+}
+
+impl RawTransport for SseClientTransport {
     type Error = SseTransportError;
 
     fn name() -> Cow<'static, str> {
@@ -260,7 +262,6 @@ impl Transport<RoleClient> for SseClientTransport {
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.incoming.sent(&item);
         let request = (!self.closed).then(|| {
             (
                 self.client.clone(),
@@ -284,36 +285,23 @@ impl Transport<RoleClient> for SseClientTransport {
         }
     }
 
-    // Cancel-safe: the only await is `StreamExt::next`, and an event taken
-    // from the stream is fully handled before the next await.
-    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
-        loop {
-            let events = self.events.as_mut()?;
-            match events.next().await {
-                None => {
-                    tracing::debug!(endpoint = %self.endpoint, "legacy SSE stream ended");
-                    self.events = None;
-                    return None;
-                }
-                Some(Err(error)) => {
-                    // After a parse error the rest of the chunk is lost, so the
-                    // stream cannot be trusted any more: treat it as ended.
-                    tracing::warn!(%error, endpoint = %self.endpoint, "legacy SSE stream failed");
-                    self.events = None;
-                    return None;
-                }
-                Some(Ok(sse)) => match parse_event(sse, &self.incoming) {
-                    Verdict::Deliver(message) => return Some(*message),
-                    Verdict::Skip(what) => {
-                        tracing::debug!(endpoint = %self.endpoint, "ignoring {what}")
-                    }
-                    Verdict::Close(reason) => {
-                        tracing::warn!(endpoint = %self.endpoint, "MCP server disconnected: {reason}");
-                        self.events = None;
-                        return None;
-                    }
-                },
+    // Cancel-safe: the only await is `StreamExt::next`.
+    async fn receive(&mut self) -> Option<Frame> {
+        let events = self.events.as_mut()?;
+        match events.next().await {
+            None => {
+                tracing::debug!(endpoint = %self.endpoint, "legacy SSE stream ended");
+                self.events = None;
+                None
             }
+            Some(Err(error)) => {
+                // After a parse error the rest of the chunk is lost, so the
+                // stream cannot be trusted any more: treat it as ended.
+                tracing::warn!(%error, endpoint = %self.endpoint, "legacy SSE stream failed");
+                self.events = None;
+                None
+            }
+            Some(Ok(sse)) => Some(frame_of(sse)),
         }
     }
 
