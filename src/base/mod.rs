@@ -1,6 +1,5 @@
 //! The bottom floor: helpers that know nothing of tools, servers, threads or models, and
-//! that every floor above may use. Nothing here imports another antler module except
-//! [`protocol`](crate::protocol)'s neighbours on this floor.
+//! that every floor above may use. Nothing here imports another antler module.
 
 pub mod bounded_read;
 pub mod clock;

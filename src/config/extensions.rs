@@ -383,36 +383,7 @@ fn server_from_raw(
     if name.trim().is_empty() {
         return Err(Skip::entry("the server name is empty"));
     }
-    if !raw.is_object() {
-        return Err(Skip::entry(format!(
-            "expected an object of settings, found {}",
-            json_kind(&raw)
-        )));
-    }
-    let mut ignored = Vec::new();
-    let raw: RawServer = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(
-        raw,
-        &mut |path: serde_ignored::Path<'_>| ignored.push(path.to_string()),
-    ))
-    .map_err(|err| Skip {
-        field: error_field(err.path()),
-        reason: err.into_inner().to_string(),
-    })?;
-    if let Some(key) = ignored.iter().find(|key| foreign_filter_key(key)) {
-        return Err(Skip::at(
-            key,
-            format!(
-                "`{key}` is not an antler setting; use `enabled_tools` or `disabled_tools` \
-                 (names or globs) — the server is skipped so that no tool it meant to hide \
-                 is exposed"
-            ),
-        ));
-    }
-    unknown.extend(ignored.into_iter().map(|key| {
-        key.split('.')
-            .map(|k| Segment::Key(k.to_string()))
-            .collect()
-    }));
+    let raw = read_entry(raw, unknown)?;
     let type_name = raw
         .type_
         .or(raw.transport)
@@ -427,75 +398,12 @@ fn server_from_raw(
     let command = non_empty(raw.command);
     let url = non_empty(raw.url);
     match transport {
-        TransportKind::Stdio if command.is_none() => {
-            let hint = if url.is_some() {
-                " (it has a `url`: set \"type\" to \"http\" or \"sse\")"
-            } else {
-                ""
-            };
-            return Err(Skip::entry(format!(
-                "a stdio server needs a `command`{hint}"
-            )));
-        }
+        TransportKind::Stdio => check_stdio(command.as_deref(), url.as_deref())?,
         TransportKind::Sse | TransportKind::Http => {
-            let Some(url) = &url else {
-                return Err(Skip::entry(format!(
-                    "a `{}` server needs a `url`",
-                    transport.as_str()
-                )));
-            };
-            let parsed = reqwest::Url::parse(url).map_err(|e| {
-                let url = crate::base::text::quoted(url);
-                Skip::at("url", format!("invalid `url` \"{url}\": {e}"))
-            })?;
-            for (name, value) in &raw.headers {
-                if http::HeaderName::try_from(name.as_str()).is_err() {
-                    return Err(Skip::at(
-                        "headers",
-                        format!(
-                            "\"{}\" is not a valid HTTP header name",
-                            crate::base::text::quoted(name)
-                        ),
-                    ));
-                }
-                if http::HeaderValue::try_from(value.as_str()).is_err() {
-                    return Err(Skip::at(
-                        "headers",
-                        format!(
-                            "the value of \"{}\" is not a valid HTTP header value",
-                            crate::base::text::quoted(name)
-                        ),
-                    ));
-                }
-            }
-            if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(Skip::at(
-                    "url",
-                    format!(
-                        "the `url` \"{}\" must start with http:// or https://",
-                        crate::base::text::quoted(url)
-                    ),
-                ));
-            }
+            check_remote(transport, url.as_deref(), &raw.headers)?;
         }
-        TransportKind::Stdio => {}
     }
-    let routing = match raw.routing {
-        None => None,
-        Some(r) if r.mode == "prefer" => Some(RoutingHint {
-            keywords: r.keywords,
-            priority: r.priority,
-        }),
-        Some(r) => {
-            return Err(Skip::at(
-                "routing",
-                format!(
-                    "`routing.mode` {:?} is not supported (expected \"prefer\")",
-                    r.mode
-                ),
-            ));
-        }
-    };
+    let routing = routing_from_raw(raw.routing)?;
     let oauth = match raw.oauth {
         None => None,
         Some(_) if transport != TransportKind::Http => {
@@ -539,6 +447,124 @@ fn server_from_raw(
         trusted: raw.trusted,
         oauth,
     })
+}
+
+/// One entry's JSON in its typed shape. Unknown keys are collected in `unknown`, except
+/// another client's tool filter, which skips the entry: a tool it meant to hide must not
+/// be exposed.
+fn read_entry(raw: Value, unknown: &mut Vec<Vec<Segment>>) -> Result<RawServer, Skip> {
+    if !raw.is_object() {
+        return Err(Skip::entry(format!(
+            "expected an object of settings, found {}",
+            json_kind(&raw)
+        )));
+    }
+    let mut ignored = Vec::new();
+    let raw: RawServer = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(
+        raw,
+        &mut |path: serde_ignored::Path<'_>| ignored.push(path.to_string()),
+    ))
+    .map_err(|err| Skip {
+        field: error_field(err.path()),
+        reason: err.into_inner().to_string(),
+    })?;
+    if let Some(key) = ignored.iter().find(|key| foreign_filter_key(key)) {
+        return Err(Skip::at(
+            key,
+            format!(
+                "`{key}` is not an antler setting; use `enabled_tools` or `disabled_tools` \
+                 (names or globs) — the server is skipped so that no tool it meant to hide \
+                 is exposed"
+            ),
+        ));
+    }
+    unknown.extend(ignored.into_iter().map(|key| {
+        key.split('.')
+            .map(|k| Segment::Key(k.to_string()))
+            .collect()
+    }));
+    Ok(raw)
+}
+
+/// A stdio server needs a `command`.
+fn check_stdio(command: Option<&str>, url: Option<&str>) -> Result<(), Skip> {
+    if command.is_some() {
+        return Ok(());
+    }
+    let hint = if url.is_some() {
+        " (it has a `url`: set \"type\" to \"http\" or \"sse\")"
+    } else {
+        ""
+    };
+    Err(Skip::entry(format!(
+        "a stdio server needs a `command`{hint}"
+    )))
+}
+
+/// An `sse` or `http` server needs an http(s) `url`, and headers HTTP can carry.
+fn check_remote(
+    transport: TransportKind,
+    url: Option<&str>,
+    headers: &BTreeMap<String, String>,
+) -> Result<(), Skip> {
+    let Some(url) = url else {
+        return Err(Skip::entry(format!(
+            "a `{}` server needs a `url`",
+            transport.as_str()
+        )));
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|e| {
+        let url = crate::base::text::quoted(url);
+        Skip::at("url", format!("invalid `url` \"{url}\": {e}"))
+    })?;
+    for (name, value) in headers {
+        if http::HeaderName::try_from(name.as_str()).is_err() {
+            return Err(Skip::at(
+                "headers",
+                format!(
+                    "\"{}\" is not a valid HTTP header name",
+                    crate::base::text::quoted(name)
+                ),
+            ));
+        }
+        if http::HeaderValue::try_from(value.as_str()).is_err() {
+            return Err(Skip::at(
+                "headers",
+                format!(
+                    "the value of \"{}\" is not a valid HTTP header value",
+                    crate::base::text::quoted(name)
+                ),
+            ));
+        }
+    }
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(Skip::at(
+            "url",
+            format!(
+                "the `url` \"{}\" must start with http:// or https://",
+                crate::base::text::quoted(url)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A `routing` hint; only `prefer` is a mode.
+fn routing_from_raw(routing: Option<RawRouting>) -> Result<Option<RoutingHint>, Skip> {
+    match routing {
+        None => Ok(None),
+        Some(r) if r.mode == "prefer" => Ok(Some(RoutingHint {
+            keywords: r.keywords,
+            priority: r.priority,
+        })),
+        Some(r) => Err(Skip::at(
+            "routing",
+            format!(
+                "`routing.mode` {:?} is not supported (expected \"prefer\")",
+                r.mode
+            ),
+        )),
+    }
 }
 
 /// `start`, `defer`, `enabled_tools`, `disabled_tools` and `manifest_max_age_secs`.

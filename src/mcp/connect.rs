@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use super::McpError;
 use super::incoming::Incoming;
 use super::oauth::{self, challenge::Challenges};
+use super::readable::readable_error;
 use super::transport::http::Opened;
 use super::transport::{self, Judged, RawTransport};
 use crate::base::process::ProcessGroupGuard;
@@ -18,8 +19,8 @@ use crate::config::{McpServerConfig, TransportKind};
 
 /// The client side of one connection. `tools/list_changed` is seen by the transport
 /// ([`Incoming::announcing`]); progress notifications go to the call that waits for them
-/// ([`ProgressRoutes`](super::progress::ProgressRoutes)); a changed prompt list (seen by the transport too) marks the prompts
-/// held as stale.
+/// ([`ProgressRoutes`](super::progress::ProgressRoutes)); a changed prompt list (seen by
+/// the transport too) marks the prompts held as stale.
 #[derive(Clone, Default)]
 pub struct Client {
     /// The calls in flight that listen for progress, by progress token.
@@ -443,55 +444,4 @@ fn handshake(err: rmcp::service::ClientInitializeError) -> McpError {
         E::ConnectionClosed(context) => format!("the server closed the connection ({context})"),
         _ => readable_error(&err),
     })
-}
-
-/// An error and its causes on one line, so the reason survives into listings; without
-/// the Rust type names rmcp's transport errors carry (`Transport [rmcp::…] error`).
-pub(crate) fn readable_error(err: &dyn std::error::Error) -> String {
-    without_type_names(&crate::base::describe::error_chain(err))
-}
-
-/// `text` without its bracketed Rust type paths, in one pass (a server's error text may be
-/// long and full of brackets).
-fn without_type_names(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    let mut open = None;
-    for (at, c) in text.char_indices() {
-        match c {
-            '[' => open = Some(at),
-            ']' => {
-                if let Some(start) = open.take()
-                    && text[start + 1..at].contains("::")
-                {
-                    out.push_str(text[copied..start].trim_end());
-                    copied = at + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    out.push_str(&text[copied..]);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rust_type_names_are_left_out_of_errors() {
-        assert_eq!(
-            without_type_names(
-                "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<a::B<c::D>>] \
-                 error: HTTP 410 Gone: [x]"
-            ),
-            "Transport send error: Transport error: HTTP 410 Gone: [x]"
-        );
-        assert_eq!(without_type_names("a [b] c ["), "a [b] c [");
-        assert_eq!(without_type_names("[x [y::z] w]"), "[x w]");
-        // Linear: a megabyte of brackets is read once.
-        let many = format!("{}]", "[".repeat(1 << 20));
-        assert_eq!(without_type_names(&many), many);
-    }
 }

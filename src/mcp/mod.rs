@@ -12,6 +12,7 @@ pub mod manifest;
 pub mod oauth;
 mod progress;
 mod prompts;
+mod readable;
 mod resources;
 mod server;
 mod server_state;

@@ -13,11 +13,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpError;
 use super::call::{self, Ended};
-use super::connect::{Connection, connect, list_all_prompts, list_all_tools, readable_error};
+use super::connect::{Connection, connect, list_all_prompts, list_all_tools};
 use super::content::{result_images, result_text};
 use super::incoming::{Incoming, UNREADABLE_ANSWER};
 use super::manifest::{Manifest, ManifestView};
 pub(super) use super::progress::ToolProgress;
+use super::readable::readable_error;
 pub use super::server_state::StartPlan;
 pub use features::{Feature, ResourceListing};
 

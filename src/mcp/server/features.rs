@@ -13,7 +13,8 @@ use rmcp::model::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{LivePeer, McpServer, State, call, readable_error};
+use super::{LivePeer, McpServer, State, call};
+use crate::mcp::readable::readable_error;
 
 /// A feature besides tools that a server may announce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -47,6 +47,10 @@ pub trait RawTransport: Send + 'static {
 
     /// Closes the connection.
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// The judge closed the connection: stop reading at once (rmcp closes the transport
+    /// only after it has flushed what it was sending).
+    fn stop_reading(&mut self) {}
 }
 
 /// A raw transport whose every frame is judged: what the server sends is delivered,
@@ -103,6 +107,7 @@ impl<T: RawTransport> Transport<RoleClient> for Judged<T> {
                 Verdict::Close(reason) => {
                     tracing::warn!(server = %self.server, "MCP server disconnected: {reason}");
                     self.closed = true;
+                    self.raw.stop_reading();
                 }
             }
         }

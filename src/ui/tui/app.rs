@@ -182,34 +182,7 @@ impl App {
                 self.scroll = None;
                 self.expanded = false;
             }
-            Update::Threads(threads) => {
-                if let Some(Dialog::Threads(picker)) = &mut self.dialog {
-                    picker.loading = false;
-                    picker.items = threads
-                        .iter()
-                        .map(|t| PickItem {
-                            value: t.id.clone(),
-                            label: format!(
-                                "{}  {}",
-                                t.id,
-                                if t.title.trim().is_empty() {
-                                    "(untitled)"
-                                } else {
-                                    t.title.trim()
-                                }
-                            ),
-                            detail: format!(
-                                "{} · {} message{}",
-                                utc_datetime(t.updated_at),
-                                t.message_count,
-                                if t.message_count == 1 { "" } else { "s" }
-                            ),
-                            current: t.id == self.info.thread_id,
-                        })
-                        .collect();
-                    picker.selected = 0;
-                }
-            }
+            Update::Threads(threads) => self.threads_listed(&threads),
             Update::Tools(view) => {
                 self.tools = Some(view);
                 if let Some(Dialog::Tools { loading, .. }) = &mut self.dialog {
@@ -238,28 +211,7 @@ impl App {
             }
             Update::Prompts(prompts) => self.prompts = prompts,
             Update::Skills(skills) => self.skills = skills,
-            Update::Attachments(all) => {
-                if let Some(Dialog::Attach(picker)) = &mut self.dialog {
-                    picker.loading = false;
-                    picker.items = all
-                        .iter()
-                        .enumerate()
-                        .map(|(index, attachment)| PickItem {
-                            value: index.to_string(),
-                            label: attachment.mention(),
-                            detail: match attachment {
-                                Attachment::File { .. } => String::from("file"),
-                                Attachment::Resource { server, name, .. } => {
-                                    format!("{name} · MCP server `{server}`")
-                                }
-                            },
-                            current: false,
-                        })
-                        .collect();
-                    picker.selected = 0;
-                }
-                self.attachable = all;
-            }
+            Update::Attachments(all) => self.attachments_listed(all),
             Update::UserTurn(text) => {
                 self.transcript.push(Entry::User(text));
                 self.scroll = None;
@@ -273,22 +225,79 @@ impl App {
                 }
             }
             Update::Notice(message) => self.transcript.push(Entry::Notice(message)),
-            Update::Error(message) => {
-                self.run.awaiting = false;
-                self.switching = None;
-                match &mut self.dialog {
-                    Some(Dialog::Threads(p))
-                    | Some(Dialog::Models(p))
-                    | Some(Dialog::Attach(p)) => p.loading = false,
-                    Some(Dialog::Tools { loading, .. })
-                    | Some(Dialog::Mcp { loading, .. })
-                    | Some(Dialog::Context { loading, .. }) => *loading = false,
-                    _ => {}
-                }
-                self.transcript.push(Entry::Error(message));
-            }
+            Update::Error(message) => self.failed(message),
         }
         Vec::new()
+    }
+
+    /// The thread picker's list, once the session sent it.
+    fn threads_listed(&mut self, threads: &[crate::protocol::ThreadMeta]) {
+        if let Some(Dialog::Threads(picker)) = &mut self.dialog {
+            picker.loading = false;
+            picker.items = threads
+                .iter()
+                .map(|t| PickItem {
+                    value: t.id.clone(),
+                    label: format!(
+                        "{}  {}",
+                        t.id,
+                        if t.title.trim().is_empty() {
+                            "(untitled)"
+                        } else {
+                            t.title.trim()
+                        }
+                    ),
+                    detail: format!(
+                        "{} · {} message{}",
+                        utc_datetime(t.updated_at),
+                        t.message_count,
+                        if t.message_count == 1 { "" } else { "s" }
+                    ),
+                    current: t.id == self.info.thread_id,
+                })
+                .collect();
+            picker.selected = 0;
+        }
+    }
+
+    /// The `@` picker's list, once the session sent it.
+    fn attachments_listed(&mut self, all: Vec<Attachment>) {
+        if let Some(Dialog::Attach(picker)) = &mut self.dialog {
+            picker.loading = false;
+            picker.items = all
+                .iter()
+                .enumerate()
+                .map(|(index, attachment)| PickItem {
+                    value: index.to_string(),
+                    label: attachment.mention(),
+                    detail: match attachment {
+                        Attachment::File { .. } => String::from("file"),
+                        Attachment::Resource { server, name, .. } => {
+                            format!("{name} · MCP server `{server}`")
+                        }
+                    },
+                    current: false,
+                })
+                .collect();
+            picker.selected = 0;
+        }
+        self.attachable = all;
+    }
+
+    /// A command failed: nothing is awaited or loading any more, and the error is shown.
+    fn failed(&mut self, message: String) {
+        self.run.awaiting = false;
+        self.switching = None;
+        match &mut self.dialog {
+            Some(Dialog::Threads(p)) | Some(Dialog::Models(p)) | Some(Dialog::Attach(p)) => {
+                p.loading = false
+            }
+            Some(Dialog::Tools { loading, .. })
+            | Some(Dialog::Mcp { loading, .. })
+            | Some(Dialog::Context { loading, .. }) => *loading = false,
+            _ => {}
+        }
+        self.transcript.push(Entry::Error(message));
     }
 
     fn event(&mut self, event: Event) -> Vec<Command> {

@@ -20,20 +20,7 @@ impl Transcript {
                 delay_ms,
                 reason,
                 ..
-            } => {
-                let start = self.turn_start.min(self.items.len());
-                let mut index = 0;
-                self.items.retain(|item| {
-                    let keep = index < start
-                        || !matches!(item.entry, Entry::Answer(_) | Entry::Reasoning(_));
-                    index += 1;
-                    keep
-                });
-                let wait = format_duration(delay_ms);
-                self.push(Entry::Notice(format!(
-                    "Retrying (attempt {attempt}, in {wait}): {reason}"
-                )));
-            }
+            } => self.retrying(attempt, delay_ms, &reason),
             Event::Notice { message, .. } => self.push(Entry::Notice(message)),
             Event::SkillLoaded {
                 name,
@@ -78,17 +65,7 @@ impl Transcript {
                 action,
                 automatic,
                 ..
-            } => {
-                let what = match (action, automatic) {
-                    (_, true) => "declined: nobody can answer here",
-                    (crate::protocol::ElicitationAction::Accept, _) => "you answered",
-                    (crate::protocol::ElicitationAction::Decline, _) => "you declined",
-                    (crate::protocol::ElicitationAction::Cancel, _) => "you dismissed it",
-                };
-                self.push(Entry::Notice(format!(
-                    "MCP server `{server}` asked: {message} · {what}"
-                )));
-            }
+            } => self.elicitation_answered(&server, &message, action, automatic),
             Event::Summarized {
                 replaced_messages, ..
             } => {
@@ -101,6 +78,59 @@ impl Transcript {
                 self.end_streams();
                 self.push(Entry::Error(error));
             }
+            Event::ToolCallStarted { .. }
+            | Event::ToolProgress { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::ToolsPromoted { .. } => self.apply_tool_event(event),
+            Event::FilesPresented { files, .. } => self.push(Entry::Files(files)),
+            Event::Subagent {
+                parent_call_id,
+                subagent,
+                description,
+                event,
+            } => self.subagent(parent_call_id, subagent, &description, *event),
+            Event::RunFinished(result) => self.run_finished(result),
+            Event::RunStarted { .. } | Event::Usage { .. } => {}
+        }
+    }
+
+    /// A retry drops what the failed attempt streamed in this turn and says why.
+    fn retrying(&mut self, attempt: u32, delay_ms: u64, reason: &str) {
+        let start = self.turn_start.min(self.items.len());
+        let mut index = 0;
+        self.items.retain(|item| {
+            let keep =
+                index < start || !matches!(item.entry, Entry::Answer(_) | Entry::Reasoning(_));
+            index += 1;
+            keep
+        });
+        let wait = format_duration(delay_ms);
+        self.push(Entry::Notice(format!(
+            "Retrying (attempt {attempt}, in {wait}): {reason}"
+        )));
+    }
+
+    fn elicitation_answered(
+        &mut self,
+        server: &str,
+        message: &str,
+        action: crate::protocol::ElicitationAction,
+        automatic: bool,
+    ) {
+        let what = match (action, automatic) {
+            (_, true) => "declined: nobody can answer here",
+            (crate::protocol::ElicitationAction::Accept, _) => "you answered",
+            (crate::protocol::ElicitationAction::Decline, _) => "you declined",
+            (crate::protocol::ElicitationAction::Cancel, _) => "you dismissed it",
+        };
+        self.push(Entry::Notice(format!(
+            "MCP server `{server}` asked: {message} · {what}"
+        )));
+    }
+
+    /// A tool call's card: opened, its progress, its result, the tools its search promoted.
+    fn apply_tool_event(&mut self, event: Event) {
+        match event {
             Event::ToolCallStarted {
                 call_id,
                 name,
@@ -186,39 +216,34 @@ impl Transcript {
                     _ => self.push(Entry::Promotion(promotion)),
                 }
             }
-            Event::FilesPresented { files, .. } => self.push(Entry::Files(files)),
-            Event::Subagent {
-                parent_call_id,
-                subagent,
-                description,
-                event,
-            } => self.subagent(parent_call_id, subagent, &description, *event),
-            Event::RunFinished(result) => {
-                self.end_streams();
-                for i in 0..self.items.len() {
-                    if matches!(&self.items[i].entry, Entry::Tool(c) if c.status == ToolStatus::Running)
-                        && let Some(Entry::Tool(card)) = self.entry_mut(i)
-                    {
-                        card.status = ToolStatus::Failed;
-                    }
-                }
-                match result.status {
-                    RunStatus::Success => {}
-                    RunStatus::Interrupted => self.push(Entry::Notice("Interrupted.".to_string())),
-                    RunStatus::Failed => {
-                        for error in result.errors {
-                            let shown = self
-                                .items
-                                .iter()
-                                .any(|i| i.entry == Entry::Error(error.clone()));
-                            if !shown {
-                                self.push(Entry::Error(error));
-                            }
-                        }
+            _ => {}
+        }
+    }
+
+    /// The run's end: cards still running failed with it, and its errors are shown once.
+    fn run_finished(&mut self, result: crate::protocol::RunResult) {
+        self.end_streams();
+        for i in 0..self.items.len() {
+            if matches!(&self.items[i].entry, Entry::Tool(c) if c.status == ToolStatus::Running)
+                && let Some(Entry::Tool(card)) = self.entry_mut(i)
+            {
+                card.status = ToolStatus::Failed;
+            }
+        }
+        match result.status {
+            RunStatus::Success => {}
+            RunStatus::Interrupted => self.push(Entry::Notice("Interrupted.".to_string())),
+            RunStatus::Failed => {
+                for error in result.errors {
+                    let shown = self
+                        .items
+                        .iter()
+                        .any(|i| i.entry == Entry::Error(error.clone()));
+                    if !shown {
+                        self.push(Entry::Error(error));
                     }
                 }
             }
-            Event::RunStarted { .. } | Event::Usage { .. } => {}
         }
     }
 

@@ -98,8 +98,8 @@ pub enum SseTransportError {
     Closed,
 }
 
-/// Client side of a legacy HTTP+SSE MCP connection, usable with
-/// `().serve(transport)` like any other rmcp client transport.
+/// Client side of a legacy HTTP+SSE MCP connection: a raw transport, served only through
+/// [`Judged`](super::Judged), which judges every event's data.
 pub struct SseClientTransport {
     /// Shared HTTP client, cloned into each POST.
     client: reqwest::Client,
@@ -232,7 +232,7 @@ pub async fn open(config: &McpServerConfig) -> Result<SseClientTransport, McpErr
     let headers: HeaderMap = header_map(&config.headers)?.into_iter().collect();
     let transport = SseClientTransport::connect(client, &url, headers)
         .await
-        .map_err(|e| McpError::Connect(crate::mcp::connect::readable_error(&e)))?;
+        .map_err(|e| McpError::Connect(crate::mcp::readable::readable_error(&e)))?;
     tracing::debug!(server = %config.name, endpoint = %transport.endpoint(), "SSE endpoint");
     Ok(transport)
 }
@@ -303,6 +303,11 @@ impl RawTransport for SseClientTransport {
             }
             Some(Ok(sse)) => Some(frame_of(sse)),
         }
+    }
+
+    fn stop_reading(&mut self) {
+        // Dropping the response closes the `GET` connection, which ends the session.
+        self.events = None;
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
