@@ -11,6 +11,8 @@ use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
 use tracing_subscriber::prelude::*;
 
 use antler::cli::{Cli, CliError, Exit, run};
+use antler::protocol::{ChatEnding, Command, SessionInfo, Update};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 fn main() -> ExitCode {
     // Project trust is decided and a trusted `.env` loaded before any thread exists (it
@@ -42,10 +44,25 @@ fn main() -> ExitCode {
             return Exit::Failure.into();
         }
     };
-    let exit = runtime.block_on(run(cli, startup));
+    let exit = runtime.block_on(run(cli, startup, chat_screen));
     // MCP children are killed by their drop handlers; give them a moment, never hang.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     exit.into()
+}
+
+/// The chat's screen ([`antler::cli::ChatScreen`]): the `antler-tui` crate's, which the
+/// core does not depend on.
+fn chat_screen(
+    commands: UnboundedSender<Command>,
+    updates: UnboundedReceiver<Update>,
+    info: SessionInfo,
+    pick_thread: bool,
+) -> std::pin::Pin<Box<dyn Future<Output = Result<ChatEnding, String>>>> {
+    Box::pin(async move {
+        antler_tui::run_tui(commands, updates, info, pick_thread)
+            .await
+            .map_err(|err| err.to_string())
+    })
 }
 
 /// Modules whose debug logs carry OAuth codes and token responses (rmcp's auth): never
