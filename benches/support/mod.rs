@@ -21,7 +21,7 @@ use antler::tools::{ToolInfo, assemble_toolset};
 
 /// Median and 90th percentile of some samples, in milliseconds.
 #[derive(Clone, Copy)]
-pub struct Stats {
+pub(crate) struct Stats {
     pub median: f64,
     pub p90: f64,
     pub n: usize,
@@ -31,7 +31,7 @@ pub struct Stats {
 /// where `.ci/interop-deps` installs it, with tool vectors cached in
 /// `target/bench-embeddings.sqlite` (the first run embeds a catalog once); `None`, saying
 /// so, when the model is missing.
-pub fn semantic_model() -> Option<std::sync::Arc<antler::semantic::SemanticModel>> {
+pub(crate) fn semantic_model() -> Option<std::sync::Arc<antler::semantic::SemanticModel>> {
     use antler::semantic::{ModelLocation, ModelSource, SemanticModel, cache::EmbeddingCache};
     let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/minilm"),
@@ -59,7 +59,7 @@ pub fn semantic_model() -> Option<std::sync::Arc<antler::semantic::SemanticModel
 
 /// The LiveMCPBench data: `$ANTLER_BENCH_DIR`, else `../shared/bench/livemcp` beside the
 /// crate; `None` (and a message saying the bench is skipped) when it is missing.
-pub fn bench_data() -> Option<PathBuf> {
+pub(crate) fn bench_data() -> Option<PathBuf> {
     let dir = std::env::var_os("ANTLER_BENCH_DIR").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/livemcp"),
         PathBuf::from,
@@ -80,7 +80,7 @@ fn fixture_path() -> PathBuf {
 }
 
 /// The fixture MCP server, built (in the profile of the antler binary) if missing.
-pub fn fixture_bin() -> PathBuf {
+pub(crate) fn fixture_bin() -> PathBuf {
     let path = fixture_path();
     if !path.exists() {
         println!("building the fixture MCP server...");
@@ -103,7 +103,7 @@ pub fn fixture_bin() -> PathBuf {
     path
 }
 
-pub fn stats(mut samples: Vec<f64>) -> Stats {
+pub(crate) fn stats(mut samples: Vec<f64>) -> Stats {
     assert!(!samples.is_empty());
     samples.sort_by(f64::total_cmp);
     Stats {
@@ -120,21 +120,21 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
-pub fn round3(x: f64) -> f64 {
+pub(crate) fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
 /// The model name the benches' mock server is asked for.
-pub const MOCK_MODEL: &str = "mock-model";
+pub(crate) const MOCK_MODEL: &str = "mock-model";
 
 /// A scratch directory's `antler` command: HOME and XDG folders inside it, no inherited
 /// configuration, the mock as the endpoint.
-pub fn antler_in(dir: &Path, base_url: &str) -> Command {
+pub(crate) fn antler_in(dir: &Path, base_url: &str) -> Command {
     antler_at(Path::new(env!("CARGO_BIN_EXE_antler")), dir, base_url)
 }
 
 /// [`antler_in`] with another antler binary (a before/after comparison).
-pub fn antler_at(bin: &Path, dir: &Path, base_url: &str) -> Command {
+pub(crate) fn antler_at(bin: &Path, dir: &Path, base_url: &str) -> Command {
     let mut cmd = Command::new(bin);
     cmd.current_dir(dir)
         .env("HOME", dir)
@@ -164,7 +164,7 @@ pub fn antler_at(bin: &Path, dir: &Path, base_url: &str) -> Command {
 }
 
 /// This process's resident-set high-water mark (`VmHWM`), in KiB.
-pub fn vm_hwm_kb() -> i64 {
+pub(crate) fn vm_hwm_kb() -> i64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap()
         .lines()
@@ -177,7 +177,7 @@ pub fn vm_hwm_kb() -> i64 {
 /// `<its max RSS> <this process's VmHWM before the spawn> <exit code>` (KiB) after
 /// `prefix`, with the run's stderr on failure. Called in a small copy of a bench that waits
 /// for no other child: a child's `ru_maxrss` starts at its spawner's resident set.
-pub fn spawn_and_report(mut command: Command, prefix: &str) {
+pub(crate) fn spawn_and_report(mut command: Command, prefix: &str) {
     let own_hwm = vm_hwm_kb();
     let out = command.output().unwrap();
     let rss = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
@@ -196,7 +196,7 @@ pub fn spawn_and_report(mut command: Command, prefix: &str) {
 /// after `prefix`, checked: the run succeeded (`what` names it) and the reading is above
 /// the spawner's own resident set (a child's `ru_maxrss` starts at its spawner's). The
 /// max RSS, in KiB.
-pub fn spawner_rss_kb(stdout: &[u8], prefix: &str, what: &str) -> i64 {
+pub(crate) fn spawner_rss_kb(stdout: &[u8], prefix: &str, what: &str) -> i64 {
     let stdout = String::from_utf8_lossy(stdout);
     let report: Vec<i64> = stdout
         .lines()
@@ -219,7 +219,7 @@ pub fn spawner_rss_kb(stdout: &[u8], prefix: &str, what: &str) -> i64 {
 /// The agent as `antler -p` builds it (`src/cli/agent.rs`) from `config_yaml`: the
 /// built-ins, `tools` as the MCP tier (every one deferred), the full layer chain with the
 /// output budget, the default summarisation, with `provider` as the model.
-pub fn catalog_agent(
+pub(crate) fn catalog_agent(
     tools: &[ToolInfo],
     provider: Arc<dyn Provider>,
     dir: &Path,
@@ -291,7 +291,7 @@ pub fn catalog_agent(
 
 /// 200 servers of 50 tools: server `i` copies real server `i mod n` under the name
 /// `{server}-{i}`, its tools cycled under the names `{tool}_{k}` (10,000 tools).
-pub fn synthetic_catalog(real: &[ToolInfo]) -> Vec<ToolInfo> {
+pub(crate) fn synthetic_catalog(real: &[ToolInfo]) -> Vec<ToolInfo> {
     use antler::tools::ToolSource;
     const SERVERS: usize = 200;
     const PER_SERVER: usize = 50;

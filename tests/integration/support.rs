@@ -9,28 +9,28 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 /// A scratch directory with its own HOME and XDG folders, so no user config leaks in.
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     pub dir: tempfile::TempDir,
 }
 
 impl Sandbox {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn write(&self, name: &str, content: &str) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, content: &str) -> PathBuf {
         let path = self.path().join(name);
         std::fs::write(&path, content).unwrap();
         path
     }
 
-    pub fn log_file(&self) -> PathBuf {
+    pub(crate) fn log_file(&self) -> PathBuf {
         self.path().join("antler.log")
     }
 
@@ -38,32 +38,32 @@ impl Sandbox {
     /// test wrote the project files itself, so they are trusted (`--trust-project`), and
     /// it tests what the tools do, so every call runs (`--permission-mode allow-all`; the
     /// permission tests use [`Sandbox::antler_asking`]).
-    pub fn antler(&self) -> assert_cmd::Command {
+    pub(crate) fn antler(&self) -> assert_cmd::Command {
         assert_cmd::Command::from_std(self.command())
     }
 
     /// The same as [`Sandbox::antler`] as a plain `Command`, for tests that need the child.
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut cmd = self.command_for(env!("CARGO_BIN_EXE_antler"));
         cmd.args(["--trust-project", "--permission-mode", "allow-all"]);
         cmd
     }
 
     /// `antler` with trusted project files and the permission policy as configured.
-    pub fn antler_asking(&self) -> assert_cmd::Command {
+    pub(crate) fn antler_asking(&self) -> assert_cmd::Command {
         let mut cmd = self.command_for(env!("CARGO_BIN_EXE_antler"));
         cmd.arg("--trust-project");
         assert_cmd::Command::from_std(cmd)
     }
 
     /// `antler` as a user starts it: project files count only once trusted.
-    pub fn antler_untrusted(&self) -> assert_cmd::Command {
+    pub(crate) fn antler_untrusted(&self) -> assert_cmd::Command {
         assert_cmd::Command::from_std(self.command_for(env!("CARGO_BIN_EXE_antler")))
     }
 
     /// `program` with the sandbox's working directory and environment (e.g. a wrapper that
     /// starts antler in a pseudo-terminal).
-    pub fn command_for(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    pub(crate) fn command_for(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut cmd = Command::new(program);
         cmd.current_dir(self.path())
             .env("HOME", self.path())
@@ -86,7 +86,7 @@ impl Sandbox {
     }
 
     /// Runs `antler ARGS --json`-style commands and parses stdout as JSON.
-    pub fn json(&self, args: &[&str]) -> (Value, i32, String) {
+    pub(crate) fn json(&self, args: &[&str]) -> (Value, i32, String) {
         let out = self.antler().args(args).output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         let value = serde_json::from_str(&stdout)
@@ -101,7 +101,7 @@ impl Sandbox {
 
 /// The fixture MCP server binary (an example target), built on first use if a filtered
 /// test run did not build it.
-pub fn fixture_bin() -> &'static Path {
+pub(crate) fn fixture_bin() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         let exe = PathBuf::from(env!("CARGO_BIN_EXE_antler"));
@@ -119,12 +119,12 @@ pub fn fixture_bin() -> &'static Path {
 }
 
 /// The fixture as an `mcpServers` entry (stdio) with extra arguments.
-pub fn fixture_stdio(args: &[&str]) -> Value {
+pub(crate) fn fixture_stdio(args: &[&str]) -> Value {
     serde_json::json!({"command": fixture_bin(), "args": args})
 }
 
 /// A background server process, killed on drop.
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     child: Child,
     pub url: String,
 }
@@ -137,7 +137,7 @@ impl Drop for ServerProcess {
 }
 
 /// Starts the fixture over `http` or `sse` and waits for its `LISTENING <url>` line.
-pub fn fixture_network(transport: &str, args: &[&str]) -> ServerProcess {
+pub(crate) fn fixture_network(transport: &str, args: &[&str]) -> ServerProcess {
     let mut child = Command::new(fixture_bin())
         .args(["--transport", transport])
         .args(args)
@@ -176,13 +176,13 @@ fn first_line_matching(
 }
 
 /// Writes `{"mcpServers": servers}` as extensions_config.json into the sandbox.
-pub fn write_extensions(sandbox: &Sandbox, servers: Value) -> PathBuf {
+pub(crate) fn write_extensions(sandbox: &Sandbox, servers: Value) -> PathBuf {
     let text = serde_json::to_string_pretty(&serde_json::json!({"mcpServers": servers})).unwrap();
     sandbox.write("extensions_config.json", &text)
 }
 
 /// Where `.ci/interop-deps` installed the third-party servers.
-pub fn interop_dir() -> PathBuf {
+pub(crate) fn interop_dir() -> PathBuf {
     let dir = std::env::var_os("ANTLER_INTEROP_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/interop"));
@@ -197,14 +197,14 @@ pub fn interop_dir() -> PathBuf {
 }
 
 /// server-everything's entry point.
-pub fn everything_js() -> PathBuf {
+pub(crate) fn everything_js() -> PathBuf {
     interop_dir().join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
 /// Starts server-everything in `mode` (`sse` or `streamableHttp`) on a free port and waits
 /// until it says it is listening. The port is chosen by binding and releasing it, so another
 /// process may take it first: then the start is retried on a new port.
-pub fn everything_network(mode: &str) -> ServerProcess {
+pub(crate) fn everything_network(mode: &str) -> ServerProcess {
     for _ in 0..3 {
         let port = {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -235,7 +235,7 @@ pub fn everything_network(mode: &str) -> ServerProcess {
 }
 
 /// The statuses of `antler mcp list --json`, by server name.
-pub fn status_of<'a>(list: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn status_of<'a>(list: &'a Value, name: &str) -> &'a Value {
     list.as_array()
         .unwrap()
         .iter()
@@ -245,7 +245,7 @@ pub fn status_of<'a>(list: &'a Value, name: &str) -> &'a Value {
 
 /// The `name`s of a JSON array such as `antler tools list --json` prints.
 /// The names in a `tools list --json`, built-in tools left out (they are always there).
-pub fn names_of(list: &Value) -> Vec<&str> {
+pub(crate) fn names_of(list: &Value) -> Vec<&str> {
     list.as_array()
         .unwrap()
         .iter()
@@ -255,15 +255,18 @@ pub fn names_of(list: &Value) -> Vec<&str> {
 }
 
 /// The API key the agent tests give antler (and look for in logs, errors and the store).
-pub const TEST_API_KEY: &str = "sk-test-secret-4242";
+pub(crate) const TEST_API_KEY: &str = "sk-test-secret-4242";
 
 /// `antler -m mock-model` in `sandbox`, pointed at `mock` through the environment.
-pub fn agent(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> assert_cmd::Command {
+pub(crate) fn agent(
+    sandbox: &Sandbox,
+    mock: &crate::mock_openai::MockOpenAi,
+) -> assert_cmd::Command {
     assert_cmd::Command::from_std(agent_command(sandbox, mock))
 }
 
 /// [`agent`] with the permission policy as configured (no `--permission-mode allow-all`).
-pub fn agent_asking(
+pub(crate) fn agent_asking(
     sandbox: &Sandbox,
     mock: &crate::mock_openai::MockOpenAi,
 ) -> assert_cmd::Command {
@@ -275,7 +278,7 @@ pub fn agent_asking(
 }
 
 /// The same as [`agent`] as a plain `Command`, for tests that need the child.
-pub fn agent_command(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> Command {
+pub(crate) fn agent_command(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -> Command {
     let mut cmd = sandbox.command();
     cmd.env("OPENAI_BASE_URL", mock.base_url())
         .env("OPENAI_API_KEY", TEST_API_KEY)
@@ -284,7 +287,7 @@ pub fn agent_command(sandbox: &Sandbox, mock: &crate::mock_openai::MockOpenAi) -
 }
 
 /// Calls `tool` with `arguments` outside any run.
-pub async fn call_tool(
+pub(crate) async fn call_tool(
     tool: &dyn antler::tools::Tool,
     arguments: Value,
 ) -> antler::tools::ToolOutput {
@@ -293,7 +296,7 @@ pub async fn call_tool(
 }
 
 /// Asserts that a run exited 0, showing its stderr when it did not.
-pub fn assert_success(out: &std::process::Output) {
+pub(crate) fn assert_success(out: &std::process::Output) {
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -303,7 +306,7 @@ pub fn assert_success(out: &std::process::Output) {
 }
 
 /// `stream-json` output, one event a line.
-pub fn events(stdout: &[u8]) -> Vec<Value> {
+pub(crate) fn events(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))

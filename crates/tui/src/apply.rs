@@ -10,7 +10,7 @@ use antler_protocol::{Event, HookDecision, Message, RunStatus, SUBAGENT_TOOL, To
 
 impl Transcript {
     /// Applies one event of the core.
-    pub fn apply(&mut self, event: Event) {
+    pub(crate) fn apply(&mut self, event: Event) {
         match event {
             Event::TurnStarted { .. } => self.turn_start = self.items.len(),
             Event::TextDelta { text, .. } => self.stream(text, false),
@@ -323,7 +323,7 @@ impl Transcript {
     }
 
     /// The transcript of stored messages (after a resume).
-    pub fn from_messages(messages: &[Message]) -> Self {
+    pub(crate) fn from_messages(messages: &[Message]) -> Self {
         let mut t = Self::default();
         for message in messages {
             match message {

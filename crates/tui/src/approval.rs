@@ -19,7 +19,7 @@ const PREVIEW_ROWS: usize = 10;
 
 /// The answers, in the order shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     /// Allow once.
     Once,
     /// Allow always.
@@ -32,7 +32,7 @@ pub enum Choice {
 
 /// A call waiting for the user's answer.
 #[derive(Debug)]
-pub struct ApprovalDialog {
+pub(crate) struct ApprovalDialog {
     /// What is asked.
     pub request: ApprovalRequest,
     /// The selected answer.
@@ -49,7 +49,7 @@ pub struct ApprovalDialog {
 
 impl ApprovalDialog {
     /// A dialog for `request`, "allow once" selected.
-    pub fn new(request: ApprovalRequest) -> Self {
+    pub(crate) fn new(request: ApprovalRequest) -> Self {
         Self {
             request,
             selected: Choice::Once,
@@ -61,7 +61,7 @@ impl ApprovalDialog {
     }
 
     /// The dialog as it opens in the chat: it takes keys after a pause ([`Arming`]).
-    pub fn opening(request: ApprovalRequest) -> Self {
+    pub(crate) fn opening(request: ApprovalRequest) -> Self {
         Self {
             arming: Arming::opened(),
             ..Self::new(request)
@@ -69,7 +69,7 @@ impl ApprovalDialog {
     }
 
     /// The answers offered ("always" only when the core offers it).
-    pub fn choices(&self) -> Vec<Choice> {
+    pub(crate) fn choices(&self) -> Vec<Choice> {
         let mut choices = vec![Choice::Once];
         if self.request.always.is_some() {
             choices.push(Choice::Always);
@@ -87,7 +87,7 @@ impl ApprovalDialog {
     }
 
     /// Handles a key: `Some` is the answer to send (the dialog then closes).
-    pub fn key(&mut self, key: KeyEvent) -> Option<Command> {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Option<Command> {
         if self.arming.holds(&key) {
             return None;
         }
@@ -136,7 +136,7 @@ impl ApprovalDialog {
     }
 
     /// Pasted text goes into the message, once one is being typed.
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         if let Some(message) = &mut self.message {
             message.paste(text);
         }

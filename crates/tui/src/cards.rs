@@ -13,7 +13,7 @@ use super::wrap::{self, wrap_text};
 use antler_protocol::ToolRole;
 
 /// Spinner frames (one per tick).
-pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+pub(crate) const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// Result lines a collapsed card shows.
 const PREVIEW_LINES: usize = 3;
@@ -39,7 +39,7 @@ const PRIMARY_KEYS: [&str; 10] = [
 ];
 
 /// The card's lines.
-pub fn render_card(
+pub(crate) fn render_card(
     card: &ToolCard,
     width: usize,
     theme: &Theme,
@@ -212,7 +212,7 @@ fn step(entry: &Entry, width: usize, theme: &Theme, frame: usize) -> Option<Line
 }
 
 /// What was promoted and what lapsed, and the working set.
-pub fn promotion_lines(p: &Promotion, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn promotion_lines(p: &Promotion, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let gutter = [Span::styled("  │ ", theme.dim)];
     let mut lines = Vec::new();
     if !p.added.is_empty() {
@@ -256,12 +256,12 @@ pub fn promotion_lines(p: &Promotion, width: usize, theme: &Theme) -> Vec<Line<'
 }
 
 /// The first 8 characters of a catalog hash.
-pub fn short_hash(hash: &str) -> String {
+pub(crate) fn short_hash(hash: &str) -> String {
     hash.chars().take(8).collect()
 }
 
 /// The arguments in one line: the telling argument's value, or `key: value` pairs.
-pub fn summarize_arguments(role: ToolRole, arguments: &Value) -> String {
+pub(crate) fn summarize_arguments(role: ToolRole, arguments: &Value) -> String {
     let scalar = |v: &Value| match v {
         Value::String(s) => s.clone(),
         Value::Array(items) => items

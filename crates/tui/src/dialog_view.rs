@@ -18,7 +18,7 @@ use antler_protocol::{ContextView, ToolsView};
 const MAX_WIDTH: u16 = 84;
 
 /// What the dialogs show besides their own state.
-pub struct DialogData<'a> {
+pub(crate) struct DialogData<'a> {
     /// The last `/tools` answer.
     pub tools: Option<&'a ToolsView>,
     /// The last `/context` answer.
@@ -42,7 +42,7 @@ pub(super) struct View {
 }
 
 /// Draws `dialog` over `area`.
-pub fn render_dialog(
+pub(crate) fn render_dialog(
     dialog: &mut Dialog,
     data: &DialogData<'_>,
     area: Rect,

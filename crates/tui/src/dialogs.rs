@@ -10,7 +10,7 @@ use antler_protocol::ServerStatus;
 
 /// The open dialog.
 #[derive(Debug)]
-pub enum Dialog {
+pub(crate) enum Dialog {
     /// Keys and commands.
     Help {
         /// The first line shown.
@@ -56,24 +56,24 @@ pub enum Dialog {
 /// `y`, Enter) do not answer a question the user has not seen. Every key that comes
 /// meanwhile starts the wait again; Esc (which refuses) works at once.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Arming(u64);
+pub(crate) struct Arming(u64);
 
 impl Arming {
     /// Ticks (of ~100 ms) without a key before the dialog takes keys.
-    pub const TICKS: u64 = 5;
+    pub(crate) const TICKS: u64 = 5;
 
     /// A dialog that just opened.
-    pub fn opened() -> Self {
+    pub(crate) fn opened() -> Self {
         Self(Self::TICKS)
     }
 
     /// Whether it takes keys.
-    pub fn ready(&self) -> bool {
+    pub(crate) fn ready(&self) -> bool {
         self.0 == 0
     }
 
     /// A key came: true when the dialog must ignore it.
-    pub fn holds(&mut self, key: &KeyEvent) -> bool {
+    pub(crate) fn holds(&mut self, key: &KeyEvent) -> bool {
         if self.0 == 0 || key.code == KeyCode::Esc {
             return false;
         }
@@ -82,7 +82,7 @@ impl Arming {
     }
 
     /// One tick passed; true when the dialog became ready.
-    pub fn tick(&mut self) -> bool {
+    pub(crate) fn tick(&mut self) -> bool {
         let was = self.0;
         self.0 = self.0.saturating_sub(1);
         was == 1
@@ -91,7 +91,7 @@ impl Arming {
 
 /// A question with options and a free-text answer.
 #[derive(Debug)]
-pub struct ClarifyDialog {
+pub(crate) struct ClarifyDialog {
     /// The question, and the call waiting for its answer.
     pub request: ClarificationRequest,
     /// The chosen option; `options.len()` is the free-text field.
@@ -102,7 +102,7 @@ pub struct ClarifyDialog {
 
 /// A filterable list to choose one item from.
 #[derive(Debug, Default)]
-pub struct Picker {
+pub(crate) struct Picker {
     /// Everything to choose from.
     pub items: Vec<PickItem>,
     /// Typed text that narrows the list.
@@ -115,7 +115,7 @@ pub struct Picker {
 
 /// One row of a picker.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PickItem {
+pub(crate) struct PickItem {
     /// What is sent when chosen.
     pub value: String,
     /// What is shown.
@@ -128,7 +128,7 @@ pub struct PickItem {
 
 /// What a key did to a dialog.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// It stays open.
     Stay,
     /// It closes.
@@ -145,7 +145,7 @@ pub enum Outcome {
 
 impl Picker {
     /// The items the filter lets through.
-    pub fn visible(&self) -> Vec<&PickItem> {
+    pub(crate) fn visible(&self) -> Vec<&PickItem> {
         let filter = self.filter.to_lowercase();
         self.items
             .iter()
@@ -181,7 +181,7 @@ impl Picker {
 
 impl Dialog {
     /// Handles a key; `mcp` are the servers the `/mcp` view lists.
-    pub fn key(&mut self, key: KeyEvent, mcp: &[ServerStatus]) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent, mcp: &[ServerStatus]) -> Outcome {
         if let Dialog::Form(form) = self {
             return match form.key(key) {
                 super::form::FormOutcome::Stay => Outcome::Stay,
@@ -252,7 +252,7 @@ impl Dialog {
 
 impl ClarifyDialog {
     /// A dialog for `request`, the first option selected (or the text field).
-    pub fn new(request: ClarificationRequest) -> Self {
+    pub(crate) fn new(request: ClarificationRequest) -> Self {
         Self {
             request,
             selected: 0,
@@ -261,12 +261,12 @@ impl ClarifyDialog {
     }
 
     /// Whether the free-text field has the focus.
-    pub fn typing(&self) -> bool {
+    pub(crate) fn typing(&self) -> bool {
         self.selected >= self.request.options.len()
     }
 
     /// Pasted text goes into the free-text field.
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         self.selected = self.request.options.len();
         self.text.paste(text);
     }

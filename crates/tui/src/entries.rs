@@ -14,7 +14,7 @@ use super::wrap::{self, wrap_text};
 const REASONING_TAIL: usize = 3;
 
 /// `entry` as lines of at most `width` columns; `frame` animates spinners.
-pub fn render_entry(
+pub(crate) fn render_entry(
     entry: &Entry,
     width: usize,
     theme: &Theme,
@@ -145,7 +145,7 @@ fn reasoning(r: &Reasoning, width: usize, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 /// A line that says how much more there is.
-pub fn more_line(hidden: usize, prefix: &[Span<'static>], theme: &Theme) -> Line<'static> {
+pub(crate) fn more_line(hidden: usize, prefix: &[Span<'static>], theme: &Theme) -> Line<'static> {
     let mut spans = prefix.to_vec();
     let noun = if hidden == 1 { "line" } else { "lines" };
     spans.push(Span::styled(
@@ -156,7 +156,7 @@ pub fn more_line(hidden: usize, prefix: &[Span<'static>], theme: &Theme) -> Line
 }
 
 /// `text`'s first lines, each cut to the width (collapsed previews).
-pub fn preview(
+pub(crate) fn preview(
     text: &str,
     lines: usize,
     width: usize,

@@ -14,7 +14,7 @@ use antler_protocol::{
 
 /// What the filled-in form is for.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Purpose {
+pub(crate) enum Purpose {
     /// The arguments of a server prompt; sent as [`Command::RunPrompt`].
     Prompt(PromptInfo),
     /// A server's elicitation; answered with [`Command::Elicit`].
@@ -23,7 +23,7 @@ pub enum Purpose {
 
 /// A form being filled in.
 #[derive(Debug)]
-pub struct FormDialog {
+pub(crate) struct FormDialog {
     /// What it is for.
     pub purpose: Purpose,
     /// Its fields (none for a URL).
@@ -40,7 +40,7 @@ pub struct FormDialog {
 
 /// What a key did to a form.
 #[derive(Debug, PartialEq, Eq)]
-pub enum FormOutcome {
+pub(crate) enum FormOutcome {
     /// It stays open.
     Stay,
     /// It closes, sending this (if anything).
@@ -49,7 +49,7 @@ pub enum FormOutcome {
 
 impl FormDialog {
     /// Asks for the arguments of `prompt`, starting from those `given`.
-    pub fn prompt(prompt: PromptInfo, given: &BTreeMap<String, String>) -> Self {
+    pub(crate) fn prompt(prompt: PromptInfo, given: &BTreeMap<String, String>) -> Self {
         let fields: Vec<FormField> = prompt
             .arguments
             .iter()
@@ -74,7 +74,7 @@ impl FormDialog {
     }
 
     /// Answers `request`.
-    pub fn elicitation(request: ElicitationRequest) -> Self {
+    pub(crate) fn elicitation(request: ElicitationRequest) -> Self {
         let fields = match &request.form {
             ElicitationForm::Form { fields } => fields.clone(),
             ElicitationForm::Url { .. } => Vec::new(),
@@ -117,7 +117,7 @@ impl FormDialog {
     }
 
     /// Pasted text goes into the focused field.
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         if let Some(input) = self.values.get_mut(self.selected) {
             input.paste(&text.replace(['\n', '\r'], " "));
         }
@@ -180,7 +180,7 @@ impl FormDialog {
     }
 
     /// Handles a key.
-    pub fn key(&mut self, key: KeyEvent) -> FormOutcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> FormOutcome {
         if self.arming.holds(&key) {
             return FormOutcome::Stay;
         }

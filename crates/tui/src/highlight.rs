@@ -49,7 +49,7 @@ fn themes() -> &'static ThemeSet {
 }
 
 /// `code` as lines of styled spans: highlighted when it can be, else in the code style.
-pub fn code_lines(code: &str, lang: &str, theme: &Theme) -> Highlighted {
+pub(crate) fn code_lines(code: &str, lang: &str, theme: &Theme) -> Highlighted {
     highlight(code, lang, theme).unwrap_or_else(|| {
         code.split('\n')
             .map(|l| vec![Span::styled(l.to_string(), theme.code)])

@@ -10,24 +10,24 @@ use super::wrap::sanitize;
 
 /// A text buffer with a cursor (a byte offset on a character boundary).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Input {
+pub(crate) struct Input {
     text: String,
     cursor: usize,
 }
 
 impl Input {
     /// The text.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     /// The cursor, a byte offset into the text.
-    pub fn cursor(&self) -> usize {
+    pub(crate) fn cursor(&self) -> usize {
         self.cursor
     }
 
     /// The cursor's column on a one-line text (display width of what precedes it).
-    pub fn cursor_column(&self) -> usize {
+    pub(crate) fn cursor_column(&self) -> usize {
         self.text[..self.cursor]
             .chars()
             .map(|c| c.width().unwrap_or(0))
@@ -35,30 +35,30 @@ impl Input {
     }
 
     /// Whether nothing is typed.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
 
     /// Replaces the text; the cursor goes to its end.
-    pub fn set(&mut self, text: impl Into<String>) {
+    pub(crate) fn set(&mut self, text: impl Into<String>) {
         self.text = text.into();
         self.cursor = self.text.len();
     }
 
     /// Empties the box and returns what it held.
-    pub fn take(&mut self) -> String {
+    pub(crate) fn take(&mut self) -> String {
         self.cursor = 0;
         std::mem::take(&mut self.text)
     }
 
     /// Types `c` at the cursor.
-    pub fn insert(&mut self, c: char) {
+    pub(crate) fn insert(&mut self, c: char) {
         self.text.insert(self.cursor, c);
         self.cursor += c.len_utf8();
     }
 
     /// Inserts pasted text at the cursor (line endings normalised, controls removed).
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         let clean = sanitize(text);
         self.text.insert_str(self.cursor, &clean);
         self.cursor += clean.len();
@@ -79,25 +79,25 @@ impl Input {
     }
 
     /// Deletes the character before the cursor.
-    pub fn backspace(&mut self) {
+    pub(crate) fn backspace(&mut self) {
         let start = self.prev();
         self.text.replace_range(start..self.cursor, "");
         self.cursor = start;
     }
 
     /// Deletes the character under the cursor.
-    pub fn delete(&mut self) {
+    pub(crate) fn delete(&mut self) {
         let end = self.next();
         self.text.replace_range(self.cursor..end, "");
     }
 
     /// Moves one character left.
-    pub fn left(&mut self) {
+    pub(crate) fn left(&mut self) {
         self.cursor = self.prev();
     }
 
     /// Moves one character right.
-    pub fn right(&mut self) {
+    pub(crate) fn right(&mut self) {
         self.cursor = self.next();
     }
 
@@ -112,27 +112,27 @@ impl Input {
     }
 
     /// Moves to the start of the line.
-    pub fn home(&mut self) {
+    pub(crate) fn home(&mut self) {
         self.cursor = self.line_start();
     }
 
     /// Moves to the end of the line.
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         self.cursor = self.line_end();
     }
 
     /// Whether the cursor is on the first line (Up recalls history there).
-    pub fn on_first_line(&self) -> bool {
+    pub(crate) fn on_first_line(&self) -> bool {
         !self.text[..self.cursor].contains('\n')
     }
 
     /// Whether the cursor is on the last line (Down goes forward in history there).
-    pub fn on_last_line(&self) -> bool {
+    pub(crate) fn on_last_line(&self) -> bool {
         !self.text[self.cursor..].contains('\n')
     }
 
     /// Moves up a line, keeping the column where it can.
-    pub fn up(&mut self) {
+    pub(crate) fn up(&mut self) {
         let start = self.line_start();
         if start == 0 {
             return;
@@ -143,7 +143,7 @@ impl Input {
     }
 
     /// Moves down a line, keeping the column where it can.
-    pub fn down(&mut self) {
+    pub(crate) fn down(&mut self) {
         let end = self.line_end();
         if end == self.text.len() {
             return;
@@ -157,14 +157,14 @@ impl Input {
     }
 
     /// Moves to the start of the previous word.
-    pub fn word_left(&mut self) {
+    pub(crate) fn word_left(&mut self) {
         let before = &self.text[..self.cursor];
         let trimmed = before.trim_end();
         self.cursor = trimmed.rfind(char::is_whitespace).map_or(0, |i| i + 1);
     }
 
     /// Moves past the end of the next word.
-    pub fn word_right(&mut self) {
+    pub(crate) fn word_right(&mut self) {
         let after = &self.text[self.cursor..];
         let skip = after.len() - after.trim_start().len();
         let word = after[skip..]
@@ -174,14 +174,14 @@ impl Input {
     }
 
     /// Deletes the word before the cursor.
-    pub fn delete_word(&mut self) {
+    pub(crate) fn delete_word(&mut self) {
         let end = self.cursor;
         self.word_left();
         self.text.replace_range(self.cursor..end, "");
     }
 
     /// Deletes from the start of the line to the cursor.
-    pub fn kill_to_start(&mut self) {
+    pub(crate) fn kill_to_start(&mut self) {
         let start = self.line_start();
         let start = if start == self.cursor {
             self.prev()
@@ -193,14 +193,18 @@ impl Input {
     }
 
     /// Deletes from the cursor to the end of the line.
-    pub fn kill_to_end(&mut self) {
+    pub(crate) fn kill_to_end(&mut self) {
         let end = self.line_end();
         let end = if end == self.cursor { self.next() } else { end };
         self.text.replace_range(self.cursor..end, "");
     }
 
     /// The text hard-wrapped at `width` columns, and the cursor's (column, row) in it.
-    pub fn layout(&self, width: usize, style: Style) -> (Vec<Line<'static>>, (usize, usize)) {
+    pub(crate) fn layout(
+        &self,
+        width: usize,
+        style: Style,
+    ) -> (Vec<Line<'static>>, (usize, usize)) {
         let width = width.max(2);
         let mut lines = Vec::new();
         let mut current = String::new();
@@ -257,7 +261,7 @@ fn advance(text: &str, start: usize, end: usize, column: usize) -> usize {
 
 /// Sent messages, for Up and Down; what was being typed is kept while browsing.
 #[derive(Debug, Clone, Default)]
-pub struct History {
+pub(crate) struct History {
     entries: Vec<String>,
     /// The entry shown, while browsing.
     position: Option<usize>,
@@ -266,7 +270,7 @@ pub struct History {
 
 impl History {
     /// Remembers a sent message (not twice in a row).
-    pub fn push(&mut self, text: &str) {
+    pub(crate) fn push(&mut self, text: &str) {
         if self.entries.last().map(String::as_str) != Some(text) {
             self.entries.push(text.to_string());
         }
@@ -274,7 +278,7 @@ impl History {
     }
 
     /// The entry before the one shown (the newest first), keeping `current` as the draft.
-    pub fn previous(&mut self, current: &str) -> Option<&str> {
+    pub(crate) fn previous(&mut self, current: &str) -> Option<&str> {
         let next = match self.position {
             None if self.entries.is_empty() => return None,
             None => {
@@ -289,7 +293,7 @@ impl History {
     }
 
     /// The entry after the one shown, or the draft past the newest.
-    pub fn next(&mut self) -> Option<&str> {
+    pub(crate) fn next(&mut self) -> Option<&str> {
         let p = self.position?;
         if p + 1 < self.entries.len() {
             self.position = Some(p + 1);

@@ -12,7 +12,7 @@ use super::theme::Theme;
 use super::wrap::{width as text_width, wrap};
 
 /// `text` rendered to lines of at most `width` columns.
-pub fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut r = Renderer {

@@ -7,7 +7,7 @@ use antler_protocol::{PromptInfo, SkillInfo};
 
 /// A slash command the input box understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlashCommand {
+pub(crate) enum SlashCommand {
     /// Keys and commands.
     Help,
     /// A new thread.
@@ -31,7 +31,7 @@ pub enum SlashCommand {
 }
 
 /// Every command, in the order the popup lists them.
-pub const COMMANDS: [SlashCommand; 10] = [
+pub(crate) const COMMANDS: [SlashCommand; 10] = [
     SlashCommand::Help,
     SlashCommand::New,
     SlashCommand::Resume,
@@ -46,7 +46,7 @@ pub const COMMANDS: [SlashCommand; 10] = [
 
 impl SlashCommand {
     /// Its name, without the slash.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Help => "help",
             Self::New => "new",
@@ -62,7 +62,7 @@ impl SlashCommand {
     }
 
     /// Its optional argument, for help.
-    pub fn argument(self) -> &'static str {
+    pub(crate) fn argument(self) -> &'static str {
         match self {
             Self::Resume => "[id]",
             Self::Model => "[name]",
@@ -71,7 +71,7 @@ impl SlashCommand {
     }
 
     /// What it does.
-    pub fn help(self) -> &'static str {
+    pub(crate) fn help(self) -> &'static str {
         match self {
             Self::Help => "keys and commands",
             Self::New => "start a new thread",
@@ -89,7 +89,7 @@ impl SlashCommand {
 
 /// A row of the popup: one of antler's commands or a server's prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// antler's own.
     Builtin(SlashCommand),
     /// `/<server>:<name>`.
@@ -100,7 +100,7 @@ pub enum Target {
 
 impl Target {
     /// Its name, without the slash.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Self::Builtin(command) => command.name().to_string(),
             Self::Prompt(prompt) => prompt.command(),
@@ -109,7 +109,7 @@ impl Target {
     }
 
     /// Its arguments, for the popup: `<required> [optional]`.
-    pub fn argument(&self) -> String {
+    pub(crate) fn argument(&self) -> String {
         match self {
             Self::Builtin(command) => command.argument().to_string(),
             Self::Prompt(prompt) => prompt
@@ -129,7 +129,7 @@ impl Target {
     }
 
     /// What it does.
-    pub fn help(&self) -> String {
+    pub(crate) fn help(&self) -> String {
         match self {
             Self::Builtin(command) => command.help().to_string(),
             Self::Prompt(prompt) if prompt.description.is_empty() => {
@@ -143,7 +143,7 @@ impl Target {
 
 /// What the popup offers while `input` is a slash and a name prefix (nothing once a space
 /// or a second line is typed): antler's commands, then the servers' prompts.
-pub fn matches(input: &str, prompts: &[PromptInfo], skills: &[SkillInfo]) -> Vec<Target> {
+pub(crate) fn matches(input: &str, prompts: &[PromptInfo], skills: &[SkillInfo]) -> Vec<Target> {
     let Some(prefix) = input.strip_prefix('/') else {
         return Vec::new();
     };
@@ -171,7 +171,7 @@ pub fn matches(input: &str, prompts: &[PromptInfo], skills: &[SkillInfo]) -> Vec
 /// The arguments of `/<server>:<name> rest`: `name=value` pairs when every word is one of
 /// the prompt's arguments so given, else words in the arguments' order, the last argument
 /// taking the rest of the line (so a one-argument prompt takes the whole line).
-pub fn prompt_arguments(prompt: &PromptInfo, rest: &str) -> BTreeMap<String, String> {
+pub(crate) fn prompt_arguments(prompt: &PromptInfo, rest: &str) -> BTreeMap<String, String> {
     let rest = rest.trim();
     let mut arguments = BTreeMap::new();
     if rest.is_empty() || prompt.arguments.is_empty() {
@@ -209,7 +209,7 @@ pub fn prompt_arguments(prompt: &PromptInfo, rest: &str) -> BTreeMap<String, Str
 
 /// What a submitted line is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// A known command and its argument (trimmed, maybe empty).
     Command(SlashCommand, String),
     /// A server's prompt and the rest of the line.
@@ -223,7 +223,7 @@ pub enum Parsed {
 }
 
 /// Parses a submitted line.
-pub fn parse(line: &str, prompts: &[PromptInfo], skills: &[SkillInfo]) -> Parsed {
+pub(crate) fn parse(line: &str, prompts: &[PromptInfo], skills: &[SkillInfo]) -> Parsed {
     let Some(rest) = line.trim_start().strip_prefix('/') else {
         return Parsed::Message;
     };

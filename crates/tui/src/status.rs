@@ -10,7 +10,7 @@ use super::wrap;
 use antler_protocol::SessionInfo;
 
 /// What the status line shows besides the session's facts.
-pub struct Status<'a> {
+pub(crate) struct Status<'a> {
     /// The session's facts.
     pub info: &'a SessionInfo,
     /// A run is going on: seconds since it started.
@@ -24,7 +24,7 @@ pub struct Status<'a> {
 }
 
 /// The status line, at most `width` columns.
-pub fn status_line(s: &Status<'_>, width: usize, theme: &Theme) -> Line<'static> {
+pub(crate) fn status_line(s: &Status<'_>, width: usize, theme: &Theme) -> Line<'static> {
     let info = s.info;
     // (priority: higher stays longer, text, style)
     let mut segments: Vec<(u8, String, Style)> = Vec::new();
@@ -120,7 +120,7 @@ pub fn status_line(s: &Status<'_>, width: usize, theme: &Theme) -> Line<'static>
 }
 
 /// A token count for a glance: 850, 12.3k, 1.2M.
-pub fn compact(n: u64) -> String {
+pub(crate) fn compact(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),
         1_000..=999_999 => format!("{:.1}k", n as f64 / 1000.0),

@@ -12,7 +12,7 @@ use super::wrap::{fit, spans_width, wrap};
 const MIN_COLUMN: usize = 4;
 
 /// A table being collected from the parser's events.
-pub struct Table {
+pub(crate) struct Table {
     aligns: Vec<Alignment>,
     rows: Vec<Vec<Vec<Span<'static>>>>,
     row: Vec<Vec<Span<'static>>>,
@@ -21,7 +21,7 @@ pub struct Table {
 
 impl Table {
     /// An empty table with its columns' alignments.
-    pub fn new(aligns: Vec<Alignment>) -> Self {
+    pub(crate) fn new(aligns: Vec<Alignment>) -> Self {
         Self {
             aligns,
             rows: Vec::new(),
@@ -31,37 +31,37 @@ impl Table {
     }
 
     /// Whether text goes into a cell now.
-    pub fn in_cell(&self) -> bool {
+    pub(crate) fn in_cell(&self) -> bool {
         self.in_cell
     }
 
     /// Adds text to the open cell.
-    pub fn push(&mut self, span: Span<'static>) {
+    pub(crate) fn push(&mut self, span: Span<'static>) {
         if let Some(cell) = self.row.last_mut() {
             cell.push(span);
         }
     }
 
     /// Opens a cell.
-    pub fn start_cell(&mut self) {
+    pub(crate) fn start_cell(&mut self) {
         self.row.push(Vec::new());
         self.in_cell = true;
     }
 
     /// Closes the open cell.
-    pub fn end_cell(&mut self) {
+    pub(crate) fn end_cell(&mut self) {
         self.in_cell = false;
     }
 
     /// Closes a row (the head counts as the first).
-    pub fn end_row(&mut self) {
+    pub(crate) fn end_row(&mut self) {
         self.rows.push(std::mem::take(&mut self.row));
     }
 }
 
 /// `table` as lines of at most `width` columns where possible (a table with very many
 /// columns may be wider; the screen cuts it).
-pub fn render_table(table: Table, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render_table(table: Table, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
     if columns == 0 {
         return Vec::new();

@@ -30,7 +30,7 @@ fn models() -> Vec<ModelChoice> {
 }
 
 /// An app for a session on `gpt-4.1` with two configured models, colours off.
-pub fn app() -> App {
+pub(crate) fn app() -> App {
     let info = SessionInfo {
         model: "gpt-4.1".into(),
         models: models(),
@@ -51,7 +51,7 @@ pub fn app() -> App {
 
 /// The same chat drawn before its session is ready: only the model is known, no MCP
 /// counts yet.
-pub fn starting_app() -> App {
+pub(crate) fn starting_app() -> App {
     let info = SessionInfo {
         model: "gpt-4.1".into(),
         models: models(),
@@ -61,7 +61,7 @@ pub fn starting_app() -> App {
 }
 
 /// A stdio server's status, as start-up progress or `/mcp` reports it.
-pub fn server(name: &str, status: ServerState, error: Option<&str>) -> ServerStatus {
+pub(crate) fn server(name: &str, status: ServerState, error: Option<&str>) -> ServerStatus {
     ServerStatus {
         name: name.into(),
         transport: "stdio".into(),
@@ -83,24 +83,24 @@ pub fn server(name: &str, status: ServerState, error: Option<&str>) -> ServerSta
 }
 
 /// A key press without modifiers.
-pub fn key(code: KeyCode) -> KeyEvent {
+pub(crate) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
 /// A key press with modifiers.
-pub fn chord(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+pub(crate) fn chord(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
     KeyEvent::new(code, modifiers)
 }
 
 /// Types `text` key by key; returns the commands the keys produced.
-pub fn type_text(app: &mut App, text: &str) -> Vec<Command> {
+pub(crate) fn type_text(app: &mut App, text: &str) -> Vec<Command> {
     text.chars()
         .flat_map(|c| app.key(key(KeyCode::Char(c))))
         .collect()
 }
 
 /// Feeds core events.
-pub fn events(app: &mut App, events: Vec<Event>) -> Vec<Command> {
+pub(crate) fn events(app: &mut App, events: Vec<Event>) -> Vec<Command> {
     events
         .into_iter()
         .flat_map(|e| app.update(Update::Event(e)))
@@ -108,14 +108,14 @@ pub fn events(app: &mut App, events: Vec<Event>) -> Vec<Command> {
 }
 
 /// The screen as text.
-pub fn render(app: &mut App, width: u16, height: u16) -> String {
+pub(crate) fn render(app: &mut App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|f| app.render(f)).unwrap();
     terminal.backend().to_string()
 }
 
 /// `run_started` for the demo thread.
-pub fn run_started() -> Event {
+pub(crate) fn run_started() -> Event {
     Event::RunStarted {
         version: antler_protocol::STREAM_JSON_VERSION,
         thread_id: "3f9a12c0ab12".into(),
@@ -125,7 +125,7 @@ pub fn run_started() -> Event {
 }
 
 /// `run_finished` with `status`.
-pub fn run_finished(status: RunStatus, errors: Vec<String>) -> Event {
+pub(crate) fn run_finished(status: RunStatus, errors: Vec<String>) -> Event {
     Event::RunFinished(RunResult {
         is_error: status != RunStatus::Success,
         duration_ms: 1_200,
@@ -151,7 +151,7 @@ pub fn run_finished(status: RunStatus, errors: Vec<String>) -> Event {
 }
 
 /// `text_delta` in turn 1.
-pub fn text(text: &str) -> Event {
+pub(crate) fn text(text: &str) -> Event {
     Event::TextDelta {
         turn: 1,
         text: text.into(),
@@ -159,7 +159,7 @@ pub fn text(text: &str) -> Event {
 }
 
 /// `turn_completed` for turn `turn`.
-pub fn turn_completed(turn: u32, finish_reason: FinishReason) -> Event {
+pub(crate) fn turn_completed(turn: u32, finish_reason: FinishReason) -> Event {
     Event::TurnCompleted {
         turn,
         finish_reason,
@@ -177,7 +177,7 @@ fn role_of(name: &str) -> antler_protocol::ToolRole {
 }
 
 /// `tool_call_started`.
-pub fn tool_started(id: &str, name: &str, arguments: Value) -> Event {
+pub(crate) fn tool_started(id: &str, name: &str, arguments: Value) -> Event {
     Event::ToolCallStarted {
         turn: 1,
         call_id: id.into(),
@@ -189,7 +189,7 @@ pub fn tool_started(id: &str, name: &str, arguments: Value) -> Event {
 }
 
 /// `tool_call_finished`.
-pub fn tool_finished(
+pub(crate) fn tool_finished(
     id: &str,
     name: &str,
     is_error: bool,

@@ -131,7 +131,11 @@ impl Theme {
 }
 
 /// The palette from the environment's values (pure, for tests).
-pub fn detect(no_color: Option<&str>, forced: Option<&str>, colorfgbg: Option<&str>) -> Palette {
+pub(crate) fn detect(
+    no_color: Option<&str>,
+    forced: Option<&str>,
+    colorfgbg: Option<&str>,
+) -> Palette {
     if no_color.is_some_and(|v| !v.is_empty()) {
         return Palette::Plain;
     }

@@ -11,7 +11,7 @@ use antler_protocol::ToolRole;
 
 /// One thing in the transcript.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// What the user sent.
     User(String),
     /// The assistant's answer (markdown).
@@ -41,7 +41,7 @@ pub enum Entry {
 
 /// The assistant's answer, possibly still streaming.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// The text so far.
     pub text: String,
     /// More may come.
@@ -50,7 +50,7 @@ pub struct Answer {
 
 /// Reasoning, dimmed and collapsed unless expanded.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Reasoning {
+pub(crate) struct Reasoning {
     /// The text so far.
     pub text: String,
     /// More may come.
@@ -61,7 +61,7 @@ pub struct Reasoning {
 
 /// Where a tool call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolStatus {
+pub(crate) enum ToolStatus {
     /// Still running.
     Running,
     /// Returned.
@@ -74,7 +74,7 @@ pub enum ToolStatus {
 
 /// One tool call's card.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCard {
+pub(crate) struct ToolCard {
     /// The call's id.
     pub call_id: String,
     /// The tool.
@@ -101,7 +101,7 @@ pub struct ToolCard {
 
 /// A change of the promoted working set.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Promotion {
+pub(crate) struct Promotion {
     /// Names that became callable.
     pub added: Vec<String>,
     /// Names that lapsed.
@@ -123,7 +123,7 @@ pub(super) struct Item {
 
 /// The entries of one agent (a subagent has its own, inside its `task` card).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     /// The entries, oldest first.
     pub(super) items: Vec<Item>,
     /// Where the current turn's entries start (a retry voids what it streamed).
@@ -132,22 +132,22 @@ pub struct Transcript {
 
 impl Transcript {
     /// The entries, oldest first.
-    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &Entry> {
         self.items.iter().map(|i| &i.entry)
     }
 
     /// Whether there is nothing to show.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
     /// Removes every entry (`/clear`).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = Self::default();
     }
 
     /// Adds an entry at the end.
-    pub fn push(&mut self, entry: Entry) {
+    pub(crate) fn push(&mut self, entry: Entry) {
         self.items.push(Item { entry, cache: None });
     }
 
@@ -159,7 +159,7 @@ impl Transcript {
     }
 
     /// The lines of entry `index` at `width` (kept until it changes, unless animated).
-    pub fn lines(
+    pub(crate) fn lines(
         &mut self,
         index: usize,
         width: usize,
@@ -179,7 +179,7 @@ impl Transcript {
     }
 
     /// Expands or collapses the card or reasoning at `index`; false if it has no details.
-    pub fn toggle(&mut self, index: usize) -> bool {
+    pub(crate) fn toggle(&mut self, index: usize) -> bool {
         match self.entry_mut(index) {
             Some(Entry::Tool(card)) => card.expanded = !card.expanded,
             Some(Entry::Reasoning(r)) => r.expanded = !r.expanded,
@@ -189,7 +189,7 @@ impl Transcript {
     }
 
     /// Expands or collapses every card and reasoning.
-    pub fn set_expanded(&mut self, expanded: bool) {
+    pub(crate) fn set_expanded(&mut self, expanded: bool) {
         for item in &mut self.items {
             match &mut item.entry {
                 Entry::Tool(card) => card.expanded = expanded,
@@ -203,7 +203,7 @@ impl Transcript {
 
 impl ToolCard {
     /// A card for a call.
-    pub fn new(
+    pub(crate) fn new(
         call_id: String,
         name: String,
         role: ToolRole,
@@ -232,7 +232,7 @@ fn animated(entry: &Entry) -> bool {
 }
 
 /// `ms` for people: `340 ms`, `1.2 s`, `2m 03s`.
-pub fn format_duration(ms: u64) -> String {
+pub(crate) fn format_duration(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
     } else if ms < 60_000 {

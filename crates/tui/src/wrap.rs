@@ -12,18 +12,18 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 const TAB: &str = "    ";
 
 /// The display width of `text`.
-pub fn width(text: &str) -> usize {
+pub(crate) fn width(text: &str) -> usize {
     UnicodeWidthStr::width(text)
 }
 
 /// The display width of a line's spans.
-pub fn spans_width(spans: &[Span<'_>]) -> usize {
+pub(crate) fn spans_width(spans: &[Span<'_>]) -> usize {
     spans.iter().map(|s| width(&s.content)).sum()
 }
 
 /// `text` safe to draw: terminal escape sequences and control characters removed, tabs
 /// expanded, `\r\n` and lone `\r` made `\n` (tool output is full of them).
-pub fn sanitize(text: &str) -> Cow<'_, str> {
+pub(crate) fn sanitize(text: &str) -> Cow<'_, str> {
     let clean = |c: char| c == '\n' || !(c.is_control() || c == '\u{7f}');
     if text.chars().all(clean) {
         return Cow::Borrowed(text);
@@ -65,7 +65,7 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 }
 
 /// Cuts `text` to `max` columns, ending with `…` when it was longer.
-pub fn truncate(text: &str, max: usize) -> String {
+pub(crate) fn truncate(text: &str, max: usize) -> String {
     if width(text) <= max {
         return text.to_string();
     }
@@ -86,7 +86,7 @@ pub fn truncate(text: &str, max: usize) -> String {
 }
 
 /// The first line of `text`, cleaned and cut to `max` columns.
-pub fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let text = sanitize(text);
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let more = text.lines().filter(|l| !l.trim().is_empty()).count() > 1;
@@ -102,7 +102,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 /// `width` columns, each starting with `first` (the first line) or `rest` (the others).
 /// Words move to the next line whole unless longer than a line; whitespace at a break is
 /// dropped, other whitespace kept (code keeps its indentation).
-pub fn wrap(
+pub(crate) fn wrap(
     spans: &[Span<'_>],
     width: usize,
     first: &[Span<'static>],
@@ -133,7 +133,7 @@ pub fn wrap(
 }
 
 /// Wraps plain text in one style.
-pub fn wrap_text(
+pub(crate) fn wrap_text(
     text: &str,
     style: Style,
     width: usize,
@@ -243,7 +243,7 @@ impl Wrapper<'_> {
 }
 
 /// Pads or cuts `line` to exactly `width` columns (for table cells).
-pub fn fit(
+pub(crate) fn fit(
     mut line: Line<'static>,
     width: usize,
     align_right: bool,

@@ -11,13 +11,13 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
 /// The one text resource.
-pub const NOTE_URI: &str = "fixture://notes/hello.txt";
+pub(crate) const NOTE_URI: &str = "fixture://notes/hello.txt";
 /// The one image resource (a 1×1 PNG).
-pub const DOT_URI: &str = "fixture://images/dot.png";
+pub(crate) const DOT_URI: &str = "fixture://images/dot.png";
 /// A 1×1 transparent PNG, base64.
-pub const DOT_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+pub(crate) const DOT_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
-pub fn list_resources() -> ListResourcesResult {
+pub(crate) fn list_resources() -> ListResourcesResult {
     ListResourcesResult::with_all_items(vec![
         Resource::new(NOTE_URI, "hello note")
             .with_mime_type("text/plain")
@@ -28,12 +28,12 @@ pub fn list_resources() -> ListResourcesResult {
     ])
 }
 
-pub fn list_templates() -> ListResourceTemplatesResult {
+pub(crate) fn list_templates() -> ListResourceTemplatesResult {
     let template = ResourceTemplate::new("fixture://notes/{name}", "any note");
     ListResourceTemplatesResult::with_all_items(vec![template])
 }
 
-pub fn read_resource(uri: &str) -> Result<ReadResourceResult, McpError> {
+pub(crate) fn read_resource(uri: &str) -> Result<ReadResourceResult, McpError> {
     if uri == DOT_URI {
         return Ok(ReadResourceResult::new(vec![
             ResourceContents::blob(DOT_PNG, uri).with_mime_type("image/png"),
@@ -58,7 +58,7 @@ pub fn read_resource(uri: &str) -> Result<ReadResourceResult, McpError> {
 }
 
 /// `greet`, and `farewell` once `change_prompts` was called.
-pub fn list_prompts(changed: bool) -> ListPromptsResult {
+pub(crate) fn list_prompts(changed: bool) -> ListPromptsResult {
     let mut prompts = vec![Prompt::new(
         "greet",
         Some("Asks the model to greet someone."),
@@ -75,7 +75,7 @@ pub fn list_prompts(changed: bool) -> ListPromptsResult {
     ListPromptsResult::with_all_items(prompts)
 }
 
-pub fn get_prompt(name: &str, arguments: &JsonObject) -> Result<GetPromptResult, McpError> {
+pub(crate) fn get_prompt(name: &str, arguments: &JsonObject) -> Result<GetPromptResult, McpError> {
     if name != "greet" {
         return Err(McpError::invalid_params(format!("no prompt {name}"), None));
     }
@@ -103,7 +103,7 @@ pub fn get_prompt(name: &str, arguments: &JsonObject) -> Result<GetPromptResult,
 
 /// The `ask_user` tool: elicits a name and an age, and says what came back; with
 /// `defaults` (`confirm_settings`) every required field has a default (SEP-1034).
-pub async fn ask_user(
+pub(crate) async fn ask_user(
     context: &RequestContext<RoleServer>,
     defaults: bool,
 ) -> Result<String, McpError> {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// How `tools/call` is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Hostile {
+pub(crate) enum Hostile {
     /// A text result that is not valid UTF-8.
     InvalidUtf8,
     /// A well-formed result under an id the client never used.
@@ -22,7 +22,7 @@ pub enum Hostile {
 
 /// Serves until stdin closes; `initialize` is answered with `version`, else with the
 /// version the client offered.
-pub fn serve(mode: Hostile, version: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn serve(mode: Hostile, version: Option<&str>) -> anyhow::Result<()> {
     eprintln!("fixture_mcp: starting (stdio, hostile {mode:?})");
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();

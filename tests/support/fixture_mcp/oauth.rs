@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 
 /// The server's state.
-pub struct OAuth {
+pub(crate) struct OAuth {
     base: String,
     log: Option<PathBuf>,
     /// How long the first access token lives (0: expired at once, so the client must
@@ -49,7 +49,7 @@ struct Inner {
 
 impl OAuth {
     /// The server at `base` (`http://127.0.0.1:PORT`).
-    pub fn new(
+    pub(crate) fn new(
         base: String,
         log: Option<PathBuf>,
         first_lifetime: Duration,
@@ -110,7 +110,7 @@ impl OAuth {
 }
 
 /// The OAuth endpoints.
-pub fn router(oauth: Arc<OAuth>) -> Router {
+pub(crate) fn router(oauth: Arc<OAuth>) -> Router {
     Router::new()
         .route(
             "/.well-known/oauth-protected-resource",
@@ -131,7 +131,7 @@ pub fn router(oauth: Arc<OAuth>) -> Router {
 }
 
 /// `/mcp` answers only with a live access token.
-pub async fn require_bearer(
+pub(crate) async fn require_bearer(
     State(oauth): State<Arc<OAuth>>,
     request: Request,
     next: Next,

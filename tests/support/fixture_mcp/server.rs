@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 /// How the server behaves, independent of the transport.
 #[derive(Debug, Clone)]
-pub struct Behaviour {
+pub(crate) struct Behaviour {
     /// `serverInfo.name` reported by `initialize`.
     pub name: String,
     /// Delay before answering `initialize` (and `server/discover`).
@@ -61,7 +61,7 @@ enum Mode {
 /// `change_tools` call is visible to every session of the process (the
 /// streamable HTTP transport may build one handler per request).
 #[derive(Clone)]
-pub struct Fixture {
+pub(crate) struct Fixture {
     behaviour: Arc<Behaviour>,
     mode: Mode,
     tools: Arc<Mutex<Vec<Tool>>>,
@@ -76,7 +76,7 @@ const ADDED_TOOL: &str = "added_tool";
 
 impl Fixture {
     /// A server with the built-in test tools.
-    pub fn builtin(behaviour: Behaviour, extra: &[String]) -> Self {
+    pub(crate) fn builtin(behaviour: Behaviour, extra: &[String]) -> Self {
         let mut tools = builtin_tools();
         if behaviour.resources {
             tools.push(tool("tiny_image", "Returns a 1x1 PNG image.", no_params()));
@@ -116,7 +116,7 @@ impl Fixture {
     /// A server with the tools of `catalog` (a JSON file mapping server names
     /// to tool lists): only `server`'s, or every server's with duplicate
     /// names dropped (first wins).
-    pub fn catalog(
+    pub(crate) fn catalog(
         behaviour: Behaviour,
         catalog: &std::path::Path,
         server: Option<&str>,

@@ -37,7 +37,7 @@ struct SseState {
 }
 
 /// The routes `/sse` and `/message`.
-pub fn router(fixture: Fixture) -> Router {
+pub(crate) fn router(fixture: Fixture) -> Router {
     let state = SseState {
         fixture,
         sessions: Sessions::default(),

@@ -8,20 +8,20 @@ use serde_json::Value;
 
 /// The requests seen so far, serialized.
 #[derive(Default)]
-pub struct PromptCache {
+pub(crate) struct PromptCache {
     seen: Vec<String>,
 }
 
 /// What one request cost: its prompt tokens and how many of them were cached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheUse {
+pub(crate) struct CacheUse {
     pub prompt_tokens: u64,
     pub cached_tokens: u64,
 }
 
 impl PromptCache {
     /// The cache use of `body`, which is then remembered.
-    pub fn lookup(&mut self, body: &Value) -> CacheUse {
+    pub(crate) fn lookup(&mut self, body: &Value) -> CacheUse {
         let text = serialize(body);
         let common = self
             .seen
@@ -39,7 +39,7 @@ impl PromptCache {
 }
 
 /// The request as a provider renders it: `tools`, then `messages`.
-pub fn serialize(body: &Value) -> String {
+pub(crate) fn serialize(body: &Value) -> String {
     format!("{}{}", body["tools"], body["messages"])
 }
 
@@ -49,7 +49,7 @@ fn common_prefix(a: &str, b: &str) -> usize {
 }
 
 /// `events` with the usage chunk's prompt figures replaced by `use_`.
-pub fn with_usage(events: Vec<String>, use_: CacheUse) -> Vec<String> {
+pub(crate) fn with_usage(events: Vec<String>, use_: CacheUse) -> Vec<String> {
     events
         .into_iter()
         .map(|event| {

@@ -46,8 +46,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-pub mod cache;
-pub mod reply;
+pub(crate) mod cache;
+pub(crate) mod reply;
 mod server;
 
 use std::collections::VecDeque;
@@ -57,11 +57,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use reply::Reply;
+pub(crate) use reply::Reply;
 
 /// One request received on the chat-completions route.
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// The request body as JSON (a JSON string holding the raw text if it was not JSON).
     pub body: Value,
     /// The request body exactly as received.
@@ -74,7 +74,7 @@ pub struct Recorded {
 
 impl Recorded {
     /// The names in `body.tools[].function.name`, in order.
-    pub fn tool_names(&self) -> Vec<String> {
+    pub(crate) fn tool_names(&self) -> Vec<String> {
         self.body["tools"]
             .as_array()
             .map(|tools| {
@@ -89,7 +89,7 @@ impl Recorded {
 
     /// The content of the first message if its role is `system` (text parts of an array
     /// content joined), else the empty string.
-    pub fn system_prompt(&self) -> String {
+    pub(crate) fn system_prompt(&self) -> String {
         match self.messages().first() {
             Some(first) if first["role"] == "system" => content_text(&first["content"]),
             _ => String::new(),
@@ -97,7 +97,7 @@ impl Recorded {
     }
 
     /// `body.messages`, or nothing.
-    pub fn messages(&self) -> &[Value] {
+    pub(crate) fn messages(&self) -> &[Value] {
         self.body["messages"]
             .as_array()
             .map(Vec::as_slice)
@@ -105,7 +105,7 @@ impl Recorded {
     }
 
     /// The content of the tool result for `call_id` in this request's history.
-    pub fn tool_result(&self, call_id: &str) -> String {
+    pub(crate) fn tool_result(&self, call_id: &str) -> String {
         self.messages()
             .iter()
             .find(|m| m["tool_call_id"] == call_id)
@@ -115,7 +115,7 @@ impl Recorded {
     }
 
     /// The first header with this name, case-insensitively.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -171,7 +171,7 @@ impl Shared {
 }
 
 /// The running mock server; dropping it stops the server.
-pub struct MockOpenAi {
+pub(crate) struct MockOpenAi {
     shared: Arc<Shared>,
     addr: std::net::SocketAddr,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -181,13 +181,13 @@ pub struct MockOpenAi {
 impl MockOpenAi {
     /// Starts a server that answers chat-completion requests with `script`, in order. The
     /// port is bound before this returns, so the server is immediately reachable.
-    pub fn start(script: Vec<Reply>) -> Self {
+    pub(crate) fn start(script: Vec<Reply>) -> Self {
         Self::serve(script, None)
     }
 
     /// `start`, with a provider-style prompt cache: every streamed reply's usage says how
     /// many prompt tokens were served from the cache (see [`cache`]).
-    pub fn start_caching(script: Vec<Reply>) -> Self {
+    pub(crate) fn start_caching(script: Vec<Reply>) -> Self {
         Self::serve(script, Some(cache::PromptCache::default()))
     }
 
@@ -246,18 +246,18 @@ impl MockOpenAi {
     }
 
     /// The API base URL, `http://127.0.0.1:PORT/v1`.
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
     }
 
     /// Every chat-completion request received so far, in order.
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.shared.lock().requests.clone()
     }
 
     /// Waits until at least `n` requests have arrived and returns all of them; panics if
     /// that takes longer than `timeout`.
-    pub fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<Recorded> {
+    pub(crate) fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<Recorded> {
         let state = self.shared.lock();
         let (state, result) = self
             .shared
@@ -274,7 +274,7 @@ impl MockOpenAi {
     }
 
     /// Appends a reply to the script.
-    pub fn push(&self, reply: Reply) {
+    pub(crate) fn push(&self, reply: Reply) {
         self.shared.lock().script.push_back(reply);
     }
 }

@@ -3,14 +3,14 @@
 use serde_json::{Value, json};
 
 /// The model name the mock reports in every chunk and in `GET /v1/models`.
-pub const MODEL: &str = "mock-model";
+pub(crate) const MODEL: &str = "mock-model";
 
 /// The prompt size `Reply::text` and `Reply::tool_calls` report in their usage chunk.
-pub const DEFAULT_PROMPT_TOKENS: u64 = 42;
+pub(crate) const DEFAULT_PROMPT_TOKENS: u64 = 42;
 
 /// One scripted answer to one `POST /v1/chat/completions`.
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// An SSE stream: each string is the JSON of one `data:` event, then `data: [DONE]`.
     Stream(Vec<String>),
     /// An SSE stream that sends these events and then drops the connection (no [DONE]).
@@ -47,12 +47,12 @@ impl Reply {
     /// A realistic text stream: a role chunk, the text in 2–3 content chunks, a
     /// `finish_reason: "stop"` chunk, then a usage chunk with empty `choices`
     /// (`DEFAULT_PROMPT_TOKENS` prompt tokens, about a token per 4 characters, none cached).
-    pub fn text(text: &str) -> Self {
+    pub(crate) fn text(text: &str) -> Self {
         Self::text_with_usage(text, DEFAULT_PROMPT_TOKENS, rough_tokens(text), 0)
     }
 
     /// `Reply::text` with the given usage figures.
-    pub fn text_with_usage(
+    pub(crate) fn text_with_usage(
         text: &str,
         prompt_tokens: u64,
         completion_tokens: u64,
@@ -64,12 +64,12 @@ impl Reply {
     /// A realistic tool-call stream: per call a first delta with `index`, `id`, `type` and
     /// `function.name` and empty `arguments`, then the arguments JSON text in 2 fragments;
     /// then a `finish_reason: "tool_calls"` chunk and a usage chunk.
-    pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Self {
+    pub(crate) fn tool_calls(calls: &[(&str, &str, Value)]) -> Self {
         Self::Stream(tool_call_events(calls))
     }
 
     /// An OpenAI-style error: `{"error": {"message", "type", "param", "code"}}`.
-    pub fn error(status: u16, message: &str) -> Self {
+    pub(crate) fn error(status: u16, message: &str) -> Self {
         let kind = match status {
             401 => "authentication_error",
             403 => "permission_error",
@@ -89,7 +89,7 @@ impl Reply {
 }
 
 /// The events of `Reply::text_with_usage`, for tests that want to edit or cut them.
-pub fn text_events(
+pub(crate) fn text_events(
     text: &str,
     prompt_tokens: u64,
     completion_tokens: u64,
@@ -109,7 +109,7 @@ pub fn text_events(
 }
 
 /// The events of `Reply::tool_calls`, for tests that want to edit or cut them.
-pub fn tool_call_events(calls: &[(&str, &str, Value)]) -> Vec<String> {
+pub(crate) fn tool_call_events(calls: &[(&str, &str, Value)]) -> Vec<String> {
     let mut events = Vec::new();
     let mut completion_tokens = 0;
     for (index, (id, name, args)) in calls.iter().enumerate() {
@@ -140,7 +140,7 @@ pub fn tool_call_events(calls: &[(&str, &str, Value)]) -> Vec<String> {
 }
 
 /// One `chat.completion.chunk` with a single choice.
-pub fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
+pub(crate) fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
     json!({
         "id": "chatcmpl-mock",
         "object": "chat.completion.chunk",
@@ -154,7 +154,7 @@ pub fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
 }
 
 /// The final usage chunk (`stream_options.include_usage`): empty `choices`.
-pub fn usage_chunk(prompt_tokens: u64, completion_tokens: u64, cached: u64) -> String {
+pub(crate) fn usage_chunk(prompt_tokens: u64, completion_tokens: u64, cached: u64) -> String {
     json!({
         "id": "chatcmpl-mock",
         "object": "chat.completion.chunk",

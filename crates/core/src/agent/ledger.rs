@@ -15,7 +15,7 @@ use crate::protocol::{
 use crate::tools::{Tool, ToolSource};
 
 /// The ledger's entry for calls of tools that do not exist.
-pub const UNKNOWN_TOOLS: &str = "(unknown tools)";
+pub(crate) const UNKNOWN_TOOLS: &str = "(unknown tools)";
 
 /// Whether a run's ledger is taken.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,7 +48,7 @@ struct ResultRecord {
 
 /// The facts of one run's ledger, gathered as it goes.
 #[derive(Default)]
-pub struct LedgerRecorder {
+pub(crate) struct LedgerRecorder {
     calls: Vec<CallRecord>,
     systems: Vec<String>,
     toolsets: Vec<Vec<Arc<dyn Tool>>>,
@@ -63,7 +63,13 @@ pub struct LedgerRecorder {
 impl LedgerRecorder {
     /// A model call is about to be sent with this system prompt, these tools and the first
     /// `history_len` messages of the current history.
-    pub fn call(&mut self, turn: u32, system: &str, tools: &[Arc<dyn Tool>], history_len: usize) {
+    pub(crate) fn call(
+        &mut self,
+        turn: u32,
+        system: &str,
+        tools: &[Arc<dyn Tool>],
+        history_len: usize,
+    ) {
         if self.systems.last().is_none_or(|s| s != system) {
             self.systems.push(system.to_string());
         }
@@ -83,12 +89,12 @@ impl LedgerRecorder {
     }
 
     /// The history is about to be replaced (a summary): keep it for the calls it served.
-    pub fn archive(&mut self, history: &[Message]) {
+    pub(crate) fn archive(&mut self, history: &[Message]) {
         self.archived.push(history.to_vec());
     }
 
     /// The result of a call of `name` is message `index` of the current history.
-    pub fn result(&mut self, name: &str, index: usize) {
+    pub(crate) fn result(&mut self, name: &str, index: usize) {
         self.results.push(ResultRecord {
             name: name.to_string(),
             generation: self.archived.len(),
@@ -97,14 +103,14 @@ impl LedgerRecorder {
     }
 
     /// These tools were just promoted.
-    pub fn promoted(&mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) {
+    pub(crate) fn promoted(&mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) {
         self.promoted
             .extend(tools.into_iter().map(|t| (t.info().name.clone(), t)));
     }
 
     /// The run's ledger, with `current` the history now and `deferred` the tools the run
     /// ended with (for the listing), its tokens counted as `counting` says.
-    pub fn ledger(
+    pub(crate) fn ledger(
         &self,
         current: &[Message],
         deferred: &DeferredSetup,
@@ -181,7 +187,7 @@ impl LedgerRecorder {
 /// What the next model call of `thread` would be sent, as a one-call ledger (with the
 /// listing), counted with o200k: the layers prepare the call on copies, so nothing
 /// changes.
-pub fn next_call(agent: &Agent, thread: &Thread) -> Result<Ledger, TokenizerError> {
+pub(crate) fn next_call(agent: &Agent, thread: &Thread) -> Result<Ledger, TokenizerError> {
     let mut state = thread.state.clone();
     let mut messages = thread.messages.clone();
     let (tools, _) =
@@ -195,7 +201,7 @@ pub fn next_call(agent: &Agent, thread: &Thread) -> Result<Ledger, TokenizerErro
 
 /// The first model call of a new thread with this system prompt: the bound tools, no
 /// history; counted with o200k.
-pub fn first_call(system: &str, deferred: &DeferredSetup) -> Result<Ledger, TokenizerError> {
+pub(crate) fn first_call(system: &str, deferred: &DeferredSetup) -> Result<Ledger, TokenizerError> {
     let mut recorder = LedgerRecorder::default();
     recorder.call(0, system, &deferred.bound, 0);
     recorder.ledger(&[], deferred, Counting::O200k)
@@ -357,7 +363,7 @@ fn roll_up(ledger: &mut Ledger) {
 }
 
 /// Adds a run's ledger to a thread's: sums, without the per-call list.
-pub fn add_run(thread: &mut Ledger, run: &Ledger) {
+pub(crate) fn add_run(thread: &mut Ledger, run: &Ledger) {
     thread.runs += run.runs;
     // A sum with one estimated part is an estimate.
     if run.counted == Counting::Estimate {

@@ -3,9 +3,9 @@
 //! never prints: front-ends render its events.
 
 pub mod layers;
-pub mod ledger;
+pub(crate) mod ledger;
 pub mod middleware;
 pub mod prompt;
 pub mod runner;
 pub mod state;
-pub mod subagent;
+pub(crate) mod subagent;

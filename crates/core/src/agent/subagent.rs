@@ -29,7 +29,7 @@ use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
-pub const TASK: &str = crate::protocol::SUBAGENT_TOOL;
+pub(crate) const TASK: &str = crate::protocol::SUBAGENT_TOOL;
 
 /// The run-scope budget subagents are counted in.
 const BUDGET: &str = "subagents";
@@ -92,7 +92,7 @@ impl SubagentSlot {
 }
 
 /// The `task` tool.
-pub struct Task {
+pub(crate) struct Task {
     info: ToolInfo,
     env: SubagentSlot,
     running: Semaphore,
@@ -113,7 +113,7 @@ struct Args {
 
 impl Task {
     /// The tool with `config`'s limits; `env` is filled in before the first run.
-    pub fn new(config: &SubagentsConfig, env: SubagentSlot) -> Self {
+    pub(crate) fn new(config: &SubagentsConfig, env: SubagentSlot) -> Self {
         Self {
             info: ToolInfo {
                 name: TASK.to_string(),

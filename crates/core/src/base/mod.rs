@@ -5,9 +5,9 @@
 
 pub use antler_base::{clock, describe, table, text};
 
-pub mod bounded_read;
+pub(crate) mod bounded_read;
 pub mod http;
-pub mod output_file;
-pub mod pending;
+pub(crate) mod output_file;
+pub(crate) mod pending;
 pub mod private_file;
-pub mod process;
+pub(crate) mod process;

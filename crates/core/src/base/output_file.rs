@@ -16,7 +16,7 @@ use nix::sys::stat::{Mode, fstat};
 /// Why an output file was not written. Each message says what was found and that nothing
 /// was written through it.
 #[derive(Debug, thiserror::Error)]
-pub enum OutputFileError {
+pub(crate) enum OutputFileError {
     /// The path names no file in a folder.
     #[error("not a file name")]
     NotAFile,
@@ -57,7 +57,7 @@ impl From<nix::Error> for OutputFileError {
 
 /// An output file whose folder was opened when the run started.
 #[derive(Debug)]
-pub struct OutputFile {
+pub(crate) struct OutputFile {
     path: PathBuf,
     target: Target,
 }
@@ -81,7 +81,7 @@ impl OutputFile {
     /// the umask), and refuses a file that is already a link to a file or not a regular
     /// file (better said before the run than after it). A device or a pipe, named or
     /// linked to, is opened now.
-    pub fn at_start(path: &Path, mode: u32) -> Result<Self, OutputFileError> {
+    pub(crate) fn at_start(path: &Path, mode: u32) -> Result<Self, OutputFileError> {
         let stream = |meta: &std::fs::Metadata| {
             use std::os::unix::fs::FileTypeExt;
             meta.file_type().is_char_device() || meta.file_type().is_fifo()
@@ -106,13 +106,13 @@ impl OutputFile {
     }
 
     /// The path as named.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Creates (or empties) the file in the folder opened at start and returns it, open
     /// for writing (a stream opened at start: a handle to it).
-    pub fn create(&self) -> Result<File, OutputFileError> {
+    pub(crate) fn create(&self) -> Result<File, OutputFileError> {
         let (folder, name, mode) = match &self.target {
             Target::Stream(file) => return Ok(file.try_clone()?),
             Target::InFolder {
@@ -148,7 +148,7 @@ impl OutputFile {
     }
 
     /// Writes `bytes` as the whole file.
-    pub fn write(&self, bytes: &[u8]) -> Result<(), OutputFileError> {
+    pub(crate) fn write(&self, bytes: &[u8]) -> Result<(), OutputFileError> {
         let mut file = self.create()?;
         file.write_all(bytes)?;
         Ok(())

@@ -86,7 +86,7 @@ impl<A> Pending<A> {
 }
 
 /// A new request id, unique in the process (ids from a model or a server are not).
-pub fn next_id() -> u64 {
+pub(crate) fn next_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }

@@ -11,12 +11,12 @@ use nix::unistd::Pid;
 
 /// What every program antler starts may inherit of its environment (besides `LC_*`): what
 /// it needs to run, never API keys or anything else antler was started with.
-pub const BASE_ENV: &[&str] = &[
+pub(crate) const BASE_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ",
 ];
 
 /// The proxy settings, in both spellings programs read.
-pub const PROXY_ENV: &[&str] = &[
+pub(crate) const PROXY_ENV: &[&str] = &[
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",
@@ -28,7 +28,7 @@ pub const PROXY_ENV: &[&str] = &[
 ];
 
 /// `bash` from `PATH` (or `/bin/bash`), else `sh`.
-pub fn find_shell(env: &[(OsString, OsString)]) -> PathBuf {
+pub(crate) fn find_shell(env: &[(OsString, OsString)]) -> PathBuf {
     let path = env
         .iter()
         .find(|(name, _)| name == "PATH")
@@ -59,7 +59,7 @@ fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
 
 /// Kills every guarded process group now: for an exit that runs no destructors (a second
 /// Ctrl-C), so that no MCP server or shell command outlives antler.
-pub fn kill_all_groups() {
+pub(crate) fn kill_all_groups() {
     kill(&mut groups());
 }
 
@@ -74,13 +74,13 @@ fn kill(pgids: &mut Vec<i32>) {
 /// ended always, also after the server exited cleanly or by itself: a wrapper such as
 /// `sh -c "helper & exec server"` leaves the helper in the group.
 #[derive(Debug)]
-pub struct ProcessGroupGuard {
+pub(crate) struct ProcessGroupGuard {
     pgid: Option<i32>,
 }
 
 impl ProcessGroupGuard {
     /// Guards the group led by `pid` (the server process, spawned as group leader).
-    pub fn new(pid: Option<u32>) -> Self {
+    pub(crate) fn new(pid: Option<u32>) -> Self {
         let pgid = pid.and_then(|p| i32::try_from(p).ok());
         if let Some(pgid) = pgid {
             groups().push(pgid);
@@ -89,7 +89,7 @@ impl ProcessGroupGuard {
     }
 
     /// Lets the group live on (a shell command's deliberate background jobs).
-    pub fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             groups().retain(|g| *g != pgid);
         }
@@ -97,7 +97,7 @@ impl ProcessGroupGuard {
 
     /// Ends the group: SIGTERM to every member, a short wait for them to go, then SIGKILL
     /// to whatever is left (when the guard drops).
-    pub async fn end(self) {
+    pub(crate) async fn end(self) {
         let Some(pgid) = self.pgid else {
             return;
         };

@@ -18,7 +18,7 @@ use crate::trust::ProjectTrust;
 use crate::ui::run_output::RunPrinter;
 
 /// Runs the prompt of `args` and returns the exit status.
-pub async fn run_prompt(
+pub(super) async fn run_prompt(
     args: &RunArgs,
     model: Option<&str>,
     paths: &ConfigPaths,

@@ -33,7 +33,7 @@ pub type ChatScreen = fn(
 ) -> Pin<Box<dyn Future<Output = Result<ChatEnding, String>>>>;
 
 /// Opens the chat on `screen`; returns when the user quits.
-pub async fn run_chat(
+pub(super) async fn run_chat(
     screen: ChatScreen,
     args: &RunArgs,
     model: Option<&str>,

@@ -23,7 +23,7 @@ const MODEL_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs every check and prints the report: exit 0 when nothing failed, 1 when a check
 /// failed, 2 when the configuration cannot be loaded at all.
-pub async fn run(
+pub(super) async fn run(
     args: &DoctorArgs,
     model: Option<&str>,
     paths: &ConfigPaths,

@@ -13,7 +13,7 @@ use crate::config::{
 };
 
 /// Adds (or with `--force` replaces) the server.
-pub fn add(args: &McpAddArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_>) -> Exit {
+pub(super) fn add(args: &McpAddArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_>) -> Exit {
     let run = || -> Result<(), CliError> {
         let file = target(paths, cwd, env)?;
         let entry = entry(args)?;
@@ -35,7 +35,12 @@ pub fn add(args: &McpAddArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_
 }
 
 /// Removes the server.
-pub fn remove(args: &McpRemoveArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_>) -> Exit {
+pub(super) fn remove(
+    args: &McpRemoveArgs,
+    paths: &ConfigPaths,
+    cwd: &Path,
+    env: EnvLookup<'_>,
+) -> Exit {
     let run = || -> Result<(), CliError> {
         let file = target(paths, cwd, env)?;
         let _locked = locked(&file)?;

@@ -14,7 +14,7 @@ use crate::setup::Setup;
 use crate::trust::ProjectTrust;
 
 /// Runs `antler models ...`.
-pub async fn run(
+pub(super) async fn run(
     command: ModelsCommand,
     paths: &ConfigPaths,
     cwd: &Path,

@@ -36,7 +36,7 @@ fn tokens(setup: &Setup) -> Result<&oauth::TokenStore, CliError> {
 
 /// Signs in; the URL to open goes to stderr, and the browser is opened where there is a
 /// terminal to have started from (not with `--no-browser`, not in CI).
-pub async fn login(
+pub(super) async fn login(
     setup: &Setup,
     env: EnvLookup<'_>,
     args: &McpLoginArgs,
@@ -65,7 +65,7 @@ pub async fn login(
 }
 
 /// Forgets the server's tokens.
-pub fn logout(setup: &Setup, env: EnvLookup<'_>, name: &str) -> Result<Exit, CliError> {
+pub(super) fn logout(setup: &Setup, env: EnvLookup<'_>, name: &str) -> Result<Exit, CliError> {
     let config = server(setup, env, name)?;
     let had =
         oauth::logout(&config, tokens(setup)?).map_err(|err| CliError::failure(err.to_string()))?;

@@ -4,7 +4,7 @@
 use super::error::CliError;
 
 /// `value` as pretty JSON with a final newline.
-pub fn to_json<T: serde::Serialize>(value: &T) -> String {
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
     // Serialising plain structs of strings and numbers cannot fail; "null" is never printed
     // in practice but keeps this panic-free.
     let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| String::from("null"));
@@ -14,7 +14,7 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> String {
 
 /// Writes the command's output. A reader that went away (`antler ... | head`) is not an
 /// error worth a message; anything else is.
-pub fn write_stdout(text: &str) -> Result<(), CliError> {
+pub(super) fn write_stdout(text: &str) -> Result<(), CliError> {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     match stdout
@@ -33,7 +33,7 @@ pub fn write_stdout(text: &str) -> Result<(), CliError> {
 /// process exits, after the MCP servers have stopped (which can take a while). Writes to
 /// stdout after this are discarded; stderr is left alone. The descriptor is replaced rather
 /// than closed so that no file opened later can take number 1 and receive stray output.
-pub fn close_stdout() {
+pub(super) fn close_stdout() {
     use std::io::Write;
     // Held across the swap, so no other thread is half-way through a write.
     let mut stdout = std::io::stdout().lock();

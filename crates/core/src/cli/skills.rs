@@ -11,7 +11,7 @@ use crate::setup::Setup;
 use crate::trust::ProjectTrust;
 
 /// Runs `antler skills ...`.
-pub fn run(
+pub(super) fn run(
     command: SkillsCommand,
     model: Option<&str>,
     paths: &ConfigPaths,

@@ -9,7 +9,7 @@ use crate::store::{StoreError, ThreadStore, default_path};
 use crate::ui::threads::{thread_transcript, threads_table};
 
 /// Runs a `threads` subcommand.
-pub fn run(command: ThreadsCommand, env: EnvLookup<'_>) -> Exit {
+pub(super) fn run(command: ThreadsCommand, env: EnvLookup<'_>) -> Exit {
     output(command, env)
         .map_err(CliError::from)
         .and_then(|text| write_stdout(&text))

@@ -11,7 +11,7 @@ use crate::trust::summary::{describe, printable};
 use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, TrustStore, project_files};
 
 /// Runs `antler trust`.
-pub fn run(
+pub(super) fn run(
     args: &TrustArgs,
     paths: &ConfigPaths,
     cwd: &Path,

@@ -31,7 +31,7 @@ pub(super) const KNOWN_TOP_LEVEL: &[&str] = &[
 /// `extra` maps below is reported with its position.
 pub(super) mod deerflow_keys {
     /// `models[]`.
-    pub const MODEL: &[&str] = &[
+    pub(crate) const MODEL: &[&str] = &[
         "use",
         "supports_thinking",
         "supports_reasoning_effort",
@@ -49,11 +49,11 @@ pub(super) mod deerflow_keys {
         "description",
     ];
     /// `sandbox`.
-    pub const SANDBOX: &[&str] = &["use", "image", "port", "mounts", "environment"];
+    pub(crate) const SANDBOX: &[&str] = &["use", "image", "port", "mounts", "environment"];
     /// `subagents`.
-    pub const SUBAGENTS: &[&str] = &["use", "model_name"];
+    pub(crate) const SUBAGENTS: &[&str] = &["use", "model_name"];
     /// `summarization`.
-    pub const SUMMARIZATION: &[&str] = &[
+    pub(crate) const SUMMARIZATION: &[&str] = &[
         "use",
         "model_name",
         "trigger",
@@ -62,9 +62,9 @@ pub(super) mod deerflow_keys {
         "summary_prompt",
     ];
     /// `tool_groups[]`.
-    pub const TOOL_GROUP: &[&str] = &["description"];
+    pub(crate) const TOOL_GROUP: &[&str] = &["description"];
     /// `skills`.
-    pub const SKILLS: &[&str] = &["container_path", "use_deferred"];
+    pub(crate) const SKILLS: &[&str] = &["container_path", "use_deferred"];
 }
 
 /// Everything `config.yaml` configures. A missing file means `AppConfig::default()`.

@@ -89,7 +89,7 @@ fn parse_key(key: &str) -> Result<Vec<Segment>, String> {
 
 /// Applies `overrides` to `tree` in order; each must name a key config.yaml knows and keep
 /// the whole valid.
-pub fn apply(tree: &mut Yaml, overrides: &[Override]) -> Result<(), ConfigError> {
+pub(super) fn apply(tree: &mut Yaml, overrides: &[Override]) -> Result<(), ConfigError> {
     for o in overrides {
         let invalid = |message: String| ConfigError::Invalid {
             path: std::path::PathBuf::from("--set"),

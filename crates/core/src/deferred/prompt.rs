@@ -21,7 +21,7 @@ pub fn deferred_tools_section<'a>(names: impl IntoIterator<Item = &'a str>) -> S
 
 /// One server's line in the `servers` listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerLine {
+pub(super) struct ServerLine {
     /// The server's name.
     pub name: String,
     /// How many of its tools are deferred.
@@ -32,7 +32,7 @@ pub struct ServerLine {
 
 /// The `servers` form of the section: what to do, then `- name (N tools): description`
 /// per server, in the order given; empty when there are none. Escaped like the names.
-pub fn servers_section(lines: &[ServerLine]) -> String {
+pub(super) fn servers_section(lines: &[ServerLine]) -> String {
     if lines.is_empty() {
         return String::new();
     }
@@ -50,7 +50,7 @@ pub fn servers_section(lines: &[ServerLine]) -> String {
 }
 
 /// One server's line of the `servers` listing, as written (without its newline).
-pub fn server_line(line: &ServerLine) -> String {
+pub(super) fn server_line(line: &ServerLine) -> String {
     let count = match line.tools {
         1 => "1 tool".to_string(),
         n => format!("{n} tools"),
@@ -64,7 +64,7 @@ pub fn server_line(line: &ServerLine) -> String {
 }
 
 /// A name as the `names` listing writes it.
-pub fn escape(name: &str) -> String {
+pub(super) fn escape(name: &str) -> String {
     name.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -10,16 +10,16 @@ use serde_json::Value;
 use crate::config::{HookGroup, HooksConfig};
 
 /// The project's Claude Code settings files that may hold hooks, by precedence.
-pub const PROJECT_SETTINGS: &[&str] = crate::tools::sandbox::HOOK_SETTINGS;
+pub(crate) const PROJECT_SETTINGS: &[&str] = crate::tools::sandbox::HOOK_SETTINGS;
 
 /// The user's Claude Code settings file.
-pub fn user_settings(home: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn user_settings(home: Option<&Path>) -> Option<PathBuf> {
     home.map(|home| home.join(".claude/settings.json"))
 }
 
 /// The hooks of a settings file's text, and warnings about what was skipped. `Err`: the
 /// file is not JSON, or its `hooks` do not have Claude Code's shape.
-pub fn parse(text: &str) -> Result<(HooksConfig, Vec<String>), String> {
+pub(crate) fn parse(text: &str) -> Result<(HooksConfig, Vec<String>), String> {
     let root: Value =
         serde_json::from_str(text).map_err(|err| format!("it is not valid JSON ({err})"))?;
     let mut config = HooksConfig::default();

@@ -15,11 +15,11 @@ use crate::base::process::ProcessGroupGuard;
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// Bytes kept of each output stream; the rest is read and dropped.
-pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+pub(super) const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 
 /// How one hook process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// It exited with this status.
     Exited(i32),
     /// A signal killed it.
@@ -32,7 +32,7 @@ pub enum Ending {
 
 /// What one hook process produced.
 #[derive(Debug, Clone)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// How it ended.
     pub ending: Ending,
     /// Its standard output, at most [`MAX_OUTPUT_BYTES`], lossy UTF-8.
@@ -47,7 +47,7 @@ pub struct Finished {
 
 /// Runs `command` with `input` on its stdin, in `cwd`, with `env` added to antler's
 /// environment (a hook is the user's own program, run as the user runs it).
-pub async fn run(
+pub(super) async fn run(
     command: &str,
     input: &[u8],
     cwd: &Path,

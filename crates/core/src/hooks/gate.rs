@@ -17,7 +17,7 @@ use crate::tools::{Effect, PreparedCall, Tool, ToolContext, ToolOutput, schema_c
 
 /// The hooks' gate.
 #[derive(Debug)]
-pub struct HookGate {
+pub(crate) struct HookGate {
     hooks: Arc<Hooks>,
     /// `PreToolUse` context waiting for its call's result, by call id.
     context: Mutex<HashMap<String, String>>,
@@ -26,7 +26,7 @@ pub struct HookGate {
 impl HookGate {
     /// The gate over `hooks`; `None` when no tool hook is configured (a session without
     /// them has no gate to pass).
-    pub fn new(hooks: Arc<Hooks>) -> Option<Self> {
+    pub(crate) fn new(hooks: Arc<Hooks>) -> Option<Self> {
         (hooks.has(HookEvent::PreToolUse) || hooks.has(HookEvent::PostToolUse)).then(|| Self {
             hooks,
             context: Mutex::default(),

@@ -9,10 +9,10 @@
 //! nothing a tool returns or the model says becomes a hook, and no hook's command is
 //! built from an event's data (the data goes on stdin, never into the command line).
 
-pub mod claude;
+pub(crate) mod claude;
 mod exec;
-pub mod gate;
-pub mod reply;
+pub(crate) mod gate;
+pub(crate) mod reply;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -10,7 +10,7 @@ use super::exec::{Ending, Finished};
 use crate::protocol::HookDecision;
 
 /// The most characters of context one hook may add for the model.
-pub const MAX_CONTEXT_CHARS: usize = 10_000;
+pub(crate) const MAX_CONTEXT_CHARS: usize = 10_000;
 
 /// One hook's answer.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -35,7 +35,7 @@ pub struct Reply {
 
 /// Reads `finished`; `plain_context`: plain stdout is context (UserPromptSubmit,
 /// SessionStart).
-pub fn read(finished: &Finished, plain_context: bool) -> Reply {
+pub(crate) fn read(finished: &Finished, plain_context: bool) -> Reply {
     let mut reply = Reply::default();
     let stderr = finished.stderr.trim();
     match &finished.ending {

@@ -22,7 +22,7 @@ use crate::config::{McpServerConfig, TransportKind};
 /// ([`ProgressRoutes`](super::progress::ProgressRoutes)); a changed prompt list (seen by
 /// the transport too) marks the prompts held as stale.
 #[derive(Clone, Default)]
-pub struct Client {
+pub(super) struct Client {
     /// The calls in flight that listen for progress, by progress token.
     pub progress: super::progress::ProgressRoutes,
     /// Set by `prompts/list_changed` ([`Incoming::prompts_changed`]): the prompts held are
@@ -74,11 +74,11 @@ impl ClientHandler for Client {
 }
 
 /// A live connection.
-pub type McpService = RunningService<RoleClient, Client>;
+pub(super) type McpService = RunningService<RoleClient, Client>;
 
 /// A server that completed the handshake and listed its tools. Its fields are updated by
 /// re-listing and taken apart on shutdown.
-pub struct Connection {
+pub(super) struct Connection {
     /// The running client.
     pub service: McpService,
     /// Kills a stdio server's process group if it is dropped without a clean shutdown.
@@ -111,7 +111,7 @@ pub struct Connection {
 
 /// Connects, handshakes and lists tools, all within the server's start-up timeout. The
 /// `changes` generation is bumped whenever the server announces a changed tool list.
-pub async fn connect(
+pub(super) async fn connect(
     config: &McpServerConfig,
     changes: watch::Sender<u64>,
     tokens: Option<&oauth::TokenStore>,

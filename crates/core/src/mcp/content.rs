@@ -8,13 +8,13 @@ use crate::protocol::ImagePart;
 use crate::tools::builtin::view_image::{MAX_IMAGE_BYTES, media_type};
 
 /// At most this many images of one result are attached.
-pub const MAX_IMAGES: usize = 4;
+pub(super) const MAX_IMAGES: usize = 4;
 
 /// Joins the result's content blocks into text. Text is kept as is; binary content is
 /// described rather than dumped (the model cannot read base64 and it wastes tokens).
 /// Structured content (`structuredContent`) follows as compact JSON, unless a text block
 /// already is that JSON (servers are asked to include it as text too): never twice.
-pub fn result_text(result: &CallToolResult) -> String {
+pub(super) fn result_text(result: &CallToolResult) -> String {
     let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
     if let Some(value) = result.structured_content.as_ref().filter(|v| !v.is_null()) {
         let compact = value.to_string();
@@ -41,7 +41,7 @@ pub fn result_text(result: &CallToolResult) -> String {
 
 /// The images of a tool result that can be attached (see [`image_part`]), at most
 /// [`MAX_IMAGES`].
-pub fn result_images(result: &CallToolResult, label: &str) -> Vec<ImagePart> {
+pub(super) fn result_images(result: &CallToolResult, label: &str) -> Vec<ImagePart> {
     result
         .content
         .iter()
@@ -56,7 +56,7 @@ pub fn result_images(result: &CallToolResult, label: &str) -> Vec<ImagePart> {
 /// `data` (base64) as an image to attach, if it is one a model can be shown: declared an
 /// image, valid base64 of a type `view_image` accepts (by its bytes, whatever was
 /// declared), and no larger than it allows. `label` says where it came from.
-pub fn image_part(mime_type: Option<&str>, data: &str, label: &str) -> Option<ImagePart> {
+pub(super) fn image_part(mime_type: Option<&str>, data: &str, label: &str) -> Option<ImagePart> {
     if !mime_type?.trim().to_ascii_lowercase().starts_with("image/") {
         return None;
     }
@@ -78,7 +78,7 @@ pub fn image_part(mime_type: Option<&str>, data: &str, label: &str) -> Option<Im
 }
 
 /// A resource's contents as text: its text under its URI, binary contents described.
-pub fn resource_text(contents: &ResourceContents) -> String {
+pub(super) fn resource_text(contents: &ResourceContents) -> String {
     match contents {
         ResourceContents::TextResourceContents { uri, text, .. } => {
             format!("[resource {uri}]\n{text}")
@@ -98,7 +98,7 @@ pub fn resource_text(contents: &ResourceContents) -> String {
 }
 
 /// One content block as text.
-pub fn block_text(block: &ContentBlock) -> String {
+pub(super) fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
         ContentBlock::Image(image) => {

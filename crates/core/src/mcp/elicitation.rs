@@ -30,7 +30,7 @@ const MAX_URL: usize = 2048;
 const MAX_CHOICES: usize = 100;
 
 /// A request handed from the connection's handler to the call in flight.
-pub struct HandedRequest {
+pub(crate) struct HandedRequest {
     /// What the server asks.
     pub params: ElicitRequestParams,
     /// Where the answer goes.
@@ -42,7 +42,7 @@ type Taker = (u64, mpsc::UnboundedSender<HandedRequest>);
 
 /// The calls in flight on one connection that can take a request, oldest first.
 #[derive(Clone, Default)]
-pub struct Route {
+pub(crate) struct Route {
     calls: Arc<Mutex<Vec<Taker>>>,
 }
 
@@ -53,7 +53,7 @@ impl Route {
 
     /// Registers a call; its requests arrive on the guard's receiver until the guard is
     /// dropped (however the call ends: answered, timed out, or dropped with its run).
-    pub fn join(&self) -> Joined {
+    pub(crate) fn join(&self) -> Joined {
         static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (sender, receiver) = mpsc::unbounded_channel();
@@ -67,7 +67,7 @@ impl Route {
 
     /// Hands `params` to the oldest call in flight and waits for its answer; declined when
     /// no call is in flight (or it ended first).
-    pub async fn ask(&self, params: ElicitRequestParams) -> ElicitResult {
+    pub(crate) async fn ask(&self, params: ElicitRequestParams) -> ElicitResult {
         let (reply, answer) = oneshot::channel();
         let sent = {
             let mut calls = self.calls();
@@ -85,7 +85,7 @@ impl Route {
 }
 
 /// A call's place in its connection's [`Route`], given up when dropped.
-pub struct Joined {
+pub(crate) struct Joined {
     route: Route,
     serial: u64,
     /// The server's requests for input during the call.
@@ -105,7 +105,7 @@ fn declined() -> ElicitResult {
 
 /// The session's requests waiting for a front-end's answer, by id. Only an interactive
 /// session has one.
-pub type Elicitations = crate::base::pending::Pending<ElicitationAnswer>;
+pub(crate) type Elicitations = crate::base::pending::Pending<ElicitationAnswer>;
 
 /// Who answers a server's requests for input.
 #[derive(Debug, Clone)]
@@ -144,10 +144,10 @@ impl Unattended {
     }
 }
 
-pub use crate::base::pending::next_id;
+pub(crate) use crate::base::pending::next_id;
 
 /// The answer as the server is sent it.
-pub fn result_of(answer: ElicitationAnswer) -> ElicitResult {
+pub(crate) fn result_of(answer: ElicitationAnswer) -> ElicitResult {
     use rmcp::model::ElicitationAction as Action;
     match answer {
         ElicitationAnswer::Accept(values) => {
@@ -164,7 +164,7 @@ fn text(value: Option<&Value>) -> String {
 
 /// The server's request as a front-end shows it, or why it cannot be shown (then it is
 /// declined): a form of the field kinds the protocol allows, or an `http(s)` URL.
-pub fn request_of(
+pub(crate) fn request_of(
     id: u64,
     server: &str,
     params: &ElicitRequestParams,

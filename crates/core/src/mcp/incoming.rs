@@ -15,11 +15,11 @@ use rmcp::model::{
 use tokio::sync::watch;
 
 /// The error code of a synthesized answer to a call whose real answer was unreadable.
-pub const UNREADABLE_ANSWER: ErrorCode = ErrorCode(-32_098);
+pub(super) const UNREADABLE_ANSWER: ErrorCode = ErrorCode(-32_098);
 
 /// What to do with one message from the server.
 #[derive(Debug)]
-pub enum Verdict {
+pub(super) enum Verdict {
     /// Hand it to rmcp (possibly an error answer standing in for an unreadable one).
     Deliver(Box<ServerJsonRpcMessage>),
     /// Ignore it (text a server printed on stdout, a notification antler does not know).
@@ -32,7 +32,7 @@ pub enum Verdict {
 /// closed, if it was, and where a changed tool list is announced. Shared by a transport
 /// and the server that owns it.
 #[derive(Debug, Clone, Default)]
-pub struct Incoming {
+pub(super) struct Incoming {
     ids: Arc<Mutex<Ids>>,
     fault: Arc<OnceLock<String>>,
     changes: Option<watch::Sender<u64>>,
@@ -186,7 +186,7 @@ impl Incoming {
     /// here, as the message is read, rather than in rmcp's handler, which runs in a task
     /// of its own: so the change is seen before the answer the server sent after it (a
     /// tool that changes the tool list is followed by a step that sees the new list).
-    pub fn announcing(changes: watch::Sender<u64>) -> Self {
+    pub(super) fn announcing(changes: watch::Sender<u64>) -> Self {
         Self {
             changes: Some(changes),
             ..Self::default()
@@ -195,7 +195,7 @@ impl Incoming {
 
     /// Set whenever the server announces `prompts/list_changed`; whoever lists the
     /// prompts again clears it.
-    pub fn prompts_changed(&self) -> Arc<std::sync::atomic::AtomicBool> {
+    pub(super) fn prompts_changed(&self) -> Arc<std::sync::atomic::AtomicBool> {
         self.prompts_changed.clone()
     }
 
@@ -206,14 +206,14 @@ impl Incoming {
     }
 
     /// Notes a message antler sends: a request's id is now expected back.
-    pub fn sent(&self, message: &ClientJsonRpcMessage) {
+    pub(super) fn sent(&self, message: &ClientJsonRpcMessage) {
         if let JsonRpcMessage::Request(request) = message {
             self.ids().outstanding.insert(request.id.clone());
         }
     }
 
     /// Why the connection was closed by [`Verdict::Close`], once it was.
-    pub fn fault(&self) -> Option<&str> {
+    pub(super) fn fault(&self) -> Option<&str> {
         self.fault.get().map(String::as_str)
     }
 
@@ -224,7 +224,7 @@ impl Incoming {
     }
 
     /// Judges one message (a line of stdio, the data of an SSE event).
-    pub fn judge(&self, bytes: &[u8]) -> Verdict {
+    pub(super) fn judge(&self, bytes: &[u8]) -> Verdict {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         let parsed = std::str::from_utf8(bytes)
             .map_err(|e| format!("it is not valid UTF-8 (at byte {})", e.valid_up_to()))
@@ -238,7 +238,7 @@ impl Incoming {
     }
 
     /// A message a transport parsed itself: an answer must answer a request antler sent.
-    pub fn check_id(&self, message: ServerJsonRpcMessage) -> Verdict {
+    pub(super) fn check_id(&self, message: ServerJsonRpcMessage) -> Verdict {
         let answered = match &message {
             JsonRpcMessage::Response(response) => Some(Some(response.id.clone())),
             JsonRpcMessage::Error(error) => Some(error.id.clone()),

@@ -360,7 +360,7 @@ impl ManifestStore {
 /// started in (a relative `./server.py` is another program in another folder). Settings
 /// that only decide what antler does with the tools (filters, `defer`, timeouts) are left
 /// out: changing them needs no new listing.
-pub fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
+pub(crate) fn entry_hash(config: &McpServerConfig, cwd: &Path) -> String {
     #[derive(Serialize)]
     struct Identity<'a> {
         name: &'a str,

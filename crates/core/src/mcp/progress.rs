@@ -25,7 +25,9 @@ const MESSAGE_CHARS: usize = 120;
 /// The calls in flight that listen for progress, by token; shared by a connection's handler
 /// and its calls.
 #[derive(Clone, Default)]
-pub struct ProgressRoutes(Arc<Mutex<HashMap<ProgressToken, watch::Sender<Option<ToolProgress>>>>>);
+pub(super) struct ProgressRoutes(
+    Arc<Mutex<HashMap<ProgressToken, watch::Sender<Option<ToolProgress>>>>>,
+);
 
 impl ProgressRoutes {
     fn lock(&self) -> MutexGuard<'_, HashMap<ProgressToken, watch::Sender<Option<ToolProgress>>>> {

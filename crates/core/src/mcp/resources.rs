@@ -29,7 +29,7 @@ const MAX_URI_CHARS: usize = 4096;
 const DESCRIPTION_CHARS: usize = 200;
 
 /// The two tools, when any of `servers` offers resources.
-pub async fn resource_tools(servers: &[Arc<McpServer>]) -> Vec<Arc<dyn Tool>> {
+pub(super) async fn resource_tools(servers: &[Arc<McpServer>]) -> Vec<Arc<dyn Tool>> {
     let mut offering = Vec::new();
     for server in servers {
         if server.offers(Feature::Resources).await {

@@ -20,7 +20,7 @@ use super::manifest::{Manifest, ManifestView};
 pub(super) use super::progress::ToolProgress;
 use super::readable::readable_error;
 pub use super::server_state::StartPlan;
-pub use features::{Feature, ResourceListing};
+pub(super) use features::{Feature, ResourceListing};
 
 mod features;
 use super::server_state::{Known, Live, State};

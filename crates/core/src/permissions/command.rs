@@ -82,7 +82,7 @@ fn is_simple(command: &str) -> bool {
 
 /// Whether an allow rule or an "always" approval may cover `command` at all: a simple
 /// command that writes no file it names and touches no instructions file.
-pub fn coverable(command: &str) -> bool {
+pub(crate) fn coverable(command: &str) -> bool {
     is_simple(command) && !names_output(command) && !mentions_instructions(command)
 }
 
@@ -107,7 +107,7 @@ fn names_output(command: &str) -> bool {
 /// Whether a word of `command` names an instructions file (AGENTS.md, CLAUDE.md), whose
 /// text instructs later sessions.
 /// Anywhere in it, in any case: `-oAGENTS.md`, `wAGENTS.md` and `AGENTS.md/` write it too.
-pub fn mentions_instructions(command: &str) -> bool {
+pub(crate) fn mentions_instructions(command: &str) -> bool {
     let lower = command.to_lowercase();
     crate::config::INSTRUCTION_FILES
         .iter()
@@ -116,7 +116,7 @@ pub fn mentions_instructions(command: &str) -> bool {
 
 /// Whether `text` (a path or a command) names a project skills folder, whose skills
 /// instruct later sessions.
-pub fn mentions_skills(text: &str) -> bool {
+pub(crate) fn mentions_skills(text: &str) -> bool {
     let lower = text.to_lowercase();
     crate::config::SKILL_FOLDERS
         .iter()
@@ -129,7 +129,7 @@ pub fn mentions_skills(text: &str) -> bool {
 /// program without its folder (`/bin/rm -rf x` is `rm -rf x`). Best effort: a shell can be
 /// made to run a denied program in ways no pattern sees (`eval`, `sh -c`, quoting), which
 /// is why commands ask by default.
-pub fn parts(command: &str) -> Vec<String> {
+pub(crate) fn parts(command: &str) -> Vec<String> {
     let mut parts = vec![command.trim().to_string()];
     for piece in command
         .split([';', '&', '|', '\n', '\r', '`', '(', ')', '{', '}'])
@@ -179,7 +179,7 @@ fn normalised(piece: &str) -> String {
 /// subcommands the subcommand too (`git status`, `cargo test`). `None` when none can be
 /// offered: a command that is not [`coverable`], a program given by its path (a script
 /// can change), a runner, or a program with subcommands without one (`git -C x push`).
-pub fn prefix(command: &str) -> Option<Vec<String>> {
+pub(crate) fn prefix(command: &str) -> Option<Vec<String>> {
     if !coverable(command) {
         return None;
     }
@@ -208,7 +208,7 @@ pub fn prefix(command: &str) -> Option<Vec<String>> {
 }
 
 /// Whether the coverable `command` starts with the words of `prefix`.
-pub fn starts_with(command: &str, prefix: &[String]) -> bool {
+pub(crate) fn starts_with(command: &str, prefix: &[String]) -> bool {
     let words: Vec<&str> = command.split_whitespace().collect();
     coverable(command)
         && !prefix.is_empty()

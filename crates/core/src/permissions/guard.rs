@@ -484,7 +484,7 @@ fn write_in(folder: &Folder, name: &OsStr, content: &[u8], mode: u32) -> std::io
 }
 
 /// Whether `text` names the watched file `path` (its name, in any case).
-pub fn mentions(text: &str, path: &Path) -> bool {
+pub(crate) fn mentions(text: &str, path: &Path) -> bool {
     path.file_name().is_some_and(|name| {
         let name = name.as_bytes().to_ascii_lowercase();
         text.to_ascii_lowercase()

@@ -6,11 +6,11 @@
 //! reads, or it waits for the user's answer (the chat), announced as
 //! [`Event::ApprovalRequested`] and answered through [`Approvals`].
 
-pub mod command;
+pub(crate) mod command;
 mod gate;
-pub mod guard;
-pub mod policy;
-pub mod store;
+pub(crate) mod guard;
+pub(crate) mod policy;
+pub(crate) mod store;
 #[cfg(test)]
 mod testing;
 mod watch;

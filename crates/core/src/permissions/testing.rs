@@ -9,7 +9,7 @@ use crate::tools::{
 };
 
 /// A tool of `effect` whose subject is its `subject` argument.
-pub struct Fake {
+pub(super) struct Fake {
     info: ToolInfo,
     effect: Effect,
     subject: &'static str,
@@ -17,7 +17,12 @@ pub struct Fake {
 
 impl Fake {
     /// A tool named `name`, described by `description`.
-    pub fn new(name: &str, description: &str, effect: Effect, subject: &'static str) -> Self {
+    pub(super) fn new(
+        name: &str,
+        description: &str,
+        effect: Effect,
+        subject: &'static str,
+    ) -> Self {
         Self {
             info: ToolInfo {
                 name: name.to_string(),
@@ -33,7 +38,7 @@ impl Fake {
     }
 
     /// A call of this tool with `subject` as its subject argument.
-    pub fn call(&self, id: &str, subject: &str) -> ToolCall {
+    pub(super) fn call(&self, id: &str, subject: &str) -> ToolCall {
         ToolCall {
             id: id.to_string(),
             name: self.info.name.clone(),
@@ -58,7 +63,7 @@ impl Tool for Fake {
 }
 
 /// The context of call `id` in turn 1, its events to `events`.
-pub fn context<'a>(id: &str, events: EventEmitter<'a>, scope: RunScope) -> ToolContext<'a> {
+pub(super) fn context<'a>(id: &str, events: EventEmitter<'a>, scope: RunScope) -> ToolContext<'a> {
     ToolContext {
         call_id: id.to_string(),
         turn: 1,

@@ -14,9 +14,9 @@ use serde_json::Value;
 use crate::protocol::{ErrorKind, FinishReason, Message, ToolCall, Usage};
 
 pub mod embedded;
-pub mod openai;
-pub mod replay;
-pub mod resolve;
+pub(crate) mod openai;
+pub(crate) mod replay;
+pub(crate) mod resolve;
 #[cfg(test)]
 pub(crate) mod testing;
 pub(crate) mod text_calls;

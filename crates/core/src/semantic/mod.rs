@@ -7,7 +7,7 @@ mod bert;
 pub mod cache;
 mod encoder;
 mod error;
-pub mod install;
+pub(crate) mod install;
 mod model;
 pub(crate) mod wordpiece;
 

@@ -22,12 +22,12 @@ pub(crate) struct WordPiece {
 
 impl WordPiece {
     /// Reads a vocabulary with one token per line; line `i` is row `i`.
-    pub fn new(vocab: &str) -> Self {
+    pub(crate) fn new(vocab: &str) -> Self {
         Self::from_tokens(vocab.lines().enumerate().map(|(i, t)| (t, i)))
     }
 
     /// A vocabulary of `(token, row)` pairs; the first row given for a token wins.
-    pub fn from_tokens<'a>(tokens: impl Iterator<Item = (&'a str, usize)>) -> Self {
+    pub(crate) fn from_tokens<'a>(tokens: impl Iterator<Item = (&'a str, usize)>) -> Self {
         let mut ids = HashMap::new();
         let mut longest = 1;
         for (token, row) in tokens {
@@ -44,31 +44,31 @@ impl WordPiece {
     }
 
     /// The highest row of any token.
-    pub fn max_row(&self) -> Option<u32> {
+    pub(crate) fn max_row(&self) -> Option<u32> {
         self.ids.values().copied().max()
     }
 
     /// Words that cannot be cut become `token` (if the vocabulary has it) instead of being
     /// skipped.
-    pub fn with_unknown(mut self, token: &str) -> Self {
+    pub(crate) fn with_unknown(mut self, token: &str) -> Self {
         self.unknown = self.id(token);
         self
     }
 
     /// The row of `token`.
-    pub fn id(&self, token: &str) -> Option<u32> {
+    pub(crate) fn id(&self, token: &str) -> Option<u32> {
         self.ids.get(token).copied()
     }
 
     /// Appends the rows of `text`'s tokens to `out`. Each token comes with whether it was a
     /// CJK character (the caller may trust those less).
-    pub fn tokenize(&self, text: &str, out: &mut Vec<(u32, bool)>) {
+    pub(crate) fn tokenize(&self, text: &str, out: &mut Vec<(u32, bool)>) {
         self.tokenize_at_most(text, usize::MAX, out);
     }
 
     /// Like [`WordPiece::tokenize`], stopping once `out` holds at least `limit` tokens: a
     /// caller that keeps only the first tokens never reads the rest of a huge text.
-    pub fn tokenize_at_most(&self, text: &str, limit: usize, out: &mut Vec<(u32, bool)>) {
+    pub(crate) fn tokenize_at_most(&self, text: &str, limit: usize, out: &mut Vec<(u32, bool)>) {
         let mut word = String::new();
         for c in text.chars() {
             if out.len() >= limit {

@@ -22,7 +22,7 @@ const LIST_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 const MAX_URI_CHARS: usize = 2048;
 
 /// Workspace files, then the MCP servers' resources.
-pub async fn attachable(mcp: &McpManager, workspace: Workspace) -> Vec<Attachment> {
+pub(super) async fn attachable(mcp: &McpManager, workspace: Workspace) -> Vec<Attachment> {
     let files = tokio::task::spawn_blocking(move || attachable_files(&workspace, MAX_FILES))
         .await
         .unwrap_or_default();
@@ -61,7 +61,7 @@ pub async fn attachable(mcp: &McpManager, workspace: Workspace) -> Vec<Attachmen
 
 /// `text` with each attachment read and appended, or the first that cannot be read and
 /// why.
-pub async fn attach(
+pub(super) async fn attach(
     text: &str,
     attachments: &[Attachment],
     mcp: &McpManager,

@@ -38,7 +38,7 @@ pub struct InstructionsError {
 
 /// The prompt's parts, and the instruction files they came from.
 #[derive(Debug, Clone, Default)]
-pub struct Instructions {
+pub(crate) struct Instructions {
     /// For the system prompt.
     pub parts: PromptParts,
     /// The files read, in the order they appear.
@@ -48,7 +48,7 @@ pub struct Instructions {
 impl Instructions {
     /// Reads everything `options`, `configured` (config.yaml's `instructions:`), the user's
     /// config folder and the project around `workspace` give.
-    pub fn load(
+    pub(crate) fn load(
         options: &PromptOptions,
         configured: Option<&str>,
         config_dir: Option<&Path>,
@@ -153,7 +153,7 @@ fn project_files(workspace: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
 /// Every path an instructions file of a session could be at, found or not (a new one
 /// would instruct the next session): each name in the user's config folder and in every
 /// project folder.
-pub fn candidate_paths(config_dir: Option<&Path>, workspace: &Path) -> Vec<PathBuf> {
+pub(crate) fn candidate_paths(config_dir: Option<&Path>, workspace: &Path) -> Vec<PathBuf> {
     config_dir
         .into_iter()
         .chain(crate::config::project_folders(workspace))

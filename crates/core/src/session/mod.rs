@@ -7,7 +7,7 @@
 pub mod assembly;
 mod attach;
 pub mod controller;
-pub mod handle;
-pub mod instructions;
+pub(crate) mod handle;
+pub(crate) mod instructions;
 
 pub use handle::{PermissionOptions, Session, SessionError, SessionOptions, StartThread};

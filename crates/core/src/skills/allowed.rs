@@ -9,7 +9,7 @@ use crate::tools::ToolSource;
 
 /// Tools a restricting skill never takes away: they only find and load tools and skills,
 /// or ask the user.
-pub const ALWAYS_ALLOWED: &[&str] = &[
+pub(crate) const ALWAYS_ALLOWED: &[&str] = &[
     crate::protocol::SEARCH_TOOL,
     super::load::LOAD_SKILL,
     "call_tool",

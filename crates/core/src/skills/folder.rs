@@ -11,11 +11,11 @@ use sha2::{Digest, Sha256};
 use super::SkillProblem;
 
 /// The most entries a skill's folder may hold.
-pub const MAX_ENTRIES: usize = 1000;
+pub(crate) const MAX_ENTRIES: usize = 1000;
 /// How deep a skill's folder may nest.
 const MAX_DEPTH: usize = 8;
 /// The most a project skill's files may hold in all (each is read to be hashed).
-pub const MAX_HASHED_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_HASHED_BYTES: u64 = 16 << 20;
 
 /// One file of a skill's folder, relative to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub struct Entry {
 
 /// The files of the folder `dir` (canonical), sorted, with every link checked to stay in
 /// it. Nothing is read.
-pub fn entries(dir: &Path) -> Result<Vec<Entry>, SkillProblem> {
+pub(crate) fn entries(dir: &Path) -> Result<Vec<Entry>, SkillProblem> {
     let mut found = Vec::new();
     walk(dir, dir, 0, &mut found)?;
     found.sort_by(|a, b| a.path.cmp(&b.path));
@@ -104,7 +104,7 @@ fn walk(root: &Path, dir: &Path, depth: usize, found: &mut Vec<Entry>) -> Result
 /// Checks that no link in the folder `root` (canonical) leads out of it, from the
 /// directory entries' types alone: nothing but links is looked at, nothing is read. What
 /// discovery checks of a skill it does not hash.
-pub fn check_links(root: &Path) -> Result<(), SkillProblem> {
+pub(crate) fn check_links(root: &Path) -> Result<(), SkillProblem> {
     let mut pending = vec![(root.to_path_buf(), 0usize)];
     let mut seen = 0usize;
     while let Some((dir, depth)) = pending.pop() {
@@ -149,7 +149,7 @@ pub fn check_links(root: &Path) -> Result<(), SkillProblem> {
 
 /// The SHA-256 (hex) of the folder: every file's path, mode and content, in order; and the
 /// SKILL.md as hashed, so that what is parsed is what was trusted.
-pub fn hash(dir: &Path, entries: &[Entry]) -> Result<(String, Vec<u8>), SkillProblem> {
+pub(crate) fn hash(dir: &Path, entries: &[Entry]) -> Result<(String, Vec<u8>), SkillProblem> {
     use std::os::unix::ffi::OsStrExt;
     let total = entries
         .iter()

@@ -14,17 +14,17 @@ use crate::config::{Segment, locate};
 /// The most a SKILL.md may hold: past this it is not a set of instructions.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The most the frontmatter may hold (a description is at most 1,024 characters).
-pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+pub(super) const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 /// The longest description the format allows.
-pub const MAX_DESCRIPTION_CHARS: usize = 1024;
+pub(super) const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// The longest `compatibility` the format allows.
-pub const MAX_COMPATIBILITY_CHARS: usize = 500;
+pub(super) const MAX_COMPATIBILITY_CHARS: usize = 500;
 /// Reads are this small so that little past the frontmatter is read.
 const CHUNK: usize = 256;
 
 /// The frontmatter's fields, checked.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Frontmatter {
+pub(super) struct Frontmatter {
     pub name: String,
     pub description: String,
     pub license: Option<String>,
@@ -114,7 +114,7 @@ fn read_block(source: &mut impl Read) -> Result<(String, u64, u64), SkillProblem
 
 /// Reads and checks the frontmatter of `source`. `folder` is the name of the skill's
 /// folder, which `name` must equal.
-pub fn read(source: &mut impl Read, folder: &str) -> Result<Frontmatter, SkillProblem> {
+pub(super) fn read(source: &mut impl Read, folder: &str) -> Result<Frontmatter, SkillProblem> {
     let (text, body_offset, bytes_read) = read_block(source)?;
     let mut front = parse(&text, folder)?;
     front.body_offset = body_offset;

@@ -18,15 +18,15 @@ use crate::tools::{
 };
 
 /// The tool's name.
-pub const LOAD_SKILL: &str = crate::protocol::LOAD_SKILL_TOOL;
+pub(crate) const LOAD_SKILL: &str = crate::protocol::LOAD_SKILL_TOOL;
 /// The most of a body that is read.
-pub const MAX_BODY_BYTES: usize = 32 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
 /// The most files named.
 const MAX_FILES_SHOWN: usize = 100;
 
 /// A skill loaded: the text the model reads and what it cost.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The body, folder and files, as one text.
     pub text: String,
     /// Its estimated tokens.
@@ -34,7 +34,7 @@ pub struct Loaded {
 }
 
 /// Reads `skill` now.
-pub fn load(skill: &Skill) -> Result<Loaded, String> {
+pub(crate) fn load(skill: &Skill) -> Result<Loaded, String> {
     let entries = folder::entries(&skill.dir).map_err(|p| p.message)?;
     let mut hashed = None;
     if let Some(trusted) = &skill.sha256 {
@@ -150,7 +150,7 @@ fn body_of(skill: &Skill, mut bytes: Vec<u8>, from_body: bool) -> Result<String,
 
 /// The thread-state change of loading `skill`: it is loaded and active, and the deferred
 /// MCP tools its `allowed-tools` names exactly are promoted.
-pub fn state_update(skill: &Skill, catalog: Option<&DeferredCatalog>) -> StateUpdate {
+pub(crate) fn state_update(skill: &Skill, catalog: Option<&DeferredCatalog>) -> StateUpdate {
     let promoted = catalog
         .zip(skill.allowed_tools.as_ref())
         .and_then(|(catalog, allowed)| {
@@ -173,7 +173,7 @@ pub fn state_update(skill: &Skill, catalog: Option<&DeferredCatalog>) -> StateUp
 }
 
 /// The event of a load.
-pub fn loaded_event(turn: u32, skill: &Skill, tokens: usize, by: SkillLoadedBy) -> Event {
+pub(crate) fn loaded_event(turn: u32, skill: &Skill, tokens: usize, by: SkillLoadedBy) -> Event {
     Event::SkillLoaded {
         turn,
         name: skill.name.clone(),
@@ -184,7 +184,7 @@ pub fn loaded_event(turn: u32, skill: &Skill, tokens: usize, by: SkillLoadedBy) 
 }
 
 /// What the model gets for a name that is no usable skill: the closest ones.
-pub fn unknown(skills: &SkillSet, name: &str) -> String {
+pub(crate) fn unknown(skills: &SkillSet, name: &str) -> String {
     let mut text = format!(
         "Error: there is no skill named `{}`.",
         crate::base::text::quoted(name)
@@ -208,7 +208,7 @@ pub fn unknown(skills: &SkillSet, name: &str) -> String {
 }
 
 /// Loads `skill` for the model: the output, its state update, the event, the read grant.
-pub fn for_model(
+pub(crate) fn for_model(
     skill: &Skill,
     catalog: Option<&DeferredCatalog>,
     reads: &SkillReads,
@@ -232,7 +232,7 @@ pub fn for_model(
 }
 
 /// `load_skill`.
-pub struct LoadSkill {
+pub(crate) struct LoadSkill {
     info: ToolInfo,
     skills: Arc<SkillSet>,
     catalog: Option<Arc<DeferredCatalog>>,
@@ -242,7 +242,7 @@ pub struct LoadSkill {
 impl LoadSkill {
     /// The tool over `skills`; `catalog` is the deferred catalog whose tools a skill's
     /// `allowed-tools` promotes.
-    pub fn new(
+    pub(crate) fn new(
         skills: Arc<SkillSet>,
         catalog: Option<Arc<DeferredCatalog>>,
         reads: SkillReads,

@@ -9,13 +9,13 @@
 //! order of precedence. A project skill is a project file: it is used only once trusted,
 //! by the hash of its whole folder.
 
-pub mod allowed;
+pub(crate) mod allowed;
 pub mod discover;
-pub mod folder;
+pub(crate) mod folder;
 mod frontmatter;
 pub mod listing;
-pub mod load;
-pub mod name;
+pub(crate) mod load;
+pub(crate) mod name;
 mod search_tool;
 
 use std::collections::BTreeMap;

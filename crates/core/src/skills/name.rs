@@ -4,10 +4,10 @@
 //! chooses only ever looks a skill up.
 
 /// The longest name.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 
 /// Why `name` is not a skill name; `None` when it is one.
-pub fn problem(name: &str) -> Option<&'static str> {
+pub(crate) fn problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         return Some("it is empty");
     }

@@ -17,7 +17,7 @@ const SKILL_HITS: usize = 3;
 const SKILL_PREFIX: &str = "skill:";
 
 /// The wrapper.
-pub struct SkillSearch {
+pub(super) struct SkillSearch {
     inner: Arc<dyn Tool>,
     info: ToolInfo,
     skills: Arc<SkillSet>,
@@ -27,7 +27,7 @@ pub struct SkillSearch {
 
 impl SkillSearch {
     /// `inner` (the deferred setup's `tool_search`), finding `skills` too.
-    pub fn new(
+    pub(super) fn new(
         inner: Arc<dyn Tool>,
         skills: Arc<SkillSet>,
         catalog: Option<Arc<DeferredCatalog>>,

@@ -2,13 +2,13 @@
 //! `config.yaml`), built-in tools, and MCP tools.
 
 mod assemble;
-pub mod builtin;
+pub(crate) mod builtin;
 mod call;
 mod context;
-pub mod naming;
+pub(crate) mod naming;
 mod registry;
 pub mod sandbox;
-pub mod schema_check;
+pub(crate) mod schema_check;
 mod tool;
 
 pub use assemble::{Toolset, assemble_toolset};

@@ -10,17 +10,17 @@ use std::collections::HashSet;
 use sha2::{Digest, Sha256};
 
 /// The longest name OpenAI-compatible APIs accept.
-pub const MAX_TOOL_NAME_LEN: usize = 64;
+pub(crate) const MAX_TOOL_NAME_LEN: usize = 64;
 /// Hex characters of the disambiguating hash suffix.
 const HASH_LEN: usize = 8;
 
 /// Replaces every character outside `[A-Za-z0-9_-]` with `_`.
-pub fn sanitize(raw: &str) -> String {
+pub(crate) fn sanitize(raw: &str) -> String {
     raw.chars().map(safe_char).collect()
 }
 
 /// `c` if it may be in a tool name, else `_` (what [`sanitize`] does to each character).
-pub fn safe_char(c: char) -> char {
+pub(crate) fn safe_char(c: char) -> char {
     if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
         c
     } else {
@@ -30,7 +30,7 @@ pub fn safe_char(c: char) -> char {
 
 /// The full name before length limits and collisions: `{server}_{tool}` or just `{tool}`,
 /// sanitised; `tool` if that would be empty.
-pub fn base_name(server: &str, tool: &str, prefix: bool) -> String {
+pub(crate) fn base_name(server: &str, tool: &str, prefix: bool) -> String {
     let raw = if prefix {
         format!("{server}_{tool}")
     } else {
@@ -47,7 +47,7 @@ pub fn base_name(server: &str, tool: &str, prefix: bool) -> String {
 /// Hands out unique names for the MCP tools of one toolset. Feed it servers in config order
 /// and tools in listing order so the names are the same on every run.
 #[derive(Debug)]
-pub struct ToolNamer {
+pub(crate) struct ToolNamer {
     used: HashSet<String>,
 }
 
@@ -59,7 +59,7 @@ impl Default for ToolNamer {
 
 impl ToolNamer {
     /// A namer with only antler's reserved names ([`crate::tools::RESERVED_NAMES`]) taken.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             used: crate::tools::RESERVED_NAMES
                 .iter()
@@ -70,7 +70,7 @@ impl ToolNamer {
 
     /// The name for `tool` of `server`. Too long or already taken: the name is cut and gets
     /// a short hash of the server and tool names, so it stays stable and readable.
-    pub fn name(&mut self, server: &str, tool: &str, prefix: bool) -> String {
+    pub(crate) fn name(&mut self, server: &str, tool: &str, prefix: bool) -> String {
         let base = base_name(server, tool, prefix);
         if base.len() <= MAX_TOOL_NAME_LEN && self.used.insert(base.clone()) {
             return base;

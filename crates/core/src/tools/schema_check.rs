@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 /// The first way `value` breaks `schema`, as a sentence.
-pub fn problem(schema: &Value, value: &Value) -> Option<String> {
+pub(crate) fn problem(schema: &Value, value: &Value) -> Option<String> {
     at(schema, value, "the arguments", 0)
 }
 

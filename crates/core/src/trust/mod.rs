@@ -8,7 +8,7 @@
 //! so whatever a tool planted never runs at the next start without the user seeing it.
 
 mod store;
-pub mod summary;
+pub(crate) mod summary;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

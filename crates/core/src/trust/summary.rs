@@ -9,7 +9,7 @@ use super::{ProjectFile, ProjectFileKind};
 
 /// The file's effects, one per line; a file that does not parse says so (it would fail to
 /// load anyway).
-pub fn describe(file: &ProjectFile) -> Vec<String> {
+pub(crate) fn describe(file: &ProjectFile) -> Vec<String> {
     let text = file.text();
     let lines = match file.kind {
         ProjectFileKind::Extensions => extensions(&text),
@@ -21,7 +21,7 @@ pub fn describe(file: &ProjectFile) -> Vec<String> {
     lines.iter().map(|line| printable(line)).collect()
 }
 
-pub use crate::base::text::printable;
+pub(crate) use crate::base::text::printable;
 
 /// A file that cannot be summarised is shown as it is: what it would do is for the reader
 /// to judge, never for antler to guess.

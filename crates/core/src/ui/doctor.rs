@@ -7,7 +7,7 @@ use crate::base::table::table;
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum CheckStatus {
+pub(crate) enum CheckStatus {
     /// Fine.
     Ok,
     /// Works, but worth a look (e.g. a disabled server, unknown config keys).
@@ -20,7 +20,7 @@ pub enum CheckStatus {
 
 /// One line of the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     /// What was checked, e.g. `config.yaml` or `mcp: github`.
     pub check: String,
     /// The outcome.
@@ -31,7 +31,11 @@ pub struct Check {
 
 impl Check {
     /// A row.
-    pub fn new(check: impl Into<String>, status: CheckStatus, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        check: impl Into<String>,
+        status: CheckStatus,
+        detail: impl Into<String>,
+    ) -> Self {
         Self {
             check: check.into(),
             status,
@@ -41,7 +45,7 @@ impl Check {
 }
 
 /// The report as a table, with a closing verdict line.
-pub fn doctor_table(checks: &[Check]) -> String {
+pub(crate) fn doctor_table(checks: &[Check]) -> String {
     let rows: Vec<Vec<String>> = checks
         .iter()
         .map(|c| {

@@ -9,7 +9,7 @@ use crate::tools::{ToolSource, Toolset};
 
 /// One row of `antler tools list --json`.
 #[derive(Debug, Serialize)]
-pub struct ToolRow {
+pub(crate) struct ToolRow {
     /// The model-facing name.
     pub name: String,
     /// `configured`, `built-in` or `mcp`.
@@ -30,7 +30,7 @@ pub struct ToolRow {
 }
 
 /// The rows of a toolset in assembly order, then `tool_search` when deferral is on.
-pub fn tool_rows(toolset: &Toolset, deferred: &DeferredSetup) -> Vec<ToolRow> {
+pub(crate) fn tool_rows(toolset: &Toolset, deferred: &DeferredSetup) -> Vec<ToolRow> {
     let is_deferred = |name: &str| {
         deferred
             .catalog
@@ -70,7 +70,7 @@ pub fn tool_rows(toolset: &Toolset, deferred: &DeferredSetup) -> Vec<ToolRow> {
 }
 
 /// `antler tools list` as a table.
-pub fn tools_table(rows: &[ToolRow]) -> String {
+pub(crate) fn tools_table(rows: &[ToolRow]) -> String {
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -95,7 +95,7 @@ pub fn tools_table(rows: &[ToolRow]) -> String {
 }
 
 /// `antler mcp list` as a table.
-pub fn servers_table(statuses: &[ServerStatus]) -> String {
+pub(crate) fn servers_table(statuses: &[ServerStatus]) -> String {
     let body: Vec<Vec<String>> = statuses
         .iter()
         .map(|s| {

@@ -2,12 +2,12 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub mod doctor;
-pub mod listing;
-pub mod run_output;
-pub mod search;
-pub mod skills;
-pub mod threads;
+pub(crate) mod doctor;
+pub(crate) mod listing;
+pub(crate) mod run_output;
+pub(crate) mod search;
+pub(crate) mod skills;
+pub(crate) mod threads;
 
 /// Whether log lines must stay off stderr (a full-screen front-end owns the terminal).
 static STDERR_QUIET: AtomicBool = AtomicBool::new(false);

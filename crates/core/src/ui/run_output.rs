@@ -21,7 +21,7 @@ pub enum OutputFormat {
 }
 
 /// Renders a run's events for one output format.
-pub struct RunPrinter {
+pub(crate) struct RunPrinter {
     format: OutputFormat,
     /// Show tool activity on stderr (stderr is a terminal).
     progress: bool,
@@ -40,7 +40,7 @@ struct PrinterState {
 
 impl RunPrinter {
     /// A printer for `format`; `stdout_tty`/`stderr_tty` say where a person is watching.
-    pub fn new(format: OutputFormat, stdout_tty: bool, stderr_tty: bool) -> Self {
+    pub(crate) fn new(format: OutputFormat, stdout_tty: bool, stderr_tty: bool) -> Self {
         Self {
             format,
             progress: stderr_tty && format == OutputFormat::Text,
@@ -51,7 +51,7 @@ impl RunPrinter {
 
     /// Renders one event as it happens. Notices reach stderr in every format (the JSON
     /// formats carry them too), so a person or a CI log always sees a refusal.
-    pub fn event(&self, event: &Event) {
+    pub(crate) fn event(&self, event: &Event) {
         if let Event::Notice { message, .. } = event {
             eprintln!("note: {}", crate::base::text::printable(message));
         }
@@ -63,7 +63,7 @@ impl RunPrinter {
     }
 
     /// Prints the end of the run.
-    pub fn finish(&self, result: &RunResult) {
+    pub(crate) fn finish(&self, result: &RunResult) {
         match self.format {
             OutputFormat::StreamJson => {}
             OutputFormat::Json => self.stdout(&json_line(result)),
@@ -191,7 +191,7 @@ impl RunPrinter {
 }
 
 /// `value` as one line of JSON with a newline.
-pub fn json_line<T: Serialize>(value: &T) -> String {
+pub(crate) fn json_line<T: Serialize>(value: &T) -> String {
     let mut line = serde_json::to_string(value).unwrap_or_else(|err| {
         serde_json::json!({"type": "error", "error": err.to_string()}).to_string()
     });

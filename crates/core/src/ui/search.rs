@@ -8,7 +8,7 @@ use crate::deferred::{TokenStats, ToolSearch};
 
 /// One query's results, as `--json` prints them.
 #[derive(Debug, Serialize)]
-pub struct SearchReport {
+pub(crate) struct SearchReport {
     /// The query as given.
     pub query: String,
     /// The results in rank order.
@@ -17,7 +17,7 @@ pub struct SearchReport {
 
 /// One result.
 #[derive(Debug, Serialize)]
-pub struct SearchResult {
+pub(crate) struct SearchResult {
     /// The tool's name.
     pub name: String,
     /// Its description.
@@ -30,7 +30,7 @@ pub struct SearchResult {
 }
 
 /// Runs `query` the way the `tool_search` tool does.
-pub fn report(search: &ToolSearch, query: &str) -> SearchReport {
+pub(crate) fn report(search: &ToolSearch, query: &str) -> SearchReport {
     let catalog = search.catalog();
     let outcome = search.search(query);
     let results = outcome
@@ -54,7 +54,7 @@ pub fn report(search: &ToolSearch, query: &str) -> SearchReport {
 }
 
 /// The results as a table with the first line of each description.
-pub fn table_of(report: &SearchReport) -> String {
+pub(crate) fn table_of(report: &SearchReport) -> String {
     let rows: Vec<Vec<String>> = report
         .results
         .iter()
@@ -87,7 +87,7 @@ pub fn table_of(report: &SearchReport) -> String {
 
 /// `--queries FILE`: one JSON report per JSONL line with a `query` field, in input order.
 /// Blank lines are skipped; a line without a string `query` is an error naming the line.
-pub fn queries_jsonl(search: &ToolSearch, text: &str) -> Result<String, String> {
+pub(crate) fn queries_jsonl(search: &ToolSearch, text: &str) -> Result<String, String> {
     let mut out = String::new();
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -109,7 +109,7 @@ pub fn queries_jsonl(search: &ToolSearch, text: &str) -> Result<String, String> 
 }
 
 /// `antler tools stats` as text.
-pub fn stats_table(stats: &TokenStats) -> String {
+pub(crate) fn stats_table(stats: &TokenStats) -> String {
     let estimate = |exact: usize, estimate: usize| {
         let error = 100.0 * (estimate as f64 - exact as f64) / exact.max(1) as f64;
         format!("{estimate} ({error:+.1}%)")

@@ -10,7 +10,7 @@ use crate::skills::{Skill, SkillSet, SkillState};
 
 /// One skill as listed.
 #[derive(Debug, Serialize)]
-pub struct SkillRow {
+pub(crate) struct SkillRow {
     /// Its name.
     pub name: String,
     /// Its description (one clean line).
@@ -34,7 +34,7 @@ pub struct SkillRow {
 
 /// What `skills list --json` prints.
 #[derive(Debug, Serialize)]
-pub struct SkillsReport {
+pub(crate) struct SkillsReport {
     /// Every skill found.
     pub skills: Vec<SkillRow>,
     /// The skills skipped, each with its file, line, field and reason.
@@ -46,7 +46,7 @@ pub struct SkillsReport {
 }
 
 /// The rows of `skills`.
-pub fn rows(skills: &SkillSet) -> Vec<SkillRow> {
+pub(crate) fn rows(skills: &SkillSet) -> Vec<SkillRow> {
     skills
         .skills
         .iter()
@@ -82,7 +82,7 @@ pub fn rows(skills: &SkillSet) -> Vec<SkillRow> {
 }
 
 /// The report for `--json`.
-pub fn report(skills: &SkillSet, listing: &SkillListing, budget: usize) -> SkillsReport {
+pub(crate) fn report(skills: &SkillSet, listing: &SkillListing, budget: usize) -> SkillsReport {
     SkillsReport {
         skills: rows(skills),
         errors: skills.errors.iter().map(ToString::to_string).collect(),
@@ -92,7 +92,7 @@ pub fn report(skills: &SkillSet, listing: &SkillListing, budget: usize) -> Skill
 }
 
 /// The table, then the listing's size, then the skills skipped.
-pub fn table(report: &SkillsReport) -> String {
+pub(crate) fn table(report: &SkillsReport) -> String {
     let body: Vec<Vec<String>> = report
         .skills
         .iter()
@@ -123,7 +123,7 @@ pub fn table(report: &SkillsReport) -> String {
 }
 
 /// One skill: its fields and its SKILL.md.
-pub fn show(skill: &Skill, text: &str) -> String {
+pub(crate) fn show(skill: &Skill, text: &str) -> String {
     let mut out = format!(
         "{}  ({} skill, {})\n{}\n",
         printable(&skill.name),

@@ -14,7 +14,7 @@ const PREVIEW_LINES: usize = 3;
 const PREVIEW_WIDTH: usize = 200;
 
 /// Stored threads as a table, in the order given (the store lists newest first).
-pub fn threads_table(threads: &[ThreadMeta]) -> String {
+pub(crate) fn threads_table(threads: &[ThreadMeta]) -> String {
     if threads.is_empty() {
         return "No threads yet.\n".to_string();
     }
@@ -39,7 +39,7 @@ pub fn threads_table(threads: &[ThreadMeta]) -> String {
 
 /// A whole thread for reading in a terminal: a header with its metadata, usage and
 /// promoted tools, then each message, with long tool output cut to its first lines.
-pub fn thread_transcript(thread: &StoredThread) -> String {
+pub(crate) fn thread_transcript(thread: &StoredThread) -> String {
     let meta = &thread.meta;
     let usage = &meta.usage;
     let promoted = &thread.state.promoted;

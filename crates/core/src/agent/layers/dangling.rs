@@ -8,12 +8,12 @@ use crate::agent::state::ThreadState;
 use crate::protocol::Message;
 
 /// The result a dangling call gets.
-pub const PLACEHOLDER: &str = "Error: this tool call was interrupted before it returned a result; it may or may not \
+pub(crate) const PLACEHOLDER: &str = "Error: this tool call was interrupted before it returned a result; it may or may not \
      have taken effect. Check before repeating it.";
 
 /// Before each model call, gives every tool call without a result a placeholder result,
 /// placed right after the results its assistant message did get.
-pub struct Dangling;
+pub(crate) struct Dangling;
 
 impl Layer for Dangling {
     fn name(&self) -> &'static str {
@@ -28,7 +28,7 @@ impl Layer for Dangling {
 }
 
 /// Inserts a placeholder result for every tool call that has none; returns how many.
-pub fn patch_dangling(messages: &mut Vec<Message>) -> usize {
+pub(crate) fn patch_dangling(messages: &mut Vec<Message>) -> usize {
     let mut patched = 0;
     let mut i = 0;
     while i < messages.len() {

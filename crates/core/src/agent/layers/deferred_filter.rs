@@ -14,7 +14,7 @@ use crate::tools::{PreparedCall, PromotedUpdate, StateUpdate, ToolOutput};
 /// to deferred tools that are not promoted. Keeps at most `max_promoted` promoted tools,
 /// letting the least recently used lapse. With a stable binding promoted tools are never
 /// bound (they are called through `call_tool`), but calls are filtered the same way.
-pub struct DeferredFilter {
+pub(crate) struct DeferredFilter {
     catalog: Arc<DeferredCatalog>,
     max_promoted: usize,
     bind_promoted: bool,
@@ -25,7 +25,7 @@ pub struct DeferredFilter {
 
 impl DeferredFilter {
     /// The filter for `catalog`.
-    pub fn new(catalog: Arc<DeferredCatalog>, max_promoted: usize) -> Self {
+    pub(crate) fn new(catalog: Arc<DeferredCatalog>, max_promoted: usize) -> Self {
         Self {
             catalog,
             max_promoted,
@@ -35,13 +35,13 @@ impl DeferredFilter {
     }
 
     /// Binds nothing promoted: the tools array stays as the setup made it.
-    pub fn stable(mut self) -> Self {
+    pub(crate) fn stable(mut self) -> Self {
         self.bind_promoted = false;
         self
     }
 
     /// Keeps these MCP tools bound (the deferred setup chose to bind them).
-    pub fn binding(mut self, names: impl IntoIterator<Item = String>) -> Self {
+    pub(crate) fn binding(mut self, names: impl IntoIterator<Item = String>) -> Self {
         self.bound_mcp.extend(names);
         self
     }
@@ -50,7 +50,7 @@ impl DeferredFilter {
     /// not run, but the name is as good as `select:` it, so the tool is promoted and its
     /// schema given back, sparing the model a search (small models call a listed name
     /// directly far more often than they search first).
-    pub fn promoted_by_call(&self, name: &str) -> ToolOutput {
+    pub(crate) fn promoted_by_call(&self, name: &str) -> ToolOutput {
         let schema = self
             .catalog
             .tool(name)
@@ -68,7 +68,7 @@ impl DeferredFilter {
     }
 
     /// The text of [`DeferredFilter::promoted_by_call`]'s answer.
-    pub fn promoted_message(name: &str, schema: &str) -> String {
+    pub(crate) fn promoted_message(name: &str, schema: &str) -> String {
         format!(
             "Error: Tool '{name}' was deferred, so this call did not run. Naming it has loaded \
              it (as tool_search with select:{name} would). Its schema: {schema}\nCall it again \

@@ -5,17 +5,17 @@ use crate::agent::state::ThreadState;
 use crate::protocol::FinishReason;
 
 /// The notice when an answer hit the output limit.
-pub const CUT_NOTICE: &str = "The model's answer was cut at its output token limit \
+pub(crate) const CUT_NOTICE: &str = "The model's answer was cut at its output token limit \
                               (finish_reason: length); it may be incomplete.";
 
 /// The notice when the provider's filter stopped the answer.
-pub const FILTER_NOTICE: &str = "The provider's content filter stopped the model's answer \
+pub(crate) const FILTER_NOTICE: &str = "The provider's content filter stopped the model's answer \
                                  (finish_reason: content_filter); its tool calls were dropped.";
 
 /// `length` tells the user the answer was cut (its tool calls still run: a cut argument is
 /// caught as invalid JSON); `content_filter` drops the reply's tool calls, which were
 /// produced by a response the provider refused.
-pub struct FinishReasons;
+pub(crate) struct FinishReasons;
 
 impl Layer for FinishReasons {
     fn name(&self) -> &'static str {

@@ -8,7 +8,7 @@ use crate::agent::state::ThreadState;
 use crate::protocol::Message;
 
 /// Before a model call, moves queued images into the history.
-pub struct Images {
+pub(crate) struct Images {
     /// Whether the model can see them; if not, they are dropped.
     pub vision: bool,
 }

@@ -13,7 +13,7 @@ use crate::tools::{PreparedCall, ToolOutput};
 /// Counts identical calls (same name, same arguments up to key order and whitespace) since
 /// the latest user message. At `warn_at` the call still runs but its result carries a
 /// warning for the model; at `stop_at` the reply's tool calls are dropped and the run stops.
-pub struct LoopDetection {
+pub(crate) struct LoopDetection {
     warn_at: usize,
     stop_at: usize,
 }

@@ -31,19 +31,19 @@
 //!     `after_model` runs first and every later hook sees `call_tool(name, ...)` as a call
 //!     of `name`.
 
-pub mod dangling;
-pub mod deferred_filter;
-pub mod finish_reason;
-pub mod images;
-pub mod loop_detection;
+pub(crate) mod dangling;
+pub(crate) mod deferred_filter;
+pub(crate) mod finish_reason;
+pub(crate) mod images;
+pub(crate) mod loop_detection;
 pub mod output_budget;
-pub mod redact;
-pub mod routing;
-pub mod server_instructions;
-pub mod skill_tools;
-pub mod stable_calls;
+pub(crate) mod redact;
+pub(crate) mod routing;
+pub(crate) mod server_instructions;
+pub(crate) mod skill_tools;
+pub(crate) mod stable_calls;
 pub mod summarize;
-pub mod tool_errors;
+pub(crate) mod tool_errors;
 
 use std::collections::BTreeMap;
 

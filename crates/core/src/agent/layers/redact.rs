@@ -11,10 +11,10 @@ use crate::agent::state::ThreadState;
 use crate::tools::{PreparedCall, ToolOutput};
 
 /// What a secret becomes.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 /// Values shorter than this are not redacted: replacing every `1` or `true` would mangle
 /// results and protect nothing.
-pub const MIN_SECRET_CHARS: usize = 6;
+pub(crate) const MIN_SECRET_CHARS: usize = 6;
 
 /// The secret values to redact, longest first (so that a key containing another is
 /// replaced whole).

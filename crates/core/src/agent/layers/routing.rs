@@ -11,7 +11,7 @@ use crate::tools::{PromotedUpdate, StateUpdate, ToolSource};
 
 /// One server's routing hint (`routing: {mode: prefer, keywords, priority}`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Route {
+pub(crate) struct Route {
     /// The server's key in `mcpServers`.
     pub server: String,
     /// Case-insensitive words that, in the latest user message, trigger the promotion.
@@ -22,7 +22,7 @@ pub struct Route {
 
 impl Route {
     /// The route a server's configuration asks for, if any.
-    pub fn of(server: &McpServerConfig) -> Option<Self> {
+    pub(crate) fn of(server: &McpServerConfig) -> Option<Self> {
         server.routing.as_ref().map(|hint| Self {
             server: server.name.clone(),
             keywords: hint.keywords.clone(),
@@ -34,7 +34,7 @@ impl Route {
 /// Before a model call, promotes the top `top_k` tools (ranked against the user's message)
 /// of every server whose keyword the latest user message contains, through the same
 /// reducer as `tool_search`.
-pub struct Routing {
+pub(crate) struct Routing {
     catalog: Arc<DeferredCatalog>,
     routes: Vec<Route>,
     top_k: usize,
@@ -42,7 +42,7 @@ pub struct Routing {
 
 impl Routing {
     /// Routing over `catalog`; routes are tried by descending priority.
-    pub fn new(catalog: Arc<DeferredCatalog>, mut routes: Vec<Route>, top_k: usize) -> Self {
+    pub(crate) fn new(catalog: Arc<DeferredCatalog>, mut routes: Vec<Route>, top_k: usize) -> Self {
         routes.sort_by_key(|r| std::cmp::Reverse(r.priority));
         Self {
             catalog,

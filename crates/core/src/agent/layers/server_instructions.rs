@@ -18,7 +18,7 @@ const CLOSE: &str = "</server-instructions>";
 
 /// Appends each server's instructions to the `tool_search` result that first promotes one
 /// of its tools in a thread.
-pub struct ServerInstructions {
+pub(crate) struct ServerInstructions {
     catalog: Arc<DeferredCatalog>,
     /// By server name; servers without instructions are absent.
     instructions: BTreeMap<String, String>,
@@ -26,7 +26,10 @@ pub struct ServerInstructions {
 
 impl ServerInstructions {
     /// Over `catalog`, with each server's instructions.
-    pub fn new(catalog: Arc<DeferredCatalog>, instructions: BTreeMap<String, String>) -> Self {
+    pub(crate) fn new(
+        catalog: Arc<DeferredCatalog>,
+        instructions: BTreeMap<String, String>,
+    ) -> Self {
         Self {
             catalog,
             instructions,

@@ -13,7 +13,7 @@ use crate::skills::Skills;
 use crate::tools::{PreparedCall, Tool, ToolOutput};
 
 /// The layer.
-pub struct SkillTools {
+pub(crate) struct SkillTools {
     skills: Skills,
     bound: Vec<Arc<dyn Tool>>,
     catalog: Option<Arc<DeferredCatalog>>,
@@ -21,7 +21,7 @@ pub struct SkillTools {
 
 impl SkillTools {
     /// Over `skills`, looking tools up among `bound` and in `catalog`.
-    pub fn new(
+    pub(crate) fn new(
         skills: Skills,
         bound: Vec<Arc<dyn Tool>>,
         catalog: Option<Arc<DeferredCatalog>>,

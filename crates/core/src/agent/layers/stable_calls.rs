@@ -9,7 +9,7 @@ use crate::deferred::{CALL_TOOL, inner_call};
 /// loop detection, the events and the stored thread then see the real tool, exactly as if
 /// the model had called it directly; a malformed call stays a `call_tool` call, and that
 /// tool answers it with what to fix. As the innermost layer its `after_model` runs first.
-pub struct StableCalls;
+pub(crate) struct StableCalls;
 
 impl Layer for StableCalls {
     fn name(&self) -> &'static str {

@@ -14,13 +14,13 @@ const SUGGESTIONS: usize = 3;
 
 /// Answers calls to unknown tools and calls with bad arguments before anything runs, and
 /// makes sure a failed result always says what failed.
-pub struct ToolErrors {
+pub(crate) struct ToolErrors {
     known: BTreeSet<String>,
 }
 
 impl ToolErrors {
     /// The layer for a toolset whose callable names (bound and deferred) are `known`.
-    pub fn new(known: impl IntoIterator<Item = String>) -> Self {
+    pub(crate) fn new(known: impl IntoIterator<Item = String>) -> Self {
         Self {
             known: known.into_iter().collect(),
         }

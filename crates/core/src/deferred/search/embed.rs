@@ -46,7 +46,7 @@ fn u32_at(bytes: &[u8], at: usize) -> Option<usize> {
 
 impl Table {
     /// Checks and splits the table; `None` unless header, sizes and vocabulary agree.
-    pub fn parse(bytes: &'static [u8], vocab: &'static str) -> Option<Table> {
+    pub(super) fn parse(bytes: &'static [u8], vocab: &'static str) -> Option<Table> {
         if bytes.get(..4)? != b"AEMB" {
             return None;
         }
@@ -70,12 +70,12 @@ impl Table {
     }
 
     /// The vectors' dimension.
-    pub fn dims(&self) -> usize {
+    pub(super) fn dims(&self) -> usize {
         self.dims
     }
 
     /// Embeds `text`; `None` if it has no known token.
-    pub fn embed(&self, text: &str) -> Option<Embedding> {
+    pub(super) fn embed(&self, text: &str) -> Option<Embedding> {
         let mut tokens = Vec::new();
         self.wordpiece.tokenize(text, &mut tokens);
         let mut sum = vec![0f32; self.dims];
@@ -115,7 +115,7 @@ pub(crate) struct ToolVectors {
 
 impl ToolVectors {
     /// Embeds each of `texts` in order.
-    pub fn build<'a>(table: &Table, texts: impl Iterator<Item = String> + 'a) -> Self {
+    pub(super) fn build<'a>(table: &Table, texts: impl Iterator<Item = String> + 'a) -> Self {
         let dims = table.dims();
         let (mut scales, mut data) = (Vec::new(), Vec::new());
         for text in texts {
@@ -129,12 +129,12 @@ impl ToolVectors {
     }
 
     /// How many tools.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.scales.len()
     }
 
     /// Cosine similarity of every tool with the unit `query` vector, in catalog order.
-    pub fn cosines(&self, query: &[f32]) -> Vec<f32> {
+    pub(super) fn cosines(&self, query: &[f32]) -> Vec<f32> {
         if query.len() != self.dims {
             return vec![0.0; self.len()];
         }

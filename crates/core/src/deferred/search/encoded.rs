@@ -81,7 +81,7 @@ pub(crate) struct Encoded {
 }
 
 impl Encoded {
-    pub fn new(tools: &[ToolInfo], search: SemanticSearch) -> Self {
+    pub(super) fn new(tools: &[ToolInfo], search: SemanticSearch) -> Self {
         Self {
             search,
             texts: Arc::new(tools.iter().map(tool_text).collect()),
@@ -158,7 +158,7 @@ impl Encoded {
 
     /// Waits for a background embedding to finish (tests).
     #[cfg(test)]
-    pub fn join_background(&self) {
+    pub(super) fn join_background(&self) {
         let job = self.background.lock().ok().and_then(|mut j| j.take());
         if let Some(job) = job {
             let _ = job.join();
@@ -170,7 +170,7 @@ impl Encoded {
     /// built-in ranking. The built-in score is divided by its best, the cosine min-max
     /// normalised over the encoder's top [`SEMANTIC_DEPTH`]; tools only the encoder finds
     /// count too, when similar enough.
-    pub fn blend(
+    pub(super) fn blend(
         &self,
         query: &str,
         builtin: &[Hit],

@@ -28,7 +28,7 @@ pub(crate) struct Semantic {
 impl Semantic {
     /// Embeds each tool's name, server, description and parameter names; `None` if the
     /// shipped table is unusable.
-    pub fn build(tools: &[ToolInfo]) -> Option<Self> {
+    pub(super) fn build(tools: &[ToolInfo]) -> Option<Self> {
         let table = table()?;
         let texts = tools.iter().map(tool_text);
         Some(Self {
@@ -39,7 +39,7 @@ impl Semantic {
 
     /// Fuses `lexical` (the full lexical ranking, best first) with the embedding ranking
     /// of `query`; at most `limit` hits, only tools with `keep`, ties in catalog order.
-    pub fn fuse(
+    pub(super) fn fuse(
         &self,
         query: &str,
         lexical: &[Hit],

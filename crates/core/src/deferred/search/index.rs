@@ -48,7 +48,7 @@ pub(crate) struct Level {
 
 impl Level {
     /// The documents containing `term` and their saturated weights.
-    pub fn postings(&self, term: u32) -> (&[u32], &[f32]) {
+    pub(super) fn postings(&self, term: u32) -> (&[u32], &[f32]) {
         let t = term as usize;
         match (self.start.get(t), self.start.get(t + 1)) {
             (Some(&a), Some(&b)) => {
@@ -60,7 +60,7 @@ impl Level {
     }
 
     /// The inverse document frequency of `term` at this level (0 if absent).
-    pub fn idf(&self, term: u32) -> f32 {
+    pub(super) fn idf(&self, term: u32) -> f32 {
         self.idf.get(term as usize).copied().unwrap_or(0.0)
     }
 }
@@ -113,7 +113,7 @@ impl Doc {
 
 impl Index {
     /// Indexes `tools` in order.
-    pub fn build(tools: &[ToolInfo], tokenizer: &Tokenizer) -> Self {
+    pub(super) fn build(tools: &[ToolInfo], tokenizer: &Tokenizer) -> Self {
         let mut index = Index::default();
         let mut groups: HashMap<String, u32> = HashMap::new();
         let mut memo = HashMap::new();

@@ -90,7 +90,7 @@ pub(crate) struct Haystack {
 
 impl Haystack {
     /// Joins `texts` in order.
-    pub fn new<'a>(texts: impl Iterator<Item = &'a str>) -> Self {
+    pub(super) fn new<'a>(texts: impl Iterator<Item = &'a str>) -> Self {
         let mut out = Self::default();
         for t in texts {
             out.starts.push(out.text.len());

@@ -68,20 +68,20 @@ pub(crate) struct Tokenizer {
 
 impl Tokenizer {
     /// An English Snowball tokenizer.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             stemmer: Stemmer::create(Algorithm::English),
         }
     }
 
     /// The terms of `text`, in order.
-    pub fn tokens(&self, text: &str) -> Vec<Token> {
+    pub(super) fn tokens(&self, text: &str) -> Vec<Token> {
         tokens_with(text, &mut |lower| self.normalise(lower))
     }
 
     /// Like [`Tokenizer::tokens`], remembering each word's stem in `memo`: indexing a large
     /// catalog stems the same few thousand words over and over.
-    pub fn tokens_memo(
+    pub(super) fn tokens_memo(
         &self,
         text: &str,
         memo: &mut HashMap<String, Option<String>>,
@@ -97,7 +97,7 @@ impl Tokenizer {
     }
 
     /// Stems one lower-case word, or `None` for a stopword or a lone letter.
-    pub fn normalise(&self, lower: &str) -> Option<String> {
+    pub(super) fn normalise(&self, lower: &str) -> Option<String> {
         let mut chars = lower.chars();
         let first = chars.next()?;
         if chars.next().is_none() && !first.is_ascii_digit() {

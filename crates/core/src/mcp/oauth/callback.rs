@@ -16,14 +16,14 @@ const MAX_REQUEST_BYTES: usize = 16 * 1024;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The listener, bound to a free port.
-pub struct Callback {
+pub(super) struct Callback {
     listener: TcpListener,
     port: u16,
 }
 
 impl Callback {
     /// Binds 127.0.0.1 on a free port.
-    pub async fn bind() -> Result<Self, OAuthError> {
+    pub(super) async fn bind() -> Result<Self, OAuthError> {
         let listener = TcpListener::bind(("127.0.0.1", 0))
             .await
             .map_err(|e| OAuthError::Callback(format!("cannot listen on 127.0.0.1: {e}")))?;
@@ -35,7 +35,7 @@ impl Callback {
     }
 
     /// The redirect URI to register and send.
-    pub fn redirect_uri(&self) -> String {
+    pub(super) fn redirect_uri(&self) -> String {
         format!("http://127.0.0.1:{}/callback", self.port)
     }
 
@@ -43,7 +43,7 @@ impl Callback {
     /// URL. Requests for other paths or with another `state` (another local program, a
     /// web page that found the port) get an error page and the wait goes on; an `error`
     /// in the redirect ends it.
-    pub async fn wait(self, timeout: Duration, state: &str) -> Result<String, OAuthError> {
+    pub(super) async fn wait(self, timeout: Duration, state: &str) -> Result<String, OAuthError> {
         tokio::time::timeout(timeout, self.accept_callback(state))
             .await
             .map_err(|_| OAuthError::Timeout(timeout))?

@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_client::{
 
 /// What the server asked for when it refused a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Challenge {
+pub(crate) enum Challenge {
     /// 401: it needs a (new) sign-in.
     SignIn,
     /// 403 `insufficient_scope`: a token with these scopes (as the challenge names them;
@@ -30,11 +30,11 @@ pub enum Challenge {
 
 /// The last challenge of one connection.
 #[derive(Debug, Clone, Default)]
-pub struct Challenges(Arc<Mutex<Option<Challenge>>>);
+pub(crate) struct Challenges(Arc<Mutex<Option<Challenge>>>);
 
 impl Challenges {
     /// The last challenge, if a request was refused for want of authorization.
-    pub fn last(&self) -> Option<Challenge> {
+    pub(crate) fn last(&self) -> Option<Challenge> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -44,7 +44,7 @@ impl Challenges {
     /// Why the server refused, when a request failed for want of authorization (a 401, or a
     /// 403 for more scope): the advice to sign in, or why signing in again will not help.
     /// A demand for scope is kept for the next `antler mcp login`.
-    pub fn refusal(
+    pub(crate) fn refusal(
         &self,
         config: &McpServerConfig,
         tokens: Option<&super::TokenStore>,
@@ -134,14 +134,14 @@ fn scope_of(header: &str) -> Option<&str> {
 
 /// An HTTP client that notes the server's challenges in [`Challenges`].
 #[derive(Clone)]
-pub struct Watched<C> {
+pub(crate) struct Watched<C> {
     inner: C,
     challenges: Challenges,
 }
 
 impl<C> Watched<C> {
     /// `inner`, its challenges noted in `challenges`.
-    pub fn new(inner: C, challenges: Challenges) -> Self {
+    pub(crate) fn new(inner: C, challenges: Challenges) -> Self {
         Self { inner, challenges }
     }
 

@@ -18,7 +18,7 @@ use crate::config::SigningAlgorithm;
 const LIFETIME_SECS: u64 = 300;
 
 /// A key that signs assertions, read from a PEM file.
-pub struct Signer {
+pub(super) struct Signer {
     key: Key,
     rng: SystemRandom,
 }
@@ -30,7 +30,7 @@ enum Key {
 
 /// Why a key cannot sign.
 #[derive(Debug, thiserror::Error)]
-pub enum KeyError {
+pub(super) enum KeyError {
     /// Not a PEM `PRIVATE KEY` block.
     #[error(
         "expected a PEM block `-----BEGIN PRIVATE KEY-----` (PKCS#8; convert other keys with \
@@ -47,7 +47,7 @@ pub enum KeyError {
 
 impl Signer {
     /// The key in `pem`, for `algorithm`.
-    pub fn from_pem(pem: &str, algorithm: SigningAlgorithm) -> Result<Self, KeyError> {
+    pub(super) fn from_pem(pem: &str, algorithm: SigningAlgorithm) -> Result<Self, KeyError> {
         let der = pkcs8_der(pem).ok_or(KeyError::NotPkcs8)?;
         let rng = SystemRandom::new();
         let key = match algorithm {
@@ -70,7 +70,12 @@ impl Signer {
     }
 
     /// An assertion that `client_id` is calling `audience`, issued at `now` (unix seconds).
-    pub fn assertion(&self, client_id: &str, audience: &str, now: u64) -> Result<String, KeyError> {
+    pub(super) fn assertion(
+        &self,
+        client_id: &str,
+        audience: &str,
+        now: u64,
+    ) -> Result<String, KeyError> {
         let mut jti = [0u8; 16];
         self.rng.fill(&mut jti).map_err(|_| KeyError::Sign)?;
         let header = json!({"alg": self.algorithm().as_str(), "typ": "JWT"});

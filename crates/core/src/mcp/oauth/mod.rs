@@ -15,7 +15,7 @@
 //! filter, see `main`) and never reach the model or a thread.
 
 mod callback;
-pub mod challenge;
+pub(crate) mod challenge;
 mod client_credentials;
 mod cross_app;
 mod discovery;
@@ -30,7 +30,7 @@ use rmcp::transport::auth::{
 
 use discovery::{discover, probe, secure};
 
-pub use store::{StepUp, TokenStore, TokenStoreError};
+pub(crate) use store::{TokenStore, TokenStoreError};
 
 use crate::config::{Grant, McpServerConfig, TransportKind};
 
@@ -39,11 +39,11 @@ const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How many sign-ins antler asks for one demand of more scope: a server that still
 /// refuses after that will not be satisfied by another.
-pub const MAX_STEP_UPS: u32 = 2;
+pub(crate) const MAX_STEP_UPS: u32 = 2;
 
 /// Why a login, a logout or an authorized connection failed.
 #[derive(Debug, thiserror::Error)]
-pub enum OAuthError {
+pub(crate) enum OAuthError {
     /// The server is not a streamable-HTTP server.
     #[error(
         "MCP server `{0}` is not a streamable HTTP server (`\"type\": \"http\"`); OAuth is for those"
@@ -104,7 +104,7 @@ fn oauth_url(config: &McpServerConfig) -> Result<&str, OAuthError> {
 /// Signs antler in to the server of `config`: `show` is given the URL the user must open
 /// (and, with `open_browser`, the system's browser is asked to open it); returns once the
 /// tokens are kept.
-pub async fn login(
+pub(crate) async fn login(
     config: &McpServerConfig,
     tokens: &TokenStore,
     show: &(dyn Fn(&str) + Sync),
@@ -199,7 +199,7 @@ fn union(a: &[String], b: &[String]) -> Vec<String> {
 
 /// Forgets the tokens of the server of `config`; whether there were any. (The
 /// authorization server is not told: rmcp has no revocation.)
-pub fn logout(config: &McpServerConfig, tokens: &TokenStore) -> Result<bool, OAuthError> {
+pub(crate) fn logout(config: &McpServerConfig, tokens: &TokenStore) -> Result<bool, OAuthError> {
     let url = config
         .url
         .as_deref()
@@ -208,7 +208,7 @@ pub fn logout(config: &McpServerConfig, tokens: &TokenStore) -> Result<bool, OAu
 }
 
 /// How a connection to an OAuth server authorizes its requests.
-pub enum Authorization {
+pub(crate) enum Authorization {
     /// It does not: no tokens kept (a server that needs them answers 401).
     Anonymous,
     /// With the kept tokens, refreshed when they are about to expire.
@@ -218,7 +218,7 @@ pub enum Authorization {
 }
 
 /// How the connection to the server of `config` authorizes its requests.
-pub async fn authorize(
+pub(crate) async fn authorize(
     config: &McpServerConfig,
     tokens: Option<&TokenStore>,
     client: reqwest::Client,

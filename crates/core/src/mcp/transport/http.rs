@@ -13,7 +13,7 @@ use crate::mcp::oauth::challenge::{Challenges, Watched};
 use crate::mcp::oauth::{self, Authorization};
 
 /// An opened connection: one type per way of authorizing.
-pub enum Opened {
+pub(crate) enum Opened {
     /// With the kept OAuth tokens, refreshed as they expire.
     Signed(Parsing<StreamableHttpClientTransport<Watched<AuthClient<reqwest::Client>>>>),
     /// Anonymous, or with a bearer token of a grant that needs no browser.
@@ -22,7 +22,7 @@ pub enum Opened {
 
 /// The connection to the server of `config`, and the access token a grant issued for it,
 /// if any.
-pub async fn open(
+pub(crate) async fn open(
     config: &McpServerConfig,
     tokens: Option<&oauth::TokenStore>,
     challenges: &Challenges,

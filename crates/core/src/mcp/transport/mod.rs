@@ -5,9 +5,9 @@
 //! it. A raw transport does not implement rmcp's `Transport`, so a fourth transport cannot
 //! forget the judge.
 
-pub mod http;
-pub mod sse;
-pub mod stdio;
+pub(crate) mod http;
+pub(crate) mod sse;
+pub(crate) mod stdio;
 
 use std::borrow::Cow;
 
@@ -19,7 +19,7 @@ use super::McpError;
 use super::incoming::{Incoming, Verdict};
 
 /// What a raw transport read from the server.
-pub enum Frame {
+pub(super) enum Frame {
     /// The bytes of one message, not parsed yet (a stdio line, an SSE event's data).
     Bytes(Vec<u8>),
     /// A message the transport had to parse itself (streamable HTTP).
@@ -29,7 +29,7 @@ pub enum Frame {
 }
 
 /// A connection to a server that moves frames and judges nothing.
-pub trait RawTransport: Send + 'static {
+pub(super) trait RawTransport: Send + 'static {
     /// Why a send or a close failed.
     type Error: std::error::Error + Send + Sync + 'static;
 
@@ -56,7 +56,7 @@ pub trait RawTransport: Send + 'static {
 /// A raw transport whose every frame is judged: what the server sends is delivered,
 /// skipped (noise, a repeated answer) or ends the connection (an answer to a request
 /// antler never sent), and every request antler sends is noted, so its answer is known.
-pub struct Judged<T> {
+pub(super) struct Judged<T> {
     raw: T,
     incoming: Incoming,
     /// Names the server in logs.
@@ -67,7 +67,7 @@ pub struct Judged<T> {
 
 impl<T: RawTransport> Judged<T> {
     /// `raw`, judged by `incoming`; `server` names it in logs.
-    pub fn new(raw: T, incoming: Incoming, server: &str) -> Self {
+    pub(super) fn new(raw: T, incoming: Incoming, server: &str) -> Self {
         Self {
             raw,
             incoming,
@@ -121,7 +121,7 @@ impl<T: RawTransport> Transport<RoleClient> for Judged<T> {
 
 /// An rmcp client transport that parses messages itself, as a raw one: its messages are
 /// [`Frame::Parsed`], judged like any other.
-pub struct Parsing<T>(T);
+pub(super) struct Parsing<T>(T);
 
 impl<T: Transport<RoleClient> + 'static> RawTransport for Parsing<T> {
     type Error = T::Error;

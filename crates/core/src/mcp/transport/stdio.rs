@@ -34,7 +34,7 @@ const AFTER_EXIT_READ: Duration = Duration::from_millis(200);
 
 /// A stdio server's connection. Closing it closes the server's stdin, waits for it to exit,
 /// then sends SIGTERM and finally SIGKILL.
-pub struct StdioTransport {
+pub(crate) struct StdioTransport {
     child: Option<Box<dyn ChildWrapper>>,
     stdout: BufReader<ChildStdout>,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
@@ -46,7 +46,7 @@ pub struct StdioTransport {
 
 impl StdioTransport {
     /// The transport over `child`'s piped stdin and stdout; `server` names it in logs.
-    pub fn new(mut child: Box<dyn ChildWrapper>, server: &str) -> std::io::Result<Self> {
+    pub(crate) fn new(mut child: Box<dyn ChildWrapper>, server: &str) -> std::io::Result<Self> {
         let missing = |what| std::io::Error::other(format!("the server's {what} is not piped"));
         let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
         let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
@@ -61,7 +61,7 @@ impl StdioTransport {
     }
 
     /// The child's process id.
-    pub fn id(&self) -> Option<u32> {
+    pub(crate) fn id(&self) -> Option<u32> {
         self.child.as_ref().and_then(|c| c.id())
     }
 }
@@ -69,7 +69,7 @@ impl StdioTransport {
 /// Starts the child, as the leader of its own process group, with the configured
 /// environment on top of ours; its stderr goes to the log (target `antler::mcp::stderr`),
 /// never to the terminal.
-pub fn spawn(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
+pub(crate) fn spawn(config: &McpServerConfig) -> Result<StdioTransport, McpError> {
     let program = config.command.clone().unwrap_or_default();
     let spawn_error = |e: std::io::Error| McpError::Spawn {
         program: program.clone(),

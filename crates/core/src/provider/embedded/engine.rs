@@ -18,7 +18,7 @@ use crate::provider::ModelRequest;
 
 /// The context the engine runs in, at most: the key/value cache of a full window is about
 /// 460 MB for the 1.5B model (57 KB a token) and 200 MB for the 0.5B.
-pub const CONTEXT_WINDOW: usize = 8192;
+pub(crate) const CONTEXT_WINDOW: usize = 8192;
 /// The answer's limit when the request sets none.
 const DEFAULT_MAX_TOKENS: usize = 2048;
 /// Prompt tokens run in one step: bounds the attention scores' memory and lets
@@ -57,7 +57,7 @@ impl Generation {
 }
 
 /// A loaded model.
-pub struct Engine {
+pub(crate) struct Engine {
     model: Qwen2,
     tokenizer: Tokenizer,
     template: ChatTemplate,
@@ -72,7 +72,7 @@ pub struct Engine {
 
 impl Engine {
     /// Parses and loads the GGUF at `path` (already verified against its pinned hash).
-    pub fn load(path: &Path) -> Result<Self, EmbeddedError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, EmbeddedError> {
         let failed = |what: &str, e: &dyn std::fmt::Display| {
             EmbeddedError::Load(format!("{}: {what}: {e}", path.display()))
         };
@@ -125,7 +125,7 @@ impl Engine {
     }
 
     /// The most tokens a prompt and its answer may take.
-    pub fn context_window(&self) -> usize {
+    pub(crate) fn context_window(&self) -> usize {
         self.model.capacity()
     }
 
@@ -167,7 +167,7 @@ impl Engine {
 
     /// Answers `request`, passing each new piece of text to `emit`; stops early when
     /// `cancel` is set.
-    pub fn generate(
+    pub(crate) fn generate(
         &mut self,
         request: &ModelRequest,
         cancel: &AtomicBool,

@@ -58,7 +58,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
 }
 
 /// How far a copy or download has come: bytes done, bytes in all.
-pub type DownloadProgress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+pub(crate) type DownloadProgress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 /// A hidden file beside `target`: `.NAME.suffix`.
 fn beside(target: &Path, suffix: &str) -> PathBuf {
@@ -96,7 +96,7 @@ fn stamp_text(path: &Path, model: &ChatModel) -> Result<String, InstallError> {
 
 /// Checks that `path` is `model`'s file: by the stamp when it still describes the file, else
 /// by hashing it (and then stamping it). Runs before the file is parsed.
-pub fn verify(path: &Path, model: &ChatModel) -> Result<(), InstallError> {
+pub(crate) fn verify(path: &Path, model: &ChatModel) -> Result<(), InstallError> {
     let size = std::fs::metadata(path).map_err(io(path))?.len();
     if size != model.size {
         return Err(mismatch(path, model, format!("{size} bytes")));
@@ -180,7 +180,7 @@ fn make_parent(target: &Path) -> Result<(), InstallError> {
 }
 
 /// Copies `model`'s file from `from` to `target`, checking it on the way.
-pub fn install_from(
+pub(crate) fn install_from(
     from: &Path,
     target: &Path,
     model: &ChatModel,
@@ -220,7 +220,7 @@ pub fn install_from(
 
 /// Downloads `model` from `url` (its [`ChatModel::url`]) to `target`, continuing an earlier
 /// partial download.
-pub async fn download(
+pub(crate) async fn download(
     client: &reqwest::Client,
     url: &str,
     target: &Path,

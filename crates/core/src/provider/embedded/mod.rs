@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub mod catalog;
-pub mod engine;
-pub mod install;
+pub(crate) mod engine;
+pub(crate) mod install;
 mod qwen2;
 mod template;
 

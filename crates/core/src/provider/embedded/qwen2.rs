@@ -36,7 +36,7 @@ struct LayerCache {
 
 /// The model's shape, from the GGUF metadata.
 #[derive(Debug, Clone, Copy)]
-pub struct Shape {
+pub(super) struct Shape {
     heads: usize,
     kv_heads: usize,
     head_dim: usize,
@@ -46,7 +46,7 @@ pub struct Shape {
 }
 
 /// A loaded model and its cache.
-pub struct Qwen2 {
+pub(super) struct Qwen2 {
     embed: Arc<QTensor>,
     layers: Vec<Layer>,
     norm: Tensor,
@@ -76,7 +76,7 @@ fn count(content: &gguf_file::Content, key: &str) -> Result<usize> {
 
 impl Shape {
     /// Reads the shape from the GGUF metadata.
-    pub fn read(content: &gguf_file::Content) -> Result<Self> {
+    pub(super) fn read(content: &gguf_file::Content) -> Result<Self> {
         let heads = count(content, "qwen2.attention.head_count")?;
         let kv_heads = count(content, "qwen2.attention.head_count_kv")?;
         let width = count(content, "qwen2.embedding_length")?;
@@ -95,7 +95,7 @@ impl Shape {
 
 impl Qwen2 {
     /// Loads the weights of `content` from `reader`; positions up to `context` can be run.
-    pub fn load<R: std::io::Read + std::io::Seek>(
+    pub(super) fn load<R: std::io::Read + std::io::Seek>(
         content: &gguf_file::Content,
         reader: &mut R,
         context: usize,
@@ -168,17 +168,17 @@ impl Qwen2 {
     }
 
     /// The most positions a sequence may have.
-    pub fn capacity(&self) -> usize {
+    pub(super) fn capacity(&self) -> usize {
         self.cos.dims()[0]
     }
 
     /// Forgets every position from `len` on.
-    pub fn truncate(&mut self, len: usize) {
+    pub(super) fn truncate(&mut self, len: usize) {
         self.cached = self.cached.min(len);
     }
 
     /// Runs `tokens` after the cached positions and returns the logits of the last one.
-    pub fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
+    pub(super) fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
         let device = Device::Cpu;
         let (t, start) = (tokens.len(), self.cached);
         if t == 0 || start + t > self.capacity() {

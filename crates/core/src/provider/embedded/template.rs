@@ -9,7 +9,7 @@ use crate::protocol::Message;
 use crate::provider::ToolSpec;
 
 /// The largest template accepted (Qwen2.5's is about 2.5 KB).
-pub const MAX_TEMPLATE: usize = 64 * 1024;
+pub(super) const MAX_TEMPLATE: usize = 64 * 1024;
 /// Steps one rendering may take; Qwen2.5's template with 500 tools and 200 messages takes
 /// well under a tenth of this.
 const FUEL: u64 = 5_000_000;
@@ -17,16 +17,16 @@ const FUEL: u64 = 5_000_000;
 /// Why a prompt could not be rendered.
 #[derive(Debug, thiserror::Error)]
 #[error("the model's chat template: {0}")]
-pub struct TemplateError(String);
+pub(super) struct TemplateError(String);
 
 /// A parsed chat template.
-pub struct ChatTemplate {
+pub(super) struct ChatTemplate {
     env: Environment<'static>,
 }
 
 impl ChatTemplate {
     /// Parses `source`.
-    pub fn new(source: String) -> Result<Self, TemplateError> {
+    pub(super) fn new(source: String) -> Result<Self, TemplateError> {
         if source.len() > MAX_TEMPLATE {
             return Err(TemplateError(format!(
                 "{} bytes, more than the {MAX_TEMPLATE} accepted",
@@ -45,7 +45,7 @@ impl ChatTemplate {
 
     /// The prompt for `system` + `messages` with `tools` bound, ending where the model's
     /// answer starts.
-    pub fn render(
+    pub(super) fn render(
         &self,
         system: &str,
         messages: &[Message],

@@ -14,7 +14,7 @@ use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
 
 /// The tool's name.
-pub const ASK_CLARIFICATION: &str = "ask_clarification";
+pub(crate) const ASK_CLARIFICATION: &str = "ask_clarification";
 
 /// The questions asked and not answered yet, by call id, and where new ones are announced.
 /// The session holds it: a front-end answers with the call id (a command), so nothing but
@@ -117,7 +117,7 @@ impl Drop for Withdraw<'_> {
 }
 
 /// The `ask_clarification` tool: its questions go through the session's [`Clarifications`].
-pub struct AskClarification {
+pub(crate) struct AskClarification {
     info: ToolInfo,
     clarifications: Clarifications,
 }
@@ -131,7 +131,7 @@ struct Args {
 
 impl AskClarification {
     /// The tool, asking through `clarifications`.
-    pub fn new(clarifications: Clarifications) -> Self {
+    pub(crate) fn new(clarifications: Clarifications) -> Self {
         let info = ToolInfo {
             name: ASK_CLARIFICATION.to_string(),
             description: "Ask the user a question when the request is ambiguous or a decision \

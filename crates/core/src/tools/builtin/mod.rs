@@ -2,10 +2,10 @@
 //! interactive front-end), not selected in `config.yaml`. The `task` tool is the agent's
 //! own (`crate::agent::subagent`).
 
-pub mod clarification;
-pub mod present_files;
-pub mod view_image;
+pub(crate) mod clarification;
+pub(crate) mod present_files;
+pub(crate) mod view_image;
 
-pub use clarification::{ASK_CLARIFICATION, AskClarification, Clarifications};
-pub use present_files::{PRESENT_FILES, PresentFiles};
-pub use view_image::{VIEW_IMAGE, ViewImage};
+pub(crate) use clarification::{AskClarification, Clarifications};
+pub(crate) use present_files::PresentFiles;
+pub(crate) use view_image::ViewImage;

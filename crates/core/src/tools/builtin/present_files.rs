@@ -11,10 +11,10 @@ use crate::tools::{
 };
 
 /// The tool's name.
-pub const PRESENT_FILES: &str = "present_files";
+pub(crate) const PRESENT_FILES: &str = "present_files";
 
 /// Marks existing workspace files as output.
-pub struct PresentFiles {
+pub(crate) struct PresentFiles {
     info: ToolInfo,
     workspace: Workspace,
 }
@@ -27,7 +27,7 @@ struct Args {
 
 impl PresentFiles {
     /// The tool over `workspace`.
-    pub fn new(workspace: Workspace) -> Self {
+    pub(crate) fn new(workspace: Workspace) -> Self {
         Self {
             info: ToolInfo {
                 name: PRESENT_FILES.to_string(),

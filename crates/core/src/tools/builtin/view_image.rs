@@ -18,13 +18,13 @@ use crate::tools::{
 };
 
 /// The tool's name.
-pub const VIEW_IMAGE: &str = "view_image";
+pub(crate) const VIEW_IMAGE: &str = "view_image";
 
 /// The largest image accepted: providers cap request sizes, and base64 adds a third.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// Reads a workspace image for the next model call. Offered only to vision models.
-pub struct ViewImage {
+pub(crate) struct ViewImage {
     info: ToolInfo,
     workspace: Workspace,
 }
@@ -37,7 +37,7 @@ struct Args {
 
 /// The media type of an image from its first bytes (never from its file name or a
 /// declared type).
-pub fn media_type(bytes: &[u8]) -> Option<&'static str> {
+pub(crate) fn media_type(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -53,7 +53,7 @@ pub fn media_type(bytes: &[u8]) -> Option<&'static str> {
 
 impl ViewImage {
     /// The tool over `workspace`.
-    pub fn new(workspace: Workspace) -> Self {
+    pub(crate) fn new(workspace: Workspace) -> Self {
         Self {
             info: ToolInfo {
                 name: VIEW_IMAGE.to_string(),

@@ -14,7 +14,7 @@ use super::workspace::Workspace;
 const BINARY_PROBE_BYTES: u64 = 8192;
 
 /// Up to `limit` workspace files, as paths relative to its root, sorted by path.
-pub fn attachable_files(workspace: &Workspace, limit: usize) -> Vec<String> {
+pub(crate) fn attachable_files(workspace: &Workspace, limit: usize) -> Vec<String> {
     let pruned = Arc::new(Pruned::default());
     walk(workspace.root(), workspace, &pruned)
         .filter_map(Result::ok)
@@ -30,7 +30,7 @@ pub fn attachable_files(workspace: &Workspace, limit: usize) -> Vec<String> {
 
 /// The text of the workspace file `path` (at most `max_bytes`, cut with a note), or why
 /// it cannot be attached.
-pub fn attachable_text(
+pub(crate) fn attachable_text(
     workspace: &Workspace,
     path: &str,
     max_bytes: u64,

@@ -8,7 +8,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Why a file was not opened; the message is for the model, with the path as it wrote it.
-pub fn not_regular(path: &str, meta: &std::fs::Metadata) -> String {
+pub(crate) fn not_regular(path: &str, meta: &std::fs::Metadata) -> String {
     let kind = crate::base::bounded_read::kind_of(meta);
     if meta.is_dir() {
         format!("Error: `{path}` is a directory, not a file; use `ls` to list it")
@@ -23,7 +23,7 @@ pub fn not_regular(path: &str, meta: &std::fs::Metadata) -> String {
 /// Opens `target` for reading if it is a regular file. The open cannot block: it is made
 /// non-blocking, and the file opened must be the regular file that was checked (a swap
 /// for a pipe in between is caught).
-pub fn open_read(target: &Path, shown: &str) -> Result<File, OpenError> {
+pub(crate) fn open_read(target: &Path, shown: &str) -> Result<File, OpenError> {
     use crate::base::bounded_read::Refused;
     crate::base::bounded_read::open_regular(target).map_err(|refused| match refused {
         Refused::NotRegular(meta) => OpenError::NotRegular(not_regular(shown, &meta)),
@@ -37,7 +37,7 @@ pub fn open_read(target: &Path, shown: &str) -> Result<File, OpenError> {
 /// Opens `target` for writing (created if missing, emptied if it exists) if it is, or will
 /// be, a regular file. A pipe without a reader fails the non-blocking open at once; one
 /// with a reader is refused before anything is written.
-pub fn open_write(target: &Path, shown: &str) -> Result<File, OpenError> {
+pub(crate) fn open_write(target: &Path, shown: &str) -> Result<File, OpenError> {
     match std::fs::metadata(target) {
         Ok(meta) if !meta.is_file() => {
             return Err(OpenError::NotRegular(not_regular(shown, &meta)));
@@ -69,7 +69,7 @@ pub fn open_write(target: &Path, shown: &str) -> Result<File, OpenError> {
 
 /// Why [`open_read`] or [`open_write`] failed.
 #[derive(Debug)]
-pub enum OpenError {
+pub(crate) enum OpenError {
     /// Not a regular file: the message for the model.
     NotRegular(String),
     /// Another I/O error.
@@ -78,7 +78,7 @@ pub enum OpenError {
 
 impl OpenError {
     /// The message for the model; `action` ("read", "write") phrases an I/O error.
-    pub fn message(self, action: &str, shown: &str) -> String {
+    pub(crate) fn message(self, action: &str, shown: &str) -> String {
         match self {
             Self::NotRegular(message) => message,
             Self::Io(e) => super::common::io_error(action, shown, &e),

@@ -4,11 +4,11 @@
 //! runs it unconfined on the blocking pool or, with `sandbox.mode: landlock`, on a worker
 //! thread that the kernel confines (see `confine`).
 
-pub mod attach;
+pub(crate) mod attach;
 mod bash;
 mod common;
 mod confine;
-pub mod files;
+pub(crate) mod files;
 mod glob;
 mod grep;
 mod ls;

@@ -33,7 +33,7 @@ type EventStream = Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + S
 /// Errors of the legacy SSE transport, so callers can tell a bad config
 /// (URL, headers, wrong server type) from a server that went away.
 #[derive(Debug, thiserror::Error)]
-pub enum SseTransportError {
+pub(crate) enum SseTransportError {
     /// The configured SSE URL could not be parsed.
     #[error("invalid SSE URL `{url}`: {reason}")]
     InvalidUrl {
@@ -100,7 +100,7 @@ pub enum SseTransportError {
 
 /// Client side of a legacy HTTP+SSE MCP connection: a raw transport, served only through
 /// [`Judged`](super::Judged), which judges every event's data.
-pub struct SseClientTransport {
+pub(crate) struct SseClientTransport {
     /// Shared HTTP client, cloned into each POST.
     client: reqwest::Client,
     /// Where client messages are POSTed, as announced by the server.
@@ -129,7 +129,7 @@ impl SseClientTransport {
     /// `headers` (e.g. `Authorization`) are sent with the `GET` and with every
     /// POST. The caller bounds this with its own timeout; `client` must not
     /// have a total request timeout, since the `GET` lives as long as the session.
-    pub async fn connect(
+    pub(crate) async fn connect(
         client: reqwest::Client,
         url: &str,
         headers: HeaderMap,
@@ -187,7 +187,7 @@ impl SseClientTransport {
 
     /// The URL client messages are POSTed to, resolved from the `endpoint` event
     /// (useful in logs and diagnostics).
-    pub fn endpoint(&self) -> &Url {
+    pub(crate) fn endpoint(&self) -> &Url {
         &self.endpoint
     }
 }
@@ -226,7 +226,7 @@ fn resolve_endpoint(sse_url: &Url, data: &str) -> Result<Url, SseTransportError>
 }
 
 /// The connection to the `sse` server of `config` (its `url` and `headers`).
-pub async fn open(config: &McpServerConfig) -> Result<SseClientTransport, McpError> {
+pub(crate) async fn open(config: &McpServerConfig) -> Result<SseClientTransport, McpError> {
     let url = config.url.clone().unwrap_or_default();
     let client = crate::base::http::http_client().map_err(|e| McpError::Http(e.to_string()))?;
     let headers: HeaderMap = header_map(&config.headers)?.into_iter().collect();

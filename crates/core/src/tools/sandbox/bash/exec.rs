@@ -75,7 +75,7 @@ impl Captured {
     }
 
     /// The text, cut after `max_chars` characters with a marker saying how much there was.
-    pub fn text(&self, max_chars: usize) -> String {
+    pub(super) fn text(&self, max_chars: usize) -> String {
         let text = String::from_utf8_lossy(&self.head);
         match text.char_indices().nth(max_chars) {
             None if self.total == self.head.len() as u64 => text.into_owned(),

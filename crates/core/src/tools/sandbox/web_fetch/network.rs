@@ -12,11 +12,11 @@ use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// The setting that allows private addresses, named in every refusal.
-pub const SETTING: &str = "sandbox.web_fetch.allow_private_networks";
+pub(super) const SETTING: &str = "sandbox.web_fetch.allow_private_networks";
 
 /// Which addresses may be reached.
 #[derive(Debug, Clone, Default)]
-pub struct NetworkPolicy {
+pub(super) struct NetworkPolicy {
     allow_private: bool,
     /// Requests go through a proxy, which resolves names itself: a name is then judged
     /// only by what it says (`localhost`), and the proxy's own host is reachable.
@@ -28,7 +28,7 @@ pub struct NetworkPolicy {
 
 /// Why an address is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Blocked {
+pub(super) struct Blocked {
     /// The address.
     pub addr: IpAddr,
     /// What kind of address it is.
@@ -48,7 +48,7 @@ impl std::fmt::Display for Blocked {
 
 impl NetworkPolicy {
     /// The policy of `sandbox.web_fetch`.
-    pub fn new(allow_private: bool) -> Self {
+    pub(super) fn new(allow_private: bool) -> Self {
         Self {
             allow_private,
             proxy_hosts: Vec::new(),
@@ -58,7 +58,7 @@ impl NetworkPolicy {
 
     /// The policy for a client that sends requests through the proxies of `proxy_urls`
     /// (`HTTPS_PROXY` and friends).
-    pub fn with_proxies(mut self, proxy_urls: &[String]) -> Self {
+    pub(super) fn with_proxies(mut self, proxy_urls: &[String]) -> Self {
         self.proxy_hosts = proxy_urls
             .iter()
             .filter_map(|raw| {
@@ -77,18 +77,18 @@ impl NetworkPolicy {
 
     /// Also allows `addr` (tests only).
     #[cfg(test)]
-    pub fn with_exception(mut self, addr: IpAddr) -> Self {
+    pub(super) fn with_exception(mut self, addr: IpAddr) -> Self {
         self.exceptions.push(addr);
         self
     }
 
     /// Whether everything may be reached.
-    pub fn allows_all(&self) -> bool {
+    pub(super) fn allows_all(&self) -> bool {
         self.allow_private
     }
 
     /// Whether `addr` may be reached.
-    pub fn check(&self, addr: IpAddr) -> Result<(), Blocked> {
+    pub(super) fn check(&self, addr: IpAddr) -> Result<(), Blocked> {
         if self.allow_private || self.exceptions.contains(&addr) {
             return Ok(());
         }
@@ -101,7 +101,7 @@ impl NetworkPolicy {
     /// Checks the host of `url`: an address as written, or every address its name
     /// resolves to (one refused address refuses the URL: a name that also points inside
     /// is not trusted with the rest).
-    pub async fn check_url(&self, url: &Url) -> Result<(), HopError> {
+    pub(super) async fn check_url(&self, url: &Url) -> Result<(), HopError> {
         if self.allow_private {
             return Ok(());
         }
@@ -138,7 +138,7 @@ impl NetworkPolicy {
 
 /// Why a hop may not be fetched.
 #[derive(Debug)]
-pub enum HopError {
+pub(super) enum HopError {
     /// The address is refused.
     Blocked(Blocked),
     /// The name does not resolve.
@@ -208,13 +208,13 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
 /// The client's resolver: the system's, with refused addresses removed, so that even a
 /// connection the hop check did not foresee never reaches one. The proxy's own host is
 /// resolved as is (a proxy on the LAN is the user's choice).
-pub struct FilteringResolver {
+pub(super) struct FilteringResolver {
     policy: NetworkPolicy,
 }
 
 impl FilteringResolver {
     /// A resolver applying `policy`.
-    pub fn new(policy: NetworkPolicy) -> Arc<Self> {
+    pub(super) fn new(policy: NetworkPolicy) -> Arc<Self> {
         Arc::new(Self { policy })
     }
 }
