@@ -12,7 +12,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::handle::{Session, SessionError, Starting};
+use super::handle::Session;
+use super::options::SessionError;
+use super::start::Starting;
 use crate::config::EnvLookup;
 use crate::mcp::McpManager;
 use crate::protocol::{ClarificationRequest, Command, Event, ServerStatus, Update};

@@ -1,71 +1,32 @@
 //! The session handle: one thread at a time, run message by message over the session's
 //! [`Assembly`]. `antler -p` runs one message on it; the chat's controller turns commands
-//! into calls on it. Opening, creating, titling and continuing threads happen here only.
+//! into calls on it. Opening, creating, titling and continuing threads happen here only
+//! (the start, [`super::start`], opens the thread to start on through [`open_stored`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use super::assembly::{Assembly, AssemblySpec, ThreadPlace, prepare_outputs};
+use super::assembly::{Assembly, ThreadPlace};
+use super::options::SessionError;
 use crate::agent::ledger::{first_call, next_call};
 use crate::agent::prompt::{PromptParts, system_prompt};
 use crate::agent::runner::{EventSink, Thread, run_live};
-use crate::config::{EnvLookup, ModelConfig, Rule};
-use crate::deferred::{TOOL_SEARCH, TokenizerError};
+use crate::config::{EnvLookup, ModelConfig};
+use crate::deferred::TOOL_SEARCH;
 use crate::mcp::McpManager;
 use crate::mcp::elicitation::Elicitations;
-use crate::permissions::{
-    ApprovalStore, Approvals, CallGates, Guarded, Permissions, Policy, Watched,
-};
+use crate::permissions::Approvals;
 use crate::protocol::{
-    ClarificationRequest, ContextView, Event, Message, ModelChoice, RunResult, RunStatus,
-    ServerState, SessionInfo, ThreadMeta, ToolsView,
+    ContextView, Event, Message, ModelChoice, RunResult, RunStatus, ServerState, SessionInfo,
+    ThreadMeta, ToolsView,
 };
-use crate::provider::replay::{RecordingProvider, ReplayProvider};
-use crate::provider::resolve::{ChosenModel, ModelSetupError, model_provider};
-use crate::provider::{Provider, ProviderError};
-use crate::session::instructions::{self, Instructions, InstructionsError, PromptOptions};
-use crate::setup::{Setup, SetupError};
-use crate::store::{StoreError, StoreSink, ThreadStore, default_path, title_from};
+use crate::provider::Provider;
+use crate::provider::resolve::model_provider;
+use crate::setup::SetupError;
+use crate::store::{StoreError, StoreSink, ThreadStore, title_from};
 use crate::tools::builtin::Clarifications;
-use crate::tools::sandbox::{HOOK_SETTINGS, STARTUP_FILES, ThreadOutputs};
-
-/// Why a session cannot start, or a message cannot be run.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// The configuration cannot be used.
-    #[error(transparent)]
-    Setup(#[from] SetupError),
-    /// The model cannot be resolved or its client built.
-    #[error(transparent)]
-    Model(#[from] ModelSetupError),
-    /// The replay or record file cannot be used.
-    #[error(transparent)]
-    Replay(ProviderError),
-    /// The threads database cannot be used.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The thread asked for cannot be opened.
-    #[error(transparent)]
-    Resume(StoreError),
-    /// `--continue` with no thread in the working directory.
-    #[error("no thread to continue in {}; start one without --continue", .0.display())]
-    NothingToContinue(PathBuf),
-    /// The outputs folder cannot be created.
-    #[error("cannot create the outputs folder: {0}")]
-    Outputs(std::io::Error),
-    /// The context ledger cannot be counted.
-    #[error(transparent)]
-    Tokens(#[from] TokenizerError),
-    /// `--system-prompt-file` cannot be read.
-    #[error(transparent)]
-    Instructions(#[from] InstructionsError),
-    /// A skill the user named cannot be used.
-    #[error("{0}")]
-    Skill(String),
-}
 
 /// A user's message with the skills it named (`--skill`, `/NAME`) loaded.
 struct UserSkills {
@@ -77,256 +38,43 @@ struct UserSkills {
     update: crate::tools::StateUpdate,
 }
 
-/// Which thread the session starts on.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum StartThread {
-    /// A new one, created with the first message.
-    #[default]
-    New,
-    /// A stored one, by id or prefix (`--resume`).
-    Resume(String),
-    /// The newest of the working directory (`--continue`); there must be one.
-    Latest,
-}
-
-/// How the session starts.
-#[derive(Debug, Clone, Default)]
-pub struct SessionOptions {
-    /// The model (`--model`).
-    pub model: Option<String>,
-    /// The most model calls per run (`--max-turns`).
-    pub max_turns: u32,
-    /// The thread to start on.
-    pub thread: StartThread,
-    /// Answer from this recorded file instead of a model (`--replay`).
-    pub replay: Option<PathBuf>,
-    /// Record the model's replies to this file (`--record`).
-    pub record: Option<PathBuf>,
-    /// A person can answer `ask_clarification` (the chat): the tool exists only then.
-    pub clarify: bool,
-    /// Without one, what the MCP servers' requests for input get (`--elicitation`).
-    pub elicitation: crate::mcp::elicitation::Unattended,
-    /// The command line's permission rules.
-    pub permissions: PermissionOptions,
-    /// What the command line adds to the system prompt.
-    pub prompt: PromptOptions,
-}
-
-/// `--allowed-tools`, `--disallowed-tools` and `--permission-mode allow-all`.
-#[derive(Debug, Clone, Default)]
-pub struct PermissionOptions {
-    /// Calls that run without asking.
-    pub allowed: Vec<Rule>,
-    /// Calls that are refused.
-    pub denied: Vec<Rule>,
-    /// Every call runs unless a deny rule names it.
-    pub allow_all: bool,
-}
-
 /// The thread in use, with its creation time (the system prompt's date).
-struct OpenThread {
-    thread: Thread,
-    created_at: i64,
-    title: String,
+pub(super) struct OpenThread {
+    pub(super) thread: Thread,
+    pub(super) created_at: i64,
+    pub(super) title: String,
 }
-
-/// The environment variables model resolution reads, captured at start so the session
-/// owns everything it needs (and can run on any task).
-const MODEL_ENV: &[&str] = &["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTLER_MODEL"];
 
 /// One session: its assembly, its threads store and the thread in use.
 pub struct Session {
     /// The tools, the MCP servers and the agent, kept from run to run.
-    assembly: Assembly,
+    pub(super) assembly: Assembly,
     /// The configured models, for switching.
-    models: Vec<ModelConfig>,
-    env: Vec<(String, String)>,
-    cwd: PathBuf,
-    store: ThreadStore,
-    outputs: PathBuf,
-    provider: Arc<dyn Provider>,
-    thread: Option<OpenThread>,
-    clarifications: Option<Clarifications>,
+    pub(super) models: Vec<ModelConfig>,
+    pub(super) env: Vec<(String, String)>,
+    pub(super) cwd: PathBuf,
+    pub(super) store: ThreadStore,
+    pub(super) outputs: PathBuf,
+    pub(super) provider: Arc<dyn Provider>,
+    pub(super) thread: Option<OpenThread>,
+    pub(super) clarifications: Option<Clarifications>,
     /// Where the MCP servers' requests for input are answered (with `clarify`).
-    elicitations: Option<Elicitations>,
+    pub(super) elicitations: Option<Elicitations>,
     /// Where approval requests are answered (with `clarify`).
-    approvals: Option<Approvals>,
+    pub(super) approvals: Option<Approvals>,
     /// What the user and the project add to the system prompt.
-    prompt: PromptParts,
+    pub(super) prompt: PromptParts,
     /// The user's hooks (the session fires `SessionStart` and `SessionEnd`).
-    hooks: Arc<crate::hooks::Hooks>,
+    pub(super) hooks: Arc<crate::hooks::Hooks>,
     /// Whether `SessionStart` has fired.
-    started: bool,
+    pub(super) started: bool,
     /// Why the model in use was chosen, said at the first run (the embedded default).
-    model_notice: Option<String>,
+    pub(super) model_notice: Option<String>,
     /// The name of the model in use (`-m`, `/model`; `None`: the first configured).
-    model_name: Option<String>,
-}
-
-/// A session whose quick part is done — the model resolved, the store and the thread to
-/// start on opened — before its MCP servers start ([`Starting::finish`]). The split lets
-/// the chat report these errors before it takes the screen, and draw the screen while the
-/// servers start.
-pub struct Starting {
-    setup: Setup,
-    spec: AssemblySpec,
-    models: Vec<ModelConfig>,
-    env: Vec<(String, String)>,
-    cwd: PathBuf,
-    store: ThreadStore,
-    outputs: PathBuf,
-    thread: Option<OpenThread>,
-    questions: Option<UnboundedReceiver<ClarificationRequest>>,
-    elicitations: Option<Elicitations>,
-    approvals: Option<Approvals>,
-    model_notice: Option<String>,
-}
-
-impl Starting {
-    /// The status line's facts before the servers are up (no MCP counts yet).
-    pub fn info(&self) -> SessionInfo {
-        let env = lookup(&self.env);
-        thread_info(
-            self.spec.provider.as_ref(),
-            &model_choices(&self.models, self.spec.model.as_deref(), &env),
-            self.thread.as_ref(),
-            false,
-        )
-    }
-
-    /// The messages of the thread to start on, if it is a stored one.
-    pub fn history(&self) -> Option<&[Message]> {
-        self.thread.as_ref().map(|t| t.thread.messages.as_slice())
-    }
-
-    /// Starts the MCP servers and builds the tools: the session is ready. With
-    /// `clarify`, the questions of `ask_clarification` arrive on the receiver returned.
-    /// Dropping the future stops the servers that were starting.
-    pub async fn finish(
-        self,
-        env: EnvLookup<'_>,
-    ) -> Result<(Session, Option<UnboundedReceiver<ClarificationRequest>>), SessionError> {
-        let provider = self.spec.provider.clone();
-        let model_name = self.spec.model.clone();
-        let clarifications = self.spec.clarifications.clone();
-        let elicitations = self.elicitations;
-        let approvals = self.approvals;
-        let prompt = self.spec.prompt.clone();
-        let hooks = self.spec.hooks.clone();
-        let assembly = Assembly::new(self.setup, &self.cwd, self.spec, env).await?;
-        let session = Session {
-            assembly,
-            models: self.models,
-            env: self.env,
-            cwd: self.cwd,
-            store: self.store,
-            outputs: self.outputs,
-            provider,
-            thread: self.thread,
-            clarifications,
-            elicitations,
-            approvals,
-            prompt,
-            hooks,
-            started: false,
-            model_notice: self.model_notice,
-            model_name,
-        };
-        Ok((session, self.questions))
-    }
+    pub(super) model_name: Option<String>,
 }
 
 impl Session {
-    /// Resolves the model, opens the store and the thread to start on, and starts the MCP
-    /// servers: [`Session::prepare`], then [`Starting::finish`].
-    pub async fn start(
-        setup: Setup,
-        env: EnvLookup<'_>,
-        cwd: &Path,
-        options: SessionOptions,
-    ) -> Result<(Self, Option<UnboundedReceiver<ClarificationRequest>>), SessionError> {
-        Self::prepare(setup, env, cwd, options)?.finish(env).await
-    }
-
-    /// The quick part of the start, which fails on what the user can fix at once (the
-    /// model, the thread asked for, the replay file) or the store: everything but the MCP
-    /// servers.
-    pub fn prepare(
-        mut setup: Setup,
-        env: EnvLookup<'_>,
-        cwd: &Path,
-        options: SessionOptions,
-    ) -> Result<Starting, SessionError> {
-        let models = setup.app.value.models.clone();
-        let ChosenModel {
-            provider,
-            notice: model_notice,
-            embedded,
-        } = provider_for(&models, options.model.as_deref(), env, cwd, &options)?;
-        let db = default_path(env)?;
-        let store = ThreadStore::open(&db)?;
-        let outputs = prepare_outputs(&db).map_err(SessionError::Outputs)?;
-        let thread = match &options.thread {
-            StartThread::New => None,
-            StartThread::Resume(id) => Some(open_stored(&store, id).map_err(SessionError::Resume)?),
-            StartThread::Latest => match store.latest_in(cwd)? {
-                Some(meta) => Some(open_stored(&store, &meta.id).map_err(SessionError::Resume)?),
-                None => return Err(SessionError::NothingToContinue(cwd.to_path_buf())),
-            },
-        };
-        let elicitations = match options.clarify {
-            true => Some(setup.answer_elicitations()),
-            false => {
-                setup.answer_elicitations_unattended(options.elicitation);
-                None
-            }
-        };
-        let approvals = options.clarify.then(Approvals::default);
-        let permissions = permissions(&setup, env, cwd, options.permissions, approvals.clone());
-        let hooks = setup.hooks().clone();
-        let mut gates = CallGates::new(permissions);
-        if let Some(gate) = crate::hooks::gate::HookGate::new(hooks.clone()) {
-            gates = gates.with(Arc::new(gate));
-        }
-        let instructions = instructions(&setup, env, cwd, &options.prompt)?;
-        let (clarifications, questions) = match options.clarify {
-            true => {
-                let (broker, questions) = Clarifications::new();
-                (Some(broker), Some(questions))
-            }
-            false => (None, None),
-        };
-        Ok(Starting {
-            setup,
-            spec: AssemblySpec {
-                provider,
-                // The embedded model's window and limits follow its name.
-                model: match embedded {
-                    true => Some(crate::provider::embedded::EMBEDDED.to_string()),
-                    false => options.model,
-                },
-                max_turns: options.max_turns,
-                clarifications,
-                gates: Arc::new(gates),
-                hooks,
-                prompt: instructions.parts.clone(),
-            },
-            models,
-            env: MODEL_ENV
-                .iter()
-                .filter_map(|name| env(name).map(|value| (name.to_string(), value)))
-                .collect(),
-            cwd: cwd.to_path_buf(),
-            store,
-            outputs,
-            thread,
-            questions,
-            elicitations,
-            approvals,
-            model_notice,
-        })
-    }
-
     /// The status line's facts now.
     pub async fn info(&self, running: bool) -> SessionInfo {
         let statuses = self.assembly.mcp().await.statuses().await;
@@ -762,7 +510,7 @@ impl Session {
 }
 
 /// The status line's facts of the model and the thread, without the MCP counts.
-fn thread_info(
+pub(super) fn thread_info(
     provider: &dyn Provider,
     models: &[ModelChoice],
     open: Option<&OpenThread>,
@@ -782,14 +530,14 @@ fn thread_info(
 }
 
 /// An environment lookup over a copy of the variables.
-fn lookup(vars: &[(String, String)]) -> impl Fn(&str) -> Option<String> + Sync + '_ {
+pub(super) fn lookup(vars: &[(String, String)]) -> impl Fn(&str) -> Option<String> + Sync + '_ {
     move |key: &str| vars.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
 }
 
 /// What `/model` offers: each configured model (its id and endpoint), and the embedded
 /// model when it is installed; `current` names the one in use (`None`: the first
 /// configured).
-fn model_choices(
+pub(super) fn model_choices(
     models: &[ModelConfig],
     current: Option<&str>,
     env: EnvLookup<'_>,
@@ -826,91 +574,7 @@ fn model_choices(
     choices
 }
 
-/// Opens a stored thread by id or prefix, to continue it.
-/// The session's permission gate: config.yaml's rules with the command line's, the
-/// approvals kept for this project (the working directory), and who answers questions.
-fn permissions(
-    setup: &Setup,
-    env: EnvLookup<'_>,
-    cwd: &Path,
-    options: PermissionOptions,
-    approvals: Option<Approvals>,
-) -> Arc<Permissions> {
-    let policy = Policy::new(
-        setup.app.value.permissions.clone(),
-        options.allowed,
-        options.denied,
-        options.allow_all,
-    );
-    let project = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    let store =
-        crate::config::dirs::data_dir(env).map(|dir| (ApprovalStore::in_dir(&dir), project));
-    Arc::new(Permissions::new(policy, store, approvals).watching(guarded(setup, env, cwd)))
-}
-
-/// The files no call may change unasked: every place an instructions file of this session
-/// could be, and antler's start-up files (in the workspace root and the working directory,
-/// and the config files in use).
-fn guarded(setup: &Setup, env: EnvLookup<'_>, cwd: &Path) -> Guarded {
-    let workspace = workspace_of(setup, cwd);
-    let config_dir = crate::config::dirs::config_dir(env);
-    let instructions = instructions::candidate_paths(config_dir.as_deref(), &workspace)
-        .into_iter()
-        .map(|path| (path, Watched::Instructions));
-    let startup = [workspace.as_path(), cwd]
-        .into_iter()
-        .flat_map(|dir| {
-            STARTUP_FILES
-                .iter()
-                .chain(HOOK_SETTINGS)
-                .map(move |name| dir.join(name))
-        })
-        .chain(setup.protected(&ThreadOutputs::default()).files)
-        // The user's Claude Code settings, whose hooks run at the next start unasked.
-        .chain(
-            setup
-                .app
-                .value
-                .hooks
-                .import_claude
-                .then(|| {
-                    crate::hooks::claude::user_settings(env("HOME").map(PathBuf::from).as_deref())
-                })
-                .flatten(),
-        )
-        .map(|path| (path, Watched::Startup));
-    Guarded::new(instructions.chain(startup).collect(), &workspace)
-}
-
-/// The workspace root `sandbox.workspace` names (the working directory by default).
-fn workspace_of(setup: &Setup, cwd: &Path) -> PathBuf {
-    let sandbox = &setup.app.value.sandbox;
-    cwd.join(sandbox.workspace.as_deref().unwrap_or(Path::new(".")))
-}
-
-/// The session's additions to the system prompt, read once (the instruction files named in
-/// the log).
-fn instructions(
-    setup: &Setup,
-    env: EnvLookup<'_>,
-    cwd: &Path,
-    options: &PromptOptions,
-) -> Result<Instructions, InstructionsError> {
-    let workspace = workspace_of(setup, cwd);
-    let config_dir = crate::config::dirs::config_dir(env);
-    let loaded = Instructions::load(
-        options,
-        setup.app.value.instructions.as_deref(),
-        config_dir.as_deref(),
-        &workspace,
-    )?;
-    for file in &loaded.files {
-        tracing::info!("instructions from {}", file.display());
-    }
-    Ok(loaded)
-}
-
-fn open_stored(store: &ThreadStore, id: &str) -> Result<OpenThread, StoreError> {
+pub(super) fn open_stored(store: &ThreadStore, id: &str) -> Result<OpenThread, StoreError> {
     let stored = store.load(id)?;
     Ok(OpenThread {
         created_at: stored.meta.created_at,
@@ -923,32 +587,6 @@ fn open_stored(store: &ThreadStore, id: &str) -> Result<OpenThread, StoreError> 
             resumed: true,
         },
     })
-}
-
-/// The model: a replay file, or the one `model` resolves to (an endpoint, or the embedded
-/// model); recorded when asked.
-fn provider_for(
-    models: &[ModelConfig],
-    model: Option<&str>,
-    env: EnvLookup<'_>,
-    cwd: &Path,
-    options: &SessionOptions,
-) -> Result<ChosenModel, SessionError> {
-    let mut chosen = match &options.replay {
-        Some(path) => ChosenModel {
-            provider: Arc::new(ReplayProvider::open(cwd.join(path)).map_err(SessionError::Replay)?),
-            notice: None,
-            embedded: false,
-        },
-        None => model_provider(models, model, env)?,
-    };
-    if let Some(path) = &options.record {
-        chosen.provider = Arc::new(
-            RecordingProvider::create(cwd.join(path), chosen.provider)
-                .map_err(SessionError::Replay)?,
-        );
-    }
-    Ok(chosen)
 }
 
 #[cfg(test)]

@@ -9,5 +9,9 @@ mod attach;
 pub mod controller;
 pub(crate) mod handle;
 pub(crate) mod instructions;
+mod options;
+mod start;
 
-pub use handle::{PermissionOptions, Session, SessionError, SessionOptions, StartThread};
+pub use handle::Session;
+pub use options::{PermissionOptions, SessionError, SessionOptions, StartThread};
+pub use start::Starting;

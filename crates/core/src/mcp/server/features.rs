@@ -13,7 +13,8 @@ use rmcp::model::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{LivePeer, McpServer, State, call};
+use super::tool_call::LivePeer;
+use super::{McpServer, State, call};
 use crate::mcp::readable::readable_error;
 
 /// A feature besides tools that a server may announce.
