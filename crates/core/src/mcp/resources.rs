@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::content;
 use super::server::{Feature, McpServer, ResourceListing};
 use crate::tools::Effect;
-use crate::tools::parse_args;
+use crate::tools::TypedTool;
 use crate::tools::{StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 
 /// The listing tool's name.
@@ -168,7 +168,9 @@ struct ListArgs {
     server: Option<String>,
 }
 
-impl Tool for ListResources {
+impl TypedTool for ListResources {
+    type Args = ListArgs;
+
     fn info(&self) -> &ToolInfo {
         &self.info
     }
@@ -177,12 +179,8 @@ impl Tool for ListResources {
         Effect::ReadOnly
     }
 
-    fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, ctx: ToolContext<'a>, args: ListArgs) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: ListArgs = match parse_args(arguments) {
-                Ok(args) => args,
-                Err(output) => return output,
-            };
             let chosen: Vec<&McpServer> = match &args.server {
                 Some(name) => match find(&self.servers, name) {
                     Ok(server) => vec![server],
@@ -276,7 +274,9 @@ struct ReadArgs {
     uri: String,
 }
 
-impl Tool for ReadResource {
+impl TypedTool for ReadResource {
+    type Args = ReadArgs;
+
     fn info(&self) -> &ToolInfo {
         &self.info
     }
@@ -291,19 +291,12 @@ impl Tool for ReadResource {
         }
     }
 
-    fn subject(&self, arguments: &Value) -> Option<String> {
-        arguments
-            .get("server")
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    fn subject(&self, args: &ReadArgs) -> Option<String> {
+        Some(args.server.clone())
     }
 
-    fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, ctx: ToolContext<'a>, args: ReadArgs) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: ReadArgs = match parse_args(arguments) {
-                Ok(args) => args,
-                Err(output) => return output,
-            };
             let server = match find(&self.servers, &args.server) {
                 Ok(server) => server,
                 Err(output) => return output,

@@ -26,5 +26,5 @@ pub const RESERVED_NAMES: &[&str] = &["tool_search", "call_tool"];
 
 pub use tool::{
     Effect, PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
-    parse_args,
+    TypedTool, parse_args,
 };

@@ -1,7 +1,8 @@
 //! One abstraction for every tool, whatever tier it comes from.
 
 use futures::future::BoxFuture;
-use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::ToolContext;
@@ -155,11 +156,7 @@ pub trait Tool: Send + Sync {
     /// What the tool is, for the events and the chat: by its tier, unless the tool is one
     /// the front-ends show apart (`tool_search`, `task`), which says so itself.
     fn role(&self) -> ToolRole {
-        match &self.info().source {
-            ToolSource::Mcp { .. } | ToolSource::McpResources => ToolRole::Mcp,
-            ToolSource::Configured { .. } => ToolRole::Configured,
-            ToolSource::BuiltIn => ToolRole::BuiltIn,
-        }
+        tier_role(self.info())
     }
 
     /// What a call can do, for the permission policy. Undeclared effects need approval.
@@ -177,6 +174,82 @@ pub trait Tool: Send + Sync {
     /// writes). `None`: its arguments say it.
     fn preview<'a>(&'a self, _arguments: &'a Value) -> BoxFuture<'a, Option<Preview>> {
         Box::pin(async { None })
+    }
+}
+
+/// A tool's role by its tier.
+fn tier_role(info: &ToolInfo) -> ToolRole {
+    match &info.source {
+        ToolSource::Mcp { .. } | ToolSource::McpResources => ToolRole::Mcp,
+        ToolSource::Configured { .. } => ToolRole::Configured,
+        ToolSource::BuiltIn => ToolRole::BuiltIn,
+    }
+}
+
+/// A tool whose arguments are one type, as antler's own tools are: its [`Tool`] impl
+/// parses them once per use (a call whose arguments do not parse gets the error back as
+/// its result, before the tool runs) and hands them over typed.
+pub trait TypedTool: Send + Sync {
+    /// The arguments' type.
+    type Args: DeserializeOwned + Send;
+
+    /// Name, description, schema and source.
+    fn info(&self) -> &ToolInfo;
+
+    /// Runs the tool, in the context of one call.
+    fn run<'a>(&'a self, ctx: ToolContext<'a>, args: Self::Args) -> ToolFuture<'a>;
+
+    /// As [`Tool::role`].
+    fn role(&self) -> ToolRole {
+        tier_role(TypedTool::info(self))
+    }
+
+    /// As [`Tool::effect`].
+    fn effect(&self) -> Effect {
+        Effect::Undeclared
+    }
+
+    /// As [`Tool::subject`].
+    fn subject(&self, _args: &Self::Args) -> Option<String> {
+        None
+    }
+
+    /// As [`Tool::preview`].
+    fn preview(&self, _args: Self::Args) -> BoxFuture<'_, Option<Preview>> {
+        Box::pin(async { None })
+    }
+}
+
+impl<T: TypedTool> Tool for T {
+    fn info(&self) -> &ToolInfo {
+        TypedTool::info(self)
+    }
+
+    fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+        match parse_args(arguments) {
+            Ok(args) => self.run(ctx, args),
+            Err(out) => Box::pin(std::future::ready(out)),
+        }
+    }
+
+    fn role(&self) -> ToolRole {
+        TypedTool::role(self)
+    }
+
+    fn effect(&self) -> Effect {
+        TypedTool::effect(self)
+    }
+
+    fn subject(&self, arguments: &Value) -> Option<String> {
+        let args = T::Args::deserialize(arguments).ok()?;
+        TypedTool::subject(self, &args)
+    }
+
+    fn preview<'a>(&'a self, arguments: &'a Value) -> BoxFuture<'a, Option<Preview>> {
+        match T::Args::deserialize(arguments) {
+            Ok(args) => TypedTool::preview(self, args),
+            Err(_) => Box::pin(async { None }),
+        }
     }
 }
 
@@ -208,5 +281,64 @@ pub enum Effect {
 impl std::fmt::Debug for dyn Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("Tool").field(&self.info().name).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Doubles `n`; its subject is `n` as text.
+    struct Double(ToolInfo);
+
+    #[derive(Deserialize)]
+    struct Args {
+        n: u32,
+    }
+
+    impl TypedTool for Double {
+        type Args = Args;
+
+        fn info(&self) -> &ToolInfo {
+            &self.0
+        }
+
+        fn run<'a>(&'a self, _ctx: ToolContext<'a>, args: Args) -> ToolFuture<'a> {
+            Box::pin(async move { ToolOutput::ok((args.n * 2).to_string()) })
+        }
+
+        fn subject(&self, args: &Args) -> Option<String> {
+            Some(args.n.to_string())
+        }
+    }
+
+    fn double() -> Double {
+        Double(ToolInfo {
+            name: "double".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+            source: ToolSource::BuiltIn,
+            metadata: Map::new(),
+            parallel: true,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_typed_tool_gets_its_arguments_parsed_or_the_model_gets_the_error() {
+        let tool: &dyn Tool = &double();
+        let ok = tool
+            .call(ToolContext::standalone("a"), json!({"n": 21}))
+            .await;
+        assert_eq!((ok.content.as_str(), ok.is_error), ("42", false));
+        let bad = tool
+            .call(ToolContext::standalone("b"), json!({"n": "x"}))
+            .await;
+        assert!(bad.is_error && bad.content.starts_with("Error: invalid arguments"));
+        assert_eq!(tool.subject(&json!({"n": 7})).as_deref(), Some("7"));
+        assert_eq!(tool.subject(&json!({"m": 7})), None);
+        assert!(tool.preview(&json!({"n": 7})).await.is_none());
+        assert_eq!(tool.role(), ToolRole::BuiltIn);
     }
 }

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::ClarificationRequest;
 use crate::tools::Effect;
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
+use crate::tools::{ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, TypedTool};
 
 /// The tool's name.
 pub(crate) const ASK_CLARIFICATION: &str = "ask_clarification";
@@ -123,7 +123,7 @@ pub(crate) struct AskClarification {
 }
 
 #[derive(Deserialize)]
-struct Args {
+pub(crate) struct Args {
     question: String,
     #[serde(default)]
     options: Vec<String>,
@@ -161,7 +161,9 @@ impl AskClarification {
     }
 }
 
-impl Tool for AskClarification {
+impl TypedTool for AskClarification {
+    type Args = Args;
+
     fn info(&self) -> &ToolInfo {
         &self.info
     }
@@ -170,12 +172,8 @@ impl Tool for AskClarification {
         Effect::ReadOnly
     }
 
-    fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, ctx: ToolContext<'a>, args: Args) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(args) => args,
-                Err(out) => return out,
-            };
             if args.question.trim().is_empty() {
                 return ToolOutput::error("Error: the question is empty.");
             }
@@ -202,6 +200,7 @@ impl Tool for AskClarification {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use crate::tools::ToolContext;
 
     #[tokio::test]

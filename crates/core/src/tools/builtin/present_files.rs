@@ -2,12 +2,12 @@
 //! front-ends can show them (listed after a one-shot run, in the `json` result, in the TUI).
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 use crate::tools::Effect;
 use crate::tools::sandbox::Workspace;
 use crate::tools::{
-    StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
+    StateUpdate, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, TypedTool,
 };
 
 /// The tool's name.
@@ -21,7 +21,7 @@ pub(crate) struct PresentFiles {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     filepaths: Vec<String>,
 }
 
@@ -82,7 +82,9 @@ impl PresentFiles {
     }
 }
 
-impl Tool for PresentFiles {
+impl TypedTool for PresentFiles {
+    type Args = Args;
+
     fn info(&self) -> &ToolInfo {
         &self.info
     }
@@ -91,12 +93,8 @@ impl Tool for PresentFiles {
         Effect::ReadOnly
     }
 
-    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, _ctx: ToolContext<'a>, args: Args) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(args) => args,
-                Err(out) => return out,
-            };
             match self.present(args) {
                 Ok(files) => ToolOutput {
                     content: format!("Presented {} file(s): {}", files.len(), files.join(", ")),

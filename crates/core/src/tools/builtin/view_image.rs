@@ -7,14 +7,14 @@ use std::io::Read;
 
 use base64::Engine;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 use crate::protocol::ImagePart;
 use crate::tools::Effect;
 use crate::tools::sandbox::Workspace;
 use crate::tools::sandbox::files::open_read;
 use crate::tools::{
-    StateUpdate, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args,
+    StateUpdate, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, TypedTool,
 };
 
 /// The tool's name.
@@ -31,7 +31,7 @@ pub(crate) struct ViewImage {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     image_path: String,
 }
 
@@ -107,7 +107,9 @@ impl ViewImage {
     }
 }
 
-impl Tool for ViewImage {
+impl TypedTool for ViewImage {
+    type Args = Args;
+
     fn info(&self) -> &ToolInfo {
         &self.info
     }
@@ -116,12 +118,8 @@ impl Tool for ViewImage {
         Effect::ReadOnly
     }
 
-    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, _ctx: ToolContext<'a>, args: Args) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(args) => args,
-                Err(out) => return out,
-            };
             match self.load(&args.image_path) {
                 Ok(image) => ToolOutput {
                     content: format!(

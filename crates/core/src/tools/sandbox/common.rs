@@ -4,13 +4,13 @@
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::runtime::{JobError, SandboxRuntime};
 use super::workspace::Workspace;
 use crate::protocol::Preview;
-use crate::tools::registry::ToolBuildContext;
-use crate::tools::{Effect, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, parse_args};
+use crate::tools::registry::{ToolBuildContext, ToolFactory};
+use crate::tools::{Effect, Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, TypedTool};
 use futures::future::BoxFuture;
 
 /// A positive integer setting of the tool's config entry (`max_results: 50`), or `default`.
@@ -58,6 +58,28 @@ pub(super) fn finish(result: Result<Result<String, String>, JobError>) -> ToolOu
 /// Works out what a call would change, on the runtime's thread.
 pub(super) type PreviewJob<A> = fn(&Workspace, &A) -> Result<Preview, String>;
 
+/// A call's work on the runtime's thread, with the tool's limit.
+pub(super) type Job<A> = fn(&Workspace, &A, usize) -> Result<String, String>;
+
+/// What the model is told of the sandbox tool `factory` builds; `parallel`: its calls may
+/// run beside others (it only reads).
+pub(super) fn tool_info(
+    ctx: &ToolBuildContext<'_>,
+    factory: &ToolFactory,
+    description: String,
+    parameters: Value,
+    parallel: bool,
+) -> ToolInfo {
+    ToolInfo {
+        name: factory.tool_name.to_string(),
+        description,
+        parameters,
+        source: ctx.source.clone(),
+        metadata: Map::new(),
+        parallel,
+    }
+}
+
 /// A sandbox tool whose call is one job on the runtime: parse the arguments into `A`, run
 /// `job` with the workspace and the tool's limit (confined with `mode: landlock`), and turn
 /// its result into the output. Most sandbox tools are exactly this.
@@ -69,7 +91,7 @@ pub(super) struct JobTool<A> {
     /// The tool's size limit (`max_results`, `max_bytes`); 0 when it has none.
     pub(super) limit: usize,
     /// The work, on the runtime's thread.
-    pub(super) job: fn(&Workspace, &A, usize) -> Result<String, String>,
+    pub(super) job: Job<A>,
     /// What its calls do, for the permission policy.
     pub(super) effect: Effect,
     /// What a call would change, for the approval dialog (on the runtime's thread too, so
@@ -81,17 +103,60 @@ pub(super) struct JobTool<A> {
     pub(super) subject: Option<fn(&Workspace, &A) -> Option<String>>,
 }
 
-impl<A: DeserializeOwned + Send + 'static> Tool for JobTool<A> {
+impl<A: DeserializeOwned + Send + 'static> JobTool<A> {
+    /// A tool that only reads: its calls run `job` with `limit` on the build's runtime,
+    /// beside other calls.
+    pub(super) fn reading(
+        ctx: &ToolBuildContext<'_>,
+        factory: &ToolFactory,
+        description: String,
+        parameters: Value,
+        limit: usize,
+        job: Job<A>,
+    ) -> Result<Arc<dyn Tool>, String> {
+        Ok(Arc::new(Self {
+            info: tool_info(ctx, factory, description, parameters, true),
+            runtime: ctx.sandbox.get().map_err(|e| e.to_string())?,
+            limit,
+            job,
+            effect: Effect::ReadOnly,
+            preview: None,
+            subject: None,
+        }))
+    }
+
+    /// A tool that writes the file its call names (`subject`): its calls run one at a
+    /// time, and the person asked to approve one sees `preview`.
+    pub(super) fn writing(
+        ctx: &ToolBuildContext<'_>,
+        factory: &ToolFactory,
+        description: String,
+        parameters: Value,
+        job: Job<A>,
+        preview: PreviewJob<A>,
+        subject: fn(&Workspace, &A) -> Option<String>,
+    ) -> Result<Arc<dyn Tool>, String> {
+        Ok(Arc::new(Self {
+            info: tool_info(ctx, factory, description, parameters, false),
+            runtime: ctx.sandbox.get().map_err(|e| e.to_string())?,
+            limit: 0,
+            job,
+            effect: Effect::WritesFiles,
+            preview: Some(preview),
+            subject: Some(subject),
+        }))
+    }
+}
+
+impl<A: DeserializeOwned + Send + 'static> TypedTool for JobTool<A> {
+    type Args = A;
+
     fn info(&self) -> &ToolInfo {
         &self.info
     }
 
-    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, _ctx: ToolContext<'a>, args: A) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: A = match parse_args(arguments) {
-                Ok(a) => a,
-                Err(out) => return out,
-            };
             let workspace = self.runtime.workspace().clone();
             let (job, limit) = (self.job, self.limit);
             finish(
@@ -106,16 +171,13 @@ impl<A: DeserializeOwned + Send + 'static> Tool for JobTool<A> {
         self.effect
     }
 
-    fn subject(&self, arguments: &Value) -> Option<String> {
-        let subject = self.subject?;
-        let args: A = serde_json::from_value(arguments.clone()).ok()?;
-        subject(self.runtime.workspace(), &args)
+    fn subject(&self, args: &A) -> Option<String> {
+        (self.subject?)(self.runtime.workspace(), args)
     }
 
-    fn preview<'a>(&'a self, arguments: &'a Value) -> BoxFuture<'a, Option<Preview>> {
+    fn preview(&self, args: A) -> BoxFuture<'_, Option<Preview>> {
         Box::pin(async move {
             let preview = self.preview?;
-            let args: A = serde_json::from_value(arguments.clone()).ok()?;
             let workspace = self.runtime.workspace().clone();
             match self.runtime.run(move || preview(&workspace, &args)).await {
                 Ok(Ok(preview)) => Some(preview),

@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use globset::GlobBuilder;
 use serde::Deserialize;
-use serde_json::{Map, json};
+use serde_json::json;
 
 use super::Workspace;
 use super::common::{JobTool, positive_setting};
 use super::walk::{Pruned, walk};
 use super::workspace::HiddenCount;
+use crate::tools::Tool;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:glob`.
 pub const GLOB: ToolFactory = ToolFactory {
@@ -35,16 +35,16 @@ struct Args {
 
 fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     let max_results = positive_setting(ctx, "max_results", DEFAULT_MAX_RESULTS)?;
-    let runtime = ctx.sandbox.get().map_err(|e| e.to_string())?;
-    let info = ToolInfo {
-        name: GLOB.tool_name.to_string(),
-        description: format!(
+    JobTool::reading(
+        ctx,
+        &GLOB,
+        format!(
             "Find files in the workspace whose path matches a glob pattern, e.g. `**/*.rs` \
              or `src/*.toml` (`*` stays within one directory, `**` crosses directories). \
              Files ignored by .gitignore are skipped. Paths come sorted, relative to the \
              workspace root, at most {max_results} of them."
         ),
-        parameters: json!({
+        json!({
             "type": "object",
             "properties": {
                 "pattern": {
@@ -58,19 +58,9 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
             },
             "required": ["pattern"]
         }),
-        source: ctx.source.clone(),
-        metadata: Map::new(),
-        parallel: true,
-    };
-    Ok(Arc::new(JobTool {
-        info,
-        runtime,
-        limit: max_results,
-        job: search,
-        effect: crate::tools::Effect::ReadOnly,
-        preview: None,
-        subject: None,
-    }))
+        max_results,
+        search,
+    )
 }
 
 fn search(workspace: &Workspace, args: &Args, max: usize) -> Result<String, String> {

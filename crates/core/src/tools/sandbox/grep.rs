@@ -9,15 +9,15 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
-use serde_json::{Map, json};
+use serde_json::json;
 
 use super::Workspace;
 use super::common::{JobTool, io_error, positive_setting};
 use super::files::{not_regular, open_read};
 use super::walk::{Pruned, walk};
 use super::workspace::HiddenCount;
+use crate::tools::Tool;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:grep`.
 pub const GREP: ToolFactory = ToolFactory {
@@ -47,15 +47,15 @@ struct Args {
 
 fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     let max_results = positive_setting(ctx, "max_results", DEFAULT_MAX_RESULTS)?;
-    let runtime = ctx.sandbox.get().map_err(|e| e.to_string())?;
-    let info = ToolInfo {
-        name: GREP.tool_name.to_string(),
-        description: format!(
+    JobTool::reading(
+        ctx,
+        &GREP,
+        format!(
             "Search the contents of files in the workspace for a regular expression (Rust \
              regex syntax). Prints `path:line:text` for each matching line, at most \
              {max_results} lines. Files ignored by .gitignore and binary files are skipped."
         ),
-        parameters: json!({
+        json!({
             "type": "object",
             "properties": {
                 "pattern": {
@@ -81,19 +81,9 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
             },
             "required": ["pattern"]
         }),
-        source: ctx.source.clone(),
-        metadata: Map::new(),
-        parallel: true,
-    };
-    Ok(Arc::new(JobTool {
-        info,
-        runtime,
-        limit: max_results,
-        job: search,
-        effect: crate::tools::Effect::ReadOnly,
-        preview: None,
-        subject: None,
-    }))
+        max_results,
+        search,
+    )
 }
 
 /// Which files a `glob` argument selects: by file name when it has no `/`, as ripgrep's

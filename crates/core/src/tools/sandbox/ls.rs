@@ -3,13 +3,12 @@
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
-use super::common::{finish, io_error, positive_setting};
-use super::{SandboxRuntime, Workspace};
-use crate::tools::Effect;
+use super::Workspace;
+use super::common::{JobTool, io_error, positive_setting};
+use crate::tools::Tool;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, parse_args};
 
 /// The registry entry for `antler.sandbox:ls`.
 pub const LS: ToolFactory = ToolFactory {
@@ -22,12 +21,6 @@ pub const LS: ToolFactory = ToolFactory {
 /// Lists at most this many entries unless `max_results` says otherwise.
 const DEFAULT_MAX_RESULTS: usize = 500;
 
-struct Ls {
-    info: ToolInfo,
-    runtime: Arc<SandboxRuntime>,
-    max_results: usize,
-}
-
 #[derive(Deserialize)]
 struct Args {
     #[serde(default)]
@@ -36,13 +29,13 @@ struct Args {
 
 fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     let max_results = positive_setting(ctx, "max_results", DEFAULT_MAX_RESULTS)?;
-    let runtime = ctx.sandbox.get().map_err(|e| e.to_string())?;
-    let info = ToolInfo {
-        name: LS.tool_name.to_string(),
-        description: "List the entries of a directory in the workspace, one per line; \
-                      directories end with `/`."
+    JobTool::reading(
+        ctx,
+        &LS,
+        "List the entries of a directory in the workspace, one per line; directories end \
+         with `/`."
             .to_string(),
-        parameters: json!({
+        json!({
             "type": "object",
             "properties": {
                 "path": {
@@ -51,15 +44,24 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
                 }
             }
         }),
-        source: ctx.source.clone(),
-        metadata: Map::new(),
-        parallel: true,
-    };
-    Ok(Arc::new(Ls {
-        info,
-        runtime,
         max_results,
-    }))
+        entries,
+    )
+}
+
+/// At most `max` entries of the directory the call names, one per line.
+fn entries(workspace: &Workspace, args: &Args, max: usize) -> Result<String, String> {
+    let mut names = list(workspace, args.path.as_deref().unwrap_or("."))?;
+    let total = names.len();
+    if total == 0 {
+        return Ok(String::from("(empty directory)"));
+    }
+    names.truncate(max);
+    let mut out = names.join("\n");
+    if total > max {
+        out.push_str(&format!("\n... ({} more entries not shown)", total - max));
+    }
+    Ok(out)
 }
 
 /// The sorted entry names of the directory `path`.
@@ -82,48 +84,6 @@ fn list(workspace: &Workspace, path: &str) -> Result<Vec<String>, String> {
     }
     names.sort();
     Ok(names)
-}
-
-impl Tool for Ls {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::ReadOnly
-    }
-
-    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let args: Args = match parse_args(arguments) {
-                Ok(a) => a,
-                Err(out) => return out,
-            };
-            let path = args.path.unwrap_or_else(|| ".".to_string());
-            let workspace = self.runtime.workspace().clone();
-            let max = self.max_results;
-            finish(
-                self.runtime
-                    .run(move || {
-                        let mut names = list(&workspace, &path)?;
-                        let total = names.len();
-                        if total == 0 {
-                            return Ok(String::from("(empty directory)"));
-                        }
-                        names.truncate(max);
-                        let mut out = names.join("\n");
-                        if total > max {
-                            out.push_str(&format!(
-                                "\n... ({} more entries not shown)",
-                                total - max
-                            ));
-                        }
-                        Ok(out)
-                    })
-                    .await,
-            )
-        })
-    }
 }
 
 #[cfg(test)]

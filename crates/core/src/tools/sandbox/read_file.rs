@@ -5,13 +5,13 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Map, json};
+use serde_json::json;
 
 use super::Workspace;
 use super::common::{JobTool, io_error, positive_setting};
 use super::files::open_read;
+use crate::tools::Tool;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:read_file`.
 pub const READ_FILE: ToolFactory = ToolFactory {
@@ -37,15 +37,15 @@ struct Args {
 
 fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     let max_bytes = positive_setting(ctx, "max_bytes", DEFAULT_MAX_BYTES)?;
-    let runtime = ctx.sandbox.get().map_err(|e| e.to_string())?;
-    let info = ToolInfo {
-        name: READ_FILE.tool_name.to_string(),
-        description: format!(
+    JobTool::reading(
+        ctx,
+        &READ_FILE,
+        format!(
             "Read a text file in the workspace. Lines come numbered (`number<TAB>text`). \
              At most {max_bytes} bytes are returned per call: read large files in parts \
              with start_line and end_line."
         ),
-        parameters: json!({
+        json!({
             "type": "object",
             "properties": {
                 "path": {
@@ -65,19 +65,9 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
             },
             "required": ["path"]
         }),
-        source: ctx.source.clone(),
-        metadata: Map::new(),
-        parallel: true,
-    };
-    Ok(Arc::new(JobTool {
-        info,
-        runtime,
-        limit: max_bytes,
-        job: read,
-        effect: crate::tools::Effect::ReadOnly,
-        preview: None,
-        subject: None,
-    }))
+        max_bytes,
+        read,
+    )
 }
 
 fn read(workspace: &Workspace, args: &Args, max_bytes: usize) -> Result<String, String> {

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Map, json};
+use serde_json::json;
 
 use std::path::PathBuf;
 
@@ -13,8 +13,8 @@ use super::common::{JobTool, io_error};
 use super::files::{open_read, open_write};
 use super::preview;
 use crate::protocol::Preview;
+use crate::tools::Tool;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:str_replace`.
 pub const STR_REPLACE: ToolFactory = ToolFactory {
@@ -39,15 +39,15 @@ struct Args {
 }
 
 fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
-    let runtime = ctx.sandbox.get().map_err(|e| e.to_string())?;
-    let info = ToolInfo {
-        name: STR_REPLACE.tool_name.to_string(),
-        description: "Replace exact text in a file of the workspace. `old_str` must match \
-                      the file exactly (whitespace and indentation included) and, unless \
-                      replace_all is true, exactly once: include enough surrounding lines to \
-                      make it unique."
+    JobTool::writing(
+        ctx,
+        &STR_REPLACE,
+        "Replace exact text in a file of the workspace. `old_str` must match \
+         the file exactly (whitespace and indentation included) and, unless \
+         replace_all is true, exactly once: include enough surrounding lines to \
+         make it unique."
             .to_string(),
-        parameters: json!({
+        json!({
             "type": "object",
             "properties": {
                 "path": {
@@ -63,19 +63,10 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
             },
             "required": ["path", "old_str", "new_str"]
         }),
-        source: ctx.source.clone(),
-        metadata: Map::new(),
-        parallel: false,
-    };
-    Ok(Arc::new(JobTool {
-        info,
-        runtime,
-        limit: 0,
-        job: |workspace, args, _| replace(workspace, args),
-        effect: crate::tools::Effect::WritesFiles,
-        preview: Some(preview),
-        subject: Some(|workspace, args| super::preview::written(workspace, &args.path)),
-    }))
+        |workspace, args, _| replace(workspace, args),
+        preview,
+        |workspace, args| super::preview::written(workspace, &args.path),
+    )
 }
 
 fn replace(workspace: &Workspace, args: &Args) -> Result<String, String> {

@@ -5,15 +5,15 @@ use std::io::Write;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Map, json};
+use serde_json::json;
 
 use super::Workspace;
 use super::common::{JobTool, io_error};
 use super::files::open_write;
 use super::preview;
 use crate::protocol::Preview;
+use crate::tools::Tool;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
-use crate::tools::{Tool, ToolInfo};
 
 /// The registry entry for `antler.sandbox:write_file`.
 pub const WRITE_FILE: ToolFactory = ToolFactory {
@@ -30,14 +30,14 @@ struct Args {
 }
 
 fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
-    let runtime = ctx.sandbox.get().map_err(|e| e.to_string())?;
-    let info = ToolInfo {
-        name: WRITE_FILE.tool_name.to_string(),
-        description: "Write text to a file in the workspace, replacing what it held; missing \
-                      parent directories are created. To change part of a file, prefer \
-                      str_replace."
+    JobTool::writing(
+        ctx,
+        &WRITE_FILE,
+        "Write text to a file in the workspace, replacing what it held; missing \
+         parent directories are created. To change part of a file, prefer \
+         str_replace."
             .to_string(),
-        parameters: json!({
+        json!({
             "type": "object",
             "properties": {
                 "path": {
@@ -51,19 +51,10 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
             },
             "required": ["path", "content"]
         }),
-        source: ctx.source.clone(),
-        metadata: Map::new(),
-        parallel: false,
-    };
-    Ok(Arc::new(JobTool {
-        info,
-        runtime,
-        limit: 0,
-        job: |workspace, args, _| write(workspace, args),
-        effect: crate::tools::Effect::WritesFiles,
-        preview: Some(preview),
-        subject: Some(|workspace, args| preview::written(workspace, &args.path)),
-    }))
+        |workspace, args, _| write(workspace, args),
+        preview,
+        |workspace, args| preview::written(workspace, &args.path),
+    )
 }
 
 fn preview(workspace: &Workspace, args: &Args) -> Result<Preview, String> {

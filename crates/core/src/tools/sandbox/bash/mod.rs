@@ -13,16 +13,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use self::exec::{Ending, Outcome, Request};
 use super::SandboxRuntime;
-use super::common::positive_setting;
+use super::common::{positive_setting, tool_info};
 use crate::config::SandboxMode;
 use crate::tools::Effect;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
 use crate::tools::{Tool, ToolFuture, ToolInfo, ToolOutput};
-use crate::tools::{ToolContext, parse_args};
+use crate::tools::{ToolContext, TypedTool};
 
 /// The registry entry for `antler.sandbox:bash`.
 pub const BASH: ToolFactory = ToolFactory {
@@ -68,10 +68,11 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
         tracing::debug!("bash: sandbox.allow_host_bash is false; calls will be refused");
     }
     let env = exec::allowed_env(std::env::vars_os());
-    let info = ToolInfo {
-        name: BASH.tool_name.to_string(),
-        description: description(&runtime, enabled, timeout_seconds, max_chars),
-        parameters: json!({
+    let info = tool_info(
+        ctx,
+        &BASH,
+        description(&runtime, enabled, timeout_seconds, max_chars),
+        json!({
             "type": "object",
             "properties": {
                 "command": {
@@ -81,10 +82,8 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
             },
             "required": ["command"]
         }),
-        source: ctx.source.clone(),
-        metadata: Map::new(),
-        parallel: false,
-    };
+        false,
+    );
     Ok(Arc::new(Bash::new(
         info,
         runtime,
@@ -148,7 +147,9 @@ impl Bash {
     }
 }
 
-impl Tool for Bash {
+impl TypedTool for Bash {
+    type Args = Args;
+
     fn info(&self) -> &ToolInfo {
         &self.info
     }
@@ -157,22 +158,15 @@ impl Tool for Bash {
         Effect::RunsCommands
     }
 
-    fn subject(&self, arguments: &Value) -> Option<String> {
-        arguments
-            .get("command")
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    fn subject(&self, args: &Args) -> Option<String> {
+        Some(args.command.clone())
     }
 
-    fn call<'a>(&'a self, _ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, _ctx: ToolContext<'a>, args: Args) -> ToolFuture<'a> {
         Box::pin(async move {
             if !self.enabled {
                 return ToolOutput::error(DISABLED);
             }
-            let args: Args = match parse_args(arguments) {
-                Ok(a) => a,
-                Err(out) => return out,
-            };
             let request = Request {
                 shell: self.shell.clone(),
                 command: args.command,

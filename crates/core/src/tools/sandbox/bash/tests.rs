@@ -1,5 +1,7 @@
 use std::path::Path;
 
+use serde_json::Map;
+
 use super::*;
 use crate::config::SandboxConfig;
 use crate::tools::CallStandalone;

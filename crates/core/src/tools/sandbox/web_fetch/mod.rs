@@ -13,10 +13,10 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use self::network::{FilteringResolver, HopError, NetworkPolicy};
-use super::common::positive_setting;
+use super::common::{positive_setting, tool_info};
 use crate::base::process::PROXY_ENV;
 use crate::tools::Effect;
 use crate::tools::registry::{ToolBuildContext, ToolFactory};
@@ -196,9 +196,10 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
     let client = builder
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
-    let info = ToolInfo {
-        name: WEB_FETCH.tool_name.to_string(),
-        description: format!(
+    let info = tool_info(
+        ctx,
+        &WEB_FETCH,
+        format!(
             "Fetch a web page or text document by URL (http or https) and return its \
              content: HTML as markdown of the main content (title as heading, links kept), \
              plain text, markdown, JSON (pretty-printed) and XML as text. Binary content \
@@ -206,7 +207,7 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
              after redirects, the status and the content type; text beyond {max_chars} \
              characters is cut."
         ),
-        parameters: json!({
+        json!({
             "type": "object",
             "properties": {
                 "url": {
@@ -216,10 +217,8 @@ fn build(ctx: &ToolBuildContext<'_>) -> Result<Arc<dyn Tool>, String> {
             },
             "required": ["url"]
         }),
-        source: ctx.source.clone(),
-        metadata: Map::new(),
-        parallel: true,
-    };
+        true,
+    );
     Ok(Arc::new(WebFetch {
         info,
         client,
