@@ -1,44 +1,30 @@
 //! `antler -p PROMPT`: one prompt run to completion on a session, for scripts and CI.
 
 use std::io::{IsTerminal, Read};
-use std::path::Path;
-use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::context::CommandContext;
 use super::error::CliError;
 use super::{Exit, RunArgs};
-use crate::config::{ConfigPaths, EnvLookup, parse_rule_list};
+use crate::config::parse_rule_list;
 use crate::mcp::elicitation::Unattended;
 use crate::protocol::{Event, RunStatus};
 use crate::session::instructions::PromptOptions;
 use crate::session::{PermissionOptions, Session, SessionOptions, StartThread};
-use crate::setup::Setup;
-use crate::trust::ProjectTrust;
 use crate::ui::run_output::RunPrinter;
 
 /// Runs the prompt of `args` and returns the exit status.
-pub(super) async fn run_prompt(
-    args: &RunArgs,
-    model: Option<&str>,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-    trust: &Arc<ProjectTrust>,
-) -> Exit {
-    run(args, model, paths, cwd, env, trust)
+pub(super) async fn run_prompt(args: &RunArgs, ctx: CommandContext<'_>) -> Exit {
+    run(args, ctx)
         .await
         .unwrap_or_else(|err| err.report_as(args.output_format))
 }
 
-async fn run(
-    args: &RunArgs,
-    model: Option<&str>,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-    trust: &Arc<ProjectTrust>,
-) -> Result<Exit, CliError> {
+async fn run(args: &RunArgs, ctx: CommandContext<'_>) -> Result<Exit, CliError> {
+    let CommandContext {
+        model, cwd, env, ..
+    } = ctx;
     if args.resume == Some(None) {
         return Err(CliError::usage(
             "--resume without an id opens a picker in the chat; with a prompt, give the \
@@ -68,7 +54,7 @@ async fn run(
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
     let options = session_options(args, model)?;
-    let setup = Setup::load(paths, cwd, env, trust)?;
+    let setup = ctx.setup()?;
     let (mut session, _) = Session::start(setup, env, cwd, options).await?;
     for status in session.mcp().await.statuses().await {
         if let Some(error) = status.error {

@@ -3,23 +3,20 @@
 //! comes up before the MCP servers do: the session starts beside the TUI, which shows
 //! each server as it is ready and holds typed messages until the session is.
 
-use std::path::Path;
-use std::sync::Arc;
-
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
-use tokio::signal::unix::{Signal, SignalKind, signal};
 
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
+use super::context::CommandContext;
 use super::error::CliError;
 use super::{Exit, RunArgs};
-use crate::config::{ConfigPaths, EnvLookup};
+use crate::config::EnvLookup;
 use crate::protocol::{ChatEnding, Command, SessionInfo, Update};
 use crate::session::controller::{Served, start_and_serve};
 use crate::session::{Session, SessionOptions};
-use crate::setup::Setup;
-use crate::trust::ProjectTrust;
 
 /// The chat's screen: it renders the session's updates and sends the user's commands until
 /// the user quits (`bool`: open the thread picker first); an error says why the terminal
@@ -33,18 +30,17 @@ pub type ChatScreen = fn(
 ) -> Pin<Box<dyn Future<Output = Result<ChatEnding, String>>>>;
 
 /// Opens the chat on `screen`; returns when the user quits.
-pub(super) async fn run_chat(
-    screen: ChatScreen,
-    args: &RunArgs,
-    model: Option<&str>,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-    trust: &Arc<ProjectTrust>,
-) -> Exit {
+pub(super) async fn run_chat(screen: ChatScreen, args: &RunArgs, ctx: CommandContext<'_>) -> Exit {
+    let CommandContext {
+        model,
+        cwd,
+        env,
+        trust: _,
+        ..
+    } = ctx;
     // Everything that can fail on bad configuration, the model or the thread asked for
     // fails here, before the screen is taken; only the MCP servers start behind it.
-    let mut setup = match Setup::load(paths, cwd, env, trust) {
+    let mut setup = match ctx.setup() {
         Ok(setup) => setup,
         Err(err) => return CliError::from(err).report(),
     };

@@ -1,9 +1,9 @@
 //! `antler doctor`: every part of the agent setup checked once, as a CI smoke test.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::context::CommandContext;
 use super::output::{to_json, write_stdout};
 use super::{DoctorArgs, Exit};
 use crate::config::{ConfigPaths, EnvLookup, SandboxMode};
@@ -23,17 +23,17 @@ const MODEL_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs every check and prints the report: exit 0 when nothing failed, 1 when a check
 /// failed, 2 when the configuration cannot be loaded at all.
-pub(super) async fn run(
-    args: &DoctorArgs,
-    model: Option<&str>,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-    trust: &Arc<ProjectTrust>,
-) -> Exit {
+pub(super) async fn run(args: &DoctorArgs, ctx: CommandContext<'_>) -> Exit {
+    let CommandContext {
+        model,
+        paths,
+        cwd,
+        env,
+        trust,
+    } = ctx;
     let mut checks = Vec::new();
     trust_checks(paths, cwd, env, trust, &mut checks);
-    let exit = match Setup::load(paths, cwd, env, trust) {
+    let exit = match ctx.setup() {
         Err(err) => {
             checks.push(Check::new(
                 "config.yaml",

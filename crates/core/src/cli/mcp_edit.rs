@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::context::CommandContext;
 use super::error::CliError;
 use super::{Exit, McpAddArgs, McpRemoveArgs, RemoteTransport};
 use crate::config::{
@@ -13,7 +14,10 @@ use crate::config::{
 };
 
 /// Adds (or with `--force` replaces) the server.
-pub(super) fn add(args: &McpAddArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLookup<'_>) -> Exit {
+pub(super) fn add(args: &McpAddArgs, ctx: CommandContext<'_>) -> Exit {
+    let CommandContext {
+        paths, cwd, env, ..
+    } = ctx;
     let run = || -> Result<(), CliError> {
         let file = target(paths, cwd, env)?;
         let entry = entry(args)?;
@@ -35,12 +39,10 @@ pub(super) fn add(args: &McpAddArgs, paths: &ConfigPaths, cwd: &Path, env: EnvLo
 }
 
 /// Removes the server.
-pub(super) fn remove(
-    args: &McpRemoveArgs,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-) -> Exit {
+pub(super) fn remove(args: &McpRemoveArgs, ctx: CommandContext<'_>) -> Exit {
+    let CommandContext {
+        paths, cwd, env, ..
+    } = ctx;
     let run = || -> Result<(), CliError> {
         let file = target(paths, cwd, env)?;
         let _locked = locked(&file)?;

@@ -9,6 +9,7 @@ use crate::ui::run_output::OutputFormat;
 
 mod agent;
 mod chat;
+mod context;
 mod doctor;
 mod error;
 mod mcp_edit;

@@ -3,30 +3,29 @@
 
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::Arc;
 
+use super::context::CommandContext;
 use super::error::CliError;
 use super::output::write_stdout;
 use super::{Exit, ModelsCommand};
-use crate::config::{ConfigPaths, EnvLookup};
+use crate::config::EnvLookup;
 use crate::semantic::{Encoder, install};
-use crate::setup::Setup;
-use crate::trust::ProjectTrust;
 
 /// Runs `antler models ...`.
-pub(super) async fn run(
-    command: ModelsCommand,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-    trust: &Arc<ProjectTrust>,
-) -> Exit {
+pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit {
+    let CommandContext {
+        paths: _,
+        cwd,
+        env,
+        trust: _,
+        ..
+    } = ctx;
     let ModelsCommand::Fetch(args) = command;
     match args.name.as_str() {
         "encoder" | crate::semantic::MODEL_NAME => {}
         name => return fetch_chat(name, args.from.as_deref(), cwd, env).await,
     }
-    let setup = match Setup::load(paths, cwd, env, trust) {
+    let setup = match ctx.setup() {
         Ok(setup) => setup,
         Err(err) => return CliError::from(err).report(),
     };

@@ -3,13 +3,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::context::CommandContext;
 use super::error::CliError;
 use super::output::{to_json, write_stdout};
 use super::{
     Cli, CliCommand, Exit, Invocation, McpCommand, ToolsCommand, ToolsListArgs, ToolsSearchArgs,
     ToolsStatsArgs,
 };
-use crate::config::ConfigPaths;
 use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use crate::deferred::listing::ServerFacts;
 use crate::deferred::search::{EmbedMode, EmbedProgress, SemanticSearch};
@@ -17,7 +17,6 @@ use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredCatalog, ToolSearch, token
 use crate::mcp::McpManager;
 use crate::protocol::ServerState;
 use crate::setup::{Setup, SetupError};
-use crate::trust::ProjectTrust;
 use crate::ui::{listing, search as search_ui};
 
 /// The most of a `--queries` file that is read.
@@ -43,45 +42,34 @@ pub async fn run(cli: Cli, startup: super::Startup, screen: super::chat::ChatScr
         );
         return Exit::Config;
     }
-    let trust = &startup.trust;
-    let model = cli.model.as_deref();
+    let ctx = CommandContext {
+        model: cli.model.as_deref(),
+        paths: &paths,
+        cwd: &cwd,
+        env: &env,
+        trust: &startup.trust,
+    };
     match (cli.invocation(), cli.command) {
-        (Invocation::Chat, _) => {
-            super::chat::run_chat(screen, &cli.run, model, &paths, &cwd, &env, trust).await
-        }
-        (_, None) => super::agent::run_prompt(&cli.run, model, &paths, &cwd, &env, trust).await,
+        (Invocation::Chat, _) => super::chat::run_chat(screen, &cli.run, ctx).await,
+        (_, None) => super::agent::run_prompt(&cli.run, ctx).await,
         (_, Some(CliCommand::Threads(command))) => super::threads::run(command, &env),
-        (_, Some(CliCommand::Mcp(McpCommand::Add(args)))) => {
-            super::mcp_edit::add(&args, &paths, &cwd, &env)
-        }
-        (_, Some(CliCommand::Mcp(McpCommand::Remove(args)))) => {
-            super::mcp_edit::remove(&args, &paths, &cwd, &env)
-        }
-        (_, Some(CliCommand::Trust(args))) => super::trust::run(&args, &paths, &cwd, &env, trust),
-        (_, Some(CliCommand::Models(command))) => {
-            super::models::run(command, &paths, &cwd, &env, trust).await
-        }
-        (_, Some(CliCommand::Skills(command))) => {
-            super::skills::run(command, model, &paths, &cwd, &env, trust)
-        }
-        (_, Some(CliCommand::Doctor(args))) => {
-            super::doctor::run(&args, model, &paths, &cwd, &env, trust).await
-        }
-        (_, Some(command)) => inspect(command, model, &paths, &cwd, &env, trust).await,
+        (_, Some(CliCommand::Mcp(McpCommand::Add(args)))) => super::mcp_edit::add(&args, ctx),
+        (_, Some(CliCommand::Mcp(McpCommand::Remove(args)))) => super::mcp_edit::remove(&args, ctx),
+        (_, Some(CliCommand::Trust(args))) => super::trust::run(&args, ctx),
+        (_, Some(CliCommand::Models(command))) => super::models::run(command, ctx).await,
+        (_, Some(CliCommand::Skills(command))) => super::skills::run(command, ctx),
+        (_, Some(CliCommand::Doctor(args))) => super::doctor::run(&args, ctx).await,
+        (_, Some(command)) => inspect(command, ctx).await,
     }
 }
 
 /// `tools ...` and `mcp ...`: inspecting the setup.
-async fn inspect(
-    command: CliCommand,
-    model: Option<&str>,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: crate::config::EnvLookup<'_>,
-    trust: &Arc<ProjectTrust>,
-) -> Exit {
+async fn inspect(command: CliCommand, ctx: CommandContext<'_>) -> Exit {
+    let CommandContext {
+        model, cwd, env, ..
+    } = ctx;
     let result = async {
-        let mut setup = Setup::load(paths, cwd, env, trust)?;
+        let mut setup = ctx.setup()?;
         if let CliCommand::Mcp(McpCommand::Login(args)) = &command {
             return super::oauth::login(&setup, env, args).await;
         }

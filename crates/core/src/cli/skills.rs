@@ -1,26 +1,21 @@
 //! `antler skills list` and `antler skills show NAME`.
 
-use std::path::Path;
-use std::sync::Arc;
-
+use super::context::CommandContext;
 use super::error::CliError;
 use super::output::{to_json, write_stdout};
 use super::{Exit, SkillsCommand};
-use crate::config::{ConfigPaths, EnvLookup};
-use crate::setup::Setup;
-use crate::trust::ProjectTrust;
 
 /// Runs `antler skills ...`.
-pub(super) fn run(
-    command: SkillsCommand,
-    model: Option<&str>,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-    trust: &Arc<ProjectTrust>,
-) -> Exit {
+pub(super) fn run(command: SkillsCommand, ctx: CommandContext<'_>) -> Exit {
+    let CommandContext {
+        model,
+        paths: _,
+        cwd: _,
+        env: _,
+        trust: _,
+    } = ctx;
     let result = (|| {
-        let setup = Setup::load(paths, cwd, env, trust)?;
+        let setup = ctx.setup()?;
         let skills = setup.skills();
         let text = match command {
             SkillsCommand::List(args) => {

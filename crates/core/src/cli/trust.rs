@@ -2,22 +2,22 @@
 //! text, then records trust in that exact content (`--list` and `--revoke` manage it).
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
 
+use super::context::CommandContext;
 use super::error::CliError;
 use super::{Exit, TrustArgs};
-use crate::config::{ConfigPaths, EnvLookup};
 use crate::trust::summary::{describe, printable};
 use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, TrustStore, project_files};
 
 /// Runs `antler trust`.
-pub(super) fn run(
-    args: &TrustArgs,
-    paths: &ConfigPaths,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-    trust: &ProjectTrust,
-) -> Exit {
+pub(super) fn run(args: &TrustArgs, ctx: CommandContext<'_>) -> Exit {
+    let CommandContext {
+        paths,
+        cwd,
+        env,
+        trust,
+        ..
+    } = ctx;
     let Some(store) = trust.store() else {
         return CliError::usage(
             "there is no data folder to keep trust in (set HOME or ANTLER_DATA_DIR)",
