@@ -8,7 +8,7 @@ use serde::Serialize;
 pub struct ApprovalRequest {
     /// The request's id, unique in the process (model-chosen call ids are not).
     pub id: u64,
-    /// The tool.
+    /// The name the model called it by.
     pub tool: String,
     /// The MCP server it belongs to, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,7 +41,7 @@ pub enum Preview {
     },
     /// The arguments, as pretty JSON.
     Arguments {
-        /// The text.
+        /// Pretty-printed JSON, for a tool whose arguments say what it does.
         text: String,
     },
 }

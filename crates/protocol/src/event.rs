@@ -113,26 +113,26 @@ pub enum Event {
     },
     /// A model call began (turns count model calls, from 1).
     TurnStarted {
-        /// The turn.
+        /// Its number in the run, from 1; every event of the call carries it.
         turn: u32,
     },
     /// A piece of the answer.
     TextDelta {
-        /// The turn.
+        /// The model call it belongs to.
         turn: u32,
-        /// The text.
+        /// New text only: appended to the deltas before it.
         text: String,
     },
     /// A piece of the model's reasoning.
     ReasoningDelta {
-        /// The turn.
+        /// The model call it belongs to.
         turn: u32,
-        /// The text.
+        /// New text only: appended to the deltas before it.
         text: String,
     },
     /// The model call failed and is tried again; text streamed so far in this turn is void.
     Retrying {
-        /// The turn.
+        /// The model call being retried.
         turn: u32,
         /// The attempt about to start.
         attempt: u32,
@@ -143,7 +143,7 @@ pub enum Event {
     },
     /// Token usage of one model call, when the server reported it.
     Usage {
-        /// The turn.
+        /// The model call it counts.
         turn: u32,
         /// The counts.
         #[serde(flatten)]
@@ -151,21 +151,21 @@ pub enum Event {
     },
     /// Something the user should know (not sent to the model).
     Notice {
-        /// The turn.
+        /// The model call it came up in (0: before the first).
         turn: u32,
-        /// The message.
+        /// One line for a person, already escaped.
         message: String,
     },
     /// The model call finished.
     TurnCompleted {
-        /// The turn.
+        /// The model call that finished.
         turn: u32,
         /// Why the model stopped.
         finish_reason: FinishReason,
     },
     /// The model call failed for good.
     TurnFailed {
-        /// The turn.
+        /// The model call that failed.
         turn: u32,
         /// What kind of failure.
         kind: ErrorKind,
@@ -275,7 +275,7 @@ pub enum Event {
     },
     /// The promoted working set changed (tool_search or a routing hint).
     ToolsPromoted {
-        /// The turn.
+        /// The model call whose tool results changed it.
         turn: u32,
         /// Names that became callable.
         added: Vec<String>,
@@ -328,7 +328,7 @@ pub enum Event {
     },
     /// Files the model presented as the run's output (`present_files`).
     FilesPresented {
-        /// The turn.
+        /// The model call whose tool call presented them.
         turn: u32,
         /// Workspace-relative paths.
         files: Vec<String>,

@@ -87,7 +87,7 @@ impl PromptInfo {
 /// One argument of a [`PromptInfo`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PromptArgumentInfo {
-    /// Its name.
+    /// As the server declares it; `/server:prompt name=value` sets it.
     pub name: String,
     /// What it is (one line, escaped, cut short).
     pub description: String,

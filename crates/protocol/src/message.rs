@@ -65,7 +65,7 @@ pub enum Message {
     Images {
         /// A line saying what the images are.
         content: String,
-        /// The images.
+        /// Each with its path and media type, the data base64.
         images: Vec<ImagePart>,
     },
 }

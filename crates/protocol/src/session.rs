@@ -51,7 +51,7 @@ pub enum Command {
     Answer {
         /// The call that asked.
         call_id: String,
-        /// The answer.
+        /// What the user typed or chose.
         answer: Option<String>,
     },
     /// The user's answer to the MCP server's elicitation `id` (from
@@ -59,7 +59,7 @@ pub enum Command {
     Elicit {
         /// The request.
         id: u64,
-        /// The answer.
+        /// Accept with the form's values, decline or cancel.
         answer: ElicitationAnswer,
     },
     /// The user's answer to the approval request `id` (from
@@ -67,13 +67,13 @@ pub enum Command {
     Approve {
         /// The request.
         id: u64,
-        /// The answer.
+        /// Once, always (for the project) or refused.
         answer: ApprovalAnswer,
     },
     /// Run an MCP server's prompt as the next user message (the chat's
     /// `/<server>:<name>`); its text comes back as [`Update::UserTurn`] before the run.
     RunPrompt {
-        /// The server.
+        /// As configured (the `/server:` of the command).
         server: String,
         /// The prompt.
         name: String,
@@ -95,7 +95,7 @@ pub enum Command {
 /// A skill as a front-end offers it (`/NAME`, `/skills`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkillInfo {
-    /// Its name.
+    /// What `/NAME` and `load_skill` call it by.
     pub name: String,
     /// Its description (one clean line).
     pub description: String,
@@ -157,7 +157,7 @@ pub enum Update {
 pub enum Attachment {
     /// A workspace file, by its path relative to the workspace.
     File {
-        /// The path.
+        /// Relative to the workspace, as the `@` mention shows it.
         path: String,
     },
     /// An MCP server's resource.

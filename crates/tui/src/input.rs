@@ -16,7 +16,7 @@ pub(crate) struct Input {
 }
 
 impl Input {
-    /// The text.
+    /// What is typed so far, as one string (newlines included).
     pub(crate) fn text(&self) -> &str {
         &self.text
     }

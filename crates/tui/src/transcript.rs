@@ -32,7 +32,7 @@ pub(crate) enum Entry {
     Files(Vec<String>),
     /// A question the model asked, with the answer given (none when skipped).
     Asked {
-        /// The question.
+        /// What the model asked, as it asked it.
         question: String,
         /// The answer, when one was given.
         answer: Option<String>,
@@ -81,7 +81,7 @@ pub(crate) struct ToolCard {
     pub name: String,
     /// What the tool is.
     pub role: ToolRole,
-    /// Its arguments.
+    /// As the model sent them, shown pretty-printed when the card is open.
     pub arguments: Value,
     /// Where it stands.
     pub status: ToolStatus,

@@ -46,7 +46,7 @@ pub struct Thread {
 #[derive(Debug, thiserror::Error)]
 #[error("cannot save thread {thread}: {message}")]
 pub struct SaveError {
-    /// The thread.
+    /// The thread's id.
     pub thread: String,
     /// What went wrong.
     pub message: String,

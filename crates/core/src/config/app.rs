@@ -48,11 +48,11 @@ pub(super) mod deerflow_keys {
         "output_version",
         "description",
     ];
-    /// `sandbox`.
+    /// DeerFlow's keys of `sandbox` (its container settings).
     pub(crate) const SANDBOX: &[&str] = &["use", "image", "port", "mounts", "environment"];
-    /// `subagents`.
+    /// DeerFlow's keys of `subagents`.
     pub(crate) const SUBAGENTS: &[&str] = &["use", "model_name"];
-    /// `summarization`.
+    /// DeerFlow's keys of `summarization`.
     pub(crate) const SUMMARIZATION: &[&str] = &[
         "use",
         "model_name",
@@ -63,7 +63,7 @@ pub(super) mod deerflow_keys {
     ];
     /// `tool_groups[]`.
     pub(crate) const TOOL_GROUP: &[&str] = &["description"];
-    /// `skills`.
+    /// DeerFlow's keys of `skills`.
     pub(crate) const SKILLS: &[&str] = &["container_path", "use_deferred"];
 }
 

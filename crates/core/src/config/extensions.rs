@@ -59,7 +59,7 @@ pub struct McpServerConfig {
     pub name: String,
     /// Disabled servers are listed but never started.
     pub enabled: bool,
-    /// The transport.
+    /// `type` (or `transport`): how antler talks to it.
     pub transport: TransportKind,
     /// The program to start (stdio).
     pub command: Option<String>,

@@ -71,7 +71,7 @@ impl Grant {
 /// The organisation's identity provider of [`Grant::CrossAppAccess`].
 #[derive(Clone, PartialEq)]
 pub struct IdentityProvider {
-    /// Its issuer.
+    /// Who issued the `id_token`, which its token endpoint exchanges for an ID-JAG.
     pub issuer: String,
     /// Where tokens are exchanged.
     pub token_endpoint: String,

@@ -182,9 +182,9 @@ pub(crate) fn foreign_filter_key(key: &str) -> bool {
 /// The per-server settings of this module, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerPolicy {
-    /// `start`.
+    /// `start`: on first use (lazy) or at start-up (eager).
     pub start: StartMode,
-    /// `defer`.
+    /// `defer`: whether its tools wait for `tool_search`.
     pub defer: DeferMode,
     /// `enabled_tools` / `disabled_tools`.
     pub tools: ToolFilter,

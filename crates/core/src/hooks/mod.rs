@@ -119,7 +119,7 @@ pub enum Target<'a> {
 /// One configured hook command.
 #[derive(Debug, Clone)]
 pub struct Hook {
-    /// Its event.
+    /// When it runs.
     pub event: HookEvent,
     /// The matcher as written.
     pub matcher: Option<String>,
@@ -199,7 +199,7 @@ impl Default for Hooks {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}: {key}: {message}")]
 pub struct HookConfigError {
-    /// The file.
+    /// The settings file, as the user named it.
     pub file: String,
     /// Where in it.
     pub key: String,

@@ -77,7 +77,7 @@ pub enum McpError {
     /// Signing in with the kept OAuth tokens failed.
     #[error("OAuth for `{server}`: {reason}; run `antler mcp login {server}` again")]
     OAuth {
-        /// The server.
+        /// The server whose sign-in failed.
         server: String,
         /// What failed.
         reason: String,

@@ -42,7 +42,7 @@ pub enum PromptError {
         known_list(.known)
     )]
     UnknownPrompt {
-        /// The server.
+        /// The server named in the command.
         server: String,
         /// The name asked for.
         name: String,

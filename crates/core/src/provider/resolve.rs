@@ -91,7 +91,6 @@ pub enum ModelSetupError {
 
 /// The provider a session talks to, and what to tell the user about that choice.
 pub(crate) struct ChosenModel {
-    /// The provider.
     pub provider: Arc<dyn Provider>,
     /// Said once when the embedded model is used because nothing else is configured.
     pub notice: Option<String>,

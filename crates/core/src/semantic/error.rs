@@ -22,7 +22,7 @@ pub enum EncoderError {
     TooLarge {
         /// The file.
         path: PathBuf,
-        /// The limit.
+        /// The most antler reads of such a file, in bytes.
         limit: u64,
     },
     /// A JSON file is malformed or lacks a field.

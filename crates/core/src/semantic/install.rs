@@ -61,7 +61,7 @@ pub(crate) enum InstallError {
         "{file} from {source_name} is not the pinned all-MiniLM-L6-v2 file (SHA-256 {got}, expected {want})"
     )]
     Mismatch {
-        /// The file.
+        /// Its name in the model's folder.
         file: String,
         /// Where it came from.
         source_name: String,
@@ -81,7 +81,7 @@ pub(crate) enum InstallError {
     /// The target folder could not be written.
     #[error("installing into {}: {source}", path.display())]
     Write {
-        /// The path.
+        /// The file or folder that could not be written.
         path: PathBuf,
         /// The error.
         source: std::io::Error,

@@ -141,13 +141,13 @@ pub struct Skill {
     pub dir: PathBuf,
     /// Its SKILL.md, as found.
     pub file: PathBuf,
-    /// `license`.
+    /// The frontmatter's `license`, shown by `skills show`.
     pub license: Option<String>,
-    /// `compatibility`.
+    /// The frontmatter's `compatibility`: what the skill needs of its host.
     pub compatibility: Option<String>,
     /// `allowed-tools`, parsed.
     pub allowed_tools: Option<AllowedTools>,
-    /// `metadata`.
+    /// The frontmatter's `metadata`, kept as written.
     pub metadata: BTreeMap<String, Value>,
     /// Frontmatter keys the format does not define.
     pub extra: BTreeMap<String, Value>,

@@ -58,7 +58,7 @@ pub fn known_tool_ids() -> Vec<&'static str> {
 pub struct UnknownSetting {
     /// Position in `tools:`.
     pub index: usize,
-    /// The key.
+    /// As written in the tool's entry.
     pub key: String,
     /// The implementation (`use:`).
     pub use_id: &'static str,

@@ -66,7 +66,7 @@ pub struct ProjectFile {
     /// is for a file in its folder: a link from another folder to a trusted file is not
     /// trusted there, where its relative commands would run elsewhere.
     pub key: PathBuf,
-    /// Its content.
+    /// The bytes read once: what is hashed is what is parsed.
     pub content: Vec<u8>,
     /// SHA-256 of the content, hex.
     pub sha256: String,
@@ -289,11 +289,11 @@ pub struct ProjectTrust {
     power = kind.power(),
 )]
 pub struct UntrustedError {
-    /// The file.
+    /// Where it was found.
     pub file: PathBuf,
     /// Which file it is.
     pub kind: ProjectFileKind,
-    /// Its state.
+    /// Why it is not trusted: new, or changed since it was.
     pub state: String,
 }
 

@@ -25,7 +25,6 @@ pub(crate) struct ToolRow {
     pub parameters: usize,
     /// Whether it is deferred behind `tool_search` (not bound until promoted).
     pub deferred: bool,
-    /// Its description.
     pub description: String,
 }
 

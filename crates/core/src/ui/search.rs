@@ -20,7 +20,6 @@ pub(crate) struct SearchReport {
 pub(crate) struct SearchResult {
     /// The tool's name.
     pub name: String,
-    /// Its description.
     pub description: String,
     /// Its ranking score (`null` for `select:`, an exact name and unranked name matches).
     pub score: Option<f32>,

@@ -11,7 +11,6 @@ use crate::skills::{Skill, SkillSet, SkillState};
 /// One skill as listed.
 #[derive(Debug, Serialize)]
 pub(crate) struct SkillRow {
-    /// Its name.
     pub name: String,
     /// Its description (one clean line).
     pub description: String,

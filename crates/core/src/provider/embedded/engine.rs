@@ -30,7 +30,7 @@ const PROMPT_CHUNK: usize = 256;
 pub struct Generation {
     /// The answer's text.
     pub text: String,
-    /// Prompt tokens.
+    /// Tokens of the prompt, cached or not (what the usage event counts).
     pub prompt_tokens: usize,
     /// Prompt tokens the cache already held.
     pub cached_tokens: usize,

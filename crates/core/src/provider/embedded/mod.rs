@@ -46,7 +46,7 @@ pub enum EmbeddedError {
     ContextLength {
         /// Prompt tokens.
         prompt: usize,
-        /// The window.
+        /// The model's context window, in tokens.
         window: usize,
     },
     /// A step of the model failed.

@@ -87,7 +87,6 @@ pub(super) struct ChunkUsage {
     /// Prompt tokens, cached included.
     #[serde(deserialize_with = "lenient_u64")]
     pub(super) prompt_tokens: Option<u64>,
-    /// Completion tokens.
     #[serde(deserialize_with = "lenient_u64")]
     pub(super) completion_tokens: Option<u64>,
     /// OpenAI's cache report.

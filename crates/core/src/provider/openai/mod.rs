@@ -57,9 +57,10 @@ pub struct OpenAiSettings {
 }
 
 impl OpenAiSettings {
-    /// The default request timeout.
+    /// How long a request may wait for its stream to open (a slow local model reads a long
+    /// prompt first).
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-    /// The default stream idle timeout.
+    /// How long a stream may stay silent (keep-alive comments count) before it is retried.
     pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
     /// The default first chunk timeout: generous, since a local server reading a long
     /// prompt on a CPU sends only keep-alives until it is done.
