@@ -28,32 +28,13 @@ impl Transcript {
                 tokens,
                 by,
                 ..
-            } => {
-                let who = match by {
-                    antler_protocol::SkillLoadedBy::Model => "by the model",
-                    antler_protocol::SkillLoadedBy::User => "by you",
-                };
-                self.push(Entry::Info(format!(
-                    "Skill `{}` loaded {who} ({source} skill, about {tokens} tokens)",
-                    antler_base::text::quoted(&name)
-                )));
-            }
-            // A hook's failure comes as the run's notice; its refusal is a line here.
+            } => self.skill_loaded(&name, &source, tokens, by),
             Event::HookFinished {
                 event,
                 command,
                 decision: Some(decision @ (HookDecision::Block | HookDecision::Deny)),
                 ..
-            } => {
-                let what = match decision {
-                    HookDecision::Deny => "refused the call",
-                    _ => "blocked",
-                };
-                self.push(Entry::Notice(format!(
-                    "The {event} hook `{}` {what}",
-                    antler_base::text::short_line(&command, 80).0
-                )));
-            }
+            } => self.hook_refused(&event, &command, decision),
             Event::HookStarted { .. } | Event::HookFinished { .. } => {}
             // The refusal is a notice of the run and the call's card shows the error.
             Event::ElicitationRequested { .. }
@@ -92,6 +73,35 @@ impl Transcript {
             Event::RunFinished(result) => self.run_finished(result),
             Event::RunStarted { .. } | Event::Usage { .. } => {}
         }
+    }
+
+    fn skill_loaded(
+        &mut self,
+        name: &str,
+        source: &str,
+        tokens: usize,
+        by: antler_protocol::SkillLoadedBy,
+    ) {
+        let who = match by {
+            antler_protocol::SkillLoadedBy::Model => "by the model",
+            antler_protocol::SkillLoadedBy::User => "by you",
+        };
+        self.push(Entry::Info(format!(
+            "Skill `{}` loaded {who} ({source} skill, about {tokens} tokens)",
+            antler_base::text::quoted(name)
+        )));
+    }
+
+    /// A hook's refusal, as a line (its failure comes as the run's notice).
+    fn hook_refused(&mut self, event: &str, command: &str, decision: HookDecision) {
+        let what = match decision {
+            HookDecision::Deny => "refused the call",
+            _ => "blocked",
+        };
+        self.push(Entry::Notice(format!(
+            "The {event} hook `{}` {what}",
+            antler_base::text::short_line(command, 80).0
+        )));
     }
 
     /// A retry drops what the failed attempt streamed in this turn and says why.
@@ -168,32 +178,17 @@ impl Transcript {
                 role,
                 ..
             } => {
-                let index = self.card_index(&call_id);
-                let card = match index.and_then(|i| self.entry_mut(i)) {
-                    Some(Entry::Tool(card)) => card,
-                    _ => {
-                        self.push(Entry::Tool(ToolCard::new(
-                            call_id,
-                            name,
-                            role,
-                            Value::Null,
-                            ToolStatus::Running,
-                        )));
-                        let last = self.items.len() - 1;
-                        match self.entry_mut(last) {
-                            Some(Entry::Tool(card)) => card,
-                            _ => return,
-                        }
-                    }
-                };
-                card.status = if is_error {
-                    ToolStatus::Failed
-                } else {
-                    ToolStatus::Ok
-                };
-                card.duration_ms = Some(duration_ms);
-                card.result = content;
-                card.progress = None;
+                let card = self.card_to_finish(call_id, name, role);
+                if let Some(card) = card {
+                    card.status = if is_error {
+                        ToolStatus::Failed
+                    } else {
+                        ToolStatus::Ok
+                    };
+                    card.duration_ms = Some(duration_ms);
+                    card.result = content;
+                    card.progress = None;
+                }
             }
             Event::ToolsPromoted {
                 added,
@@ -201,22 +196,48 @@ impl Transcript {
                 promoted,
                 catalog_hash,
                 ..
-            } => {
-                let promotion = Promotion {
-                    added,
-                    removed,
-                    working_set: Some(promoted.len()),
-                    catalog_hash,
-                };
-                let search = (self.turn_start..self.items.len()).rev().find(|&i| {
-                    matches!(&self.items[i].entry, Entry::Tool(c) if c.role == ToolRole::Search && c.promotion.is_none())
-                });
-                match search.and_then(|i| self.entry_mut(i)) {
-                    Some(Entry::Tool(card)) => card.promotion = Some(promotion),
-                    _ => self.push(Entry::Promotion(promotion)),
-                }
-            }
+            } => self.promoted(Promotion {
+                added,
+                removed,
+                working_set: Some(promoted.len()),
+                catalog_hash,
+            }),
             _ => {}
+        }
+    }
+
+    /// The card of the call `call_id`, or a new one when its start was not seen (the
+    /// transcript began mid-call).
+    fn card_to_finish(
+        &mut self,
+        call_id: String,
+        name: String,
+        role: ToolRole,
+    ) -> Option<&mut ToolCard> {
+        if self.card_index(&call_id).is_none() {
+            self.push(Entry::Tool(ToolCard::new(
+                call_id.clone(),
+                name,
+                role,
+                Value::Null,
+                ToolStatus::Running,
+            )));
+        }
+        let index = self.card_index(&call_id)?;
+        match self.entry_mut(index) {
+            Some(Entry::Tool(card)) => Some(card),
+            _ => None,
+        }
+    }
+
+    /// A promotion goes on the card of the search that caused it, else on a line of its own.
+    fn promoted(&mut self, promotion: Promotion) {
+        let search = (self.turn_start..self.items.len()).rev().find(|&i| {
+            matches!(&self.items[i].entry, Entry::Tool(c) if c.role == ToolRole::Search && c.promotion.is_none())
+        });
+        match search.and_then(|i| self.entry_mut(i)) {
+            Some(Entry::Tool(card)) => card.promotion = Some(promotion),
+            _ => self.push(Entry::Promotion(promotion)),
         }
     }
 
