@@ -195,32 +195,9 @@ impl RawOAuth {
         let non_empty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
         let client_id = non_empty(self.client_id);
         let client_secret = non_empty(self.client_secret);
-        let scopes = match self.scopes {
-            None => Vec::new(),
-            Some(Scopes::List(list)) => list,
-            Some(Scopes::Text(text)) => text.split_whitespace().map(str::to_string).collect(),
-        };
-        if let Some(bad) = scopes
-            .iter()
-            .find(|s| s.is_empty() || s.chars().any(|c| c.is_whitespace() || c == '"'))
-        {
-            return Err(invalid(
-                "scopes",
-                format!("`{}` is not a scope", crate::base::text::quoted(bad)),
-            ));
-        }
+        let scopes = scopes_of(self.scopes)?;
         let client_metadata_url = non_empty(self.client_metadata_url);
-        if let Some(url) = &client_metadata_url {
-            let https = url::Url::parse(url)
-                .is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && !u.path().is_empty());
-            if !https {
-                return Err(invalid(
-                    "client_metadata_url",
-                    "expected an https:// address with a path (where your client metadata \
-                     document is published)",
-                ));
-            }
-        }
+        check_metadata_url(client_metadata_url.as_deref())?;
         let issuer = non_empty(self.issuer);
         if let Some(issuer) = &issuer
             && !url::Url::parse(issuer).is_ok_and(|u| matches!(u.scheme(), "https" | "http"))
@@ -250,33 +227,7 @@ impl RawOAuth {
                 Grant::AuthorizationCode
             }
             Some("cross_app_access") => {
-                let Some(idp) = identity_provider.take() else {
-                    return Err(invalid(
-                        "identity_provider",
-                        "the `cross_app_access` grant needs the `identity_provider` object \
-                         (issuer, token_endpoint, client_id, id_token)",
-                    ));
-                };
-                if client_id.is_none() {
-                    return Err(invalid(
-                        "client_id",
-                        "the `cross_app_access` grant needs the `client_id` registered with \
-                         the server's authorization server",
-                    ));
-                }
-                if idp.id_token.trim().is_empty() {
-                    return Err(invalid(
-                        "identity_provider",
-                        "`id_token` is empty (is its environment variable set?)",
-                    ));
-                }
-                Grant::CrossAppAccess(IdentityProvider {
-                    issuer: idp.issuer,
-                    token_endpoint: idp.token_endpoint,
-                    client_id: idp.client_id,
-                    client_secret: non_empty(idp.client_secret),
-                    id_token: idp.id_token,
-                })
+                cross_app_grant(identity_provider.take(), client_id.is_some())?
             }
             Some("client_credentials") => {
                 if client_id.is_none() {
@@ -285,30 +236,8 @@ impl RawOAuth {
                         "the `client_credentials` grant needs the `client_id` registered for it",
                     ));
                 }
-                let key = match (key, &client_secret) {
-                    (Some(_), Some(_)) => {
-                        return Err(invalid(
-                            "private_key_file",
-                            "set either `client_secret` or `private_key_file`, not both",
-                        ));
-                    }
-                    (None, None) => {
-                        return Err(invalid(
-                            "client_secret",
-                            "the `client_credentials` grant needs a `client_secret` or a \
-                             `private_key_file`",
-                        ));
-                    }
-                    (Some(file), None) => Some(PrivateKey {
-                        file: match folder {
-                            Some(folder) if file.is_relative() => folder.join(file),
-                            _ => file,
-                        },
-                        algorithm: algorithm(self.signing_algorithm.as_deref())?,
-                    }),
-                    (None, Some(_)) => None,
-                };
-                Grant::ClientCredentials(key)
+                let algorithm = self.signing_algorithm.as_deref();
+                client_credentials_grant(key, client_secret.is_some(), folder, algorithm)?
             }
             Some(other) => {
                 return Err(invalid(
@@ -336,6 +265,111 @@ impl RawOAuth {
             grant,
         })
     }
+}
+
+/// `scopes` as a list of scopes: a list, or OAuth's space-separated text.
+fn scopes_of(scopes: Option<Scopes>) -> Result<Vec<String>, Invalid> {
+    let scopes = match scopes {
+        None => Vec::new(),
+        Some(Scopes::List(list)) => list,
+        Some(Scopes::Text(text)) => text.split_whitespace().map(str::to_string).collect(),
+    };
+    if let Some(bad) = scopes
+        .iter()
+        .find(|s| s.is_empty() || s.chars().any(|c| c.is_whitespace() || c == '"'))
+    {
+        return Err(invalid(
+            "scopes",
+            format!("`{}` is not a scope", crate::base::text::quoted(bad)),
+        ));
+    }
+    Ok(scopes)
+}
+
+/// A client metadata document is published at an https address with a path.
+fn check_metadata_url(url: Option<&str>) -> Result<(), Invalid> {
+    let Some(url) = url else {
+        return Ok(());
+    };
+    let https = url::Url::parse(url)
+        .is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && !u.path().is_empty());
+    match https {
+        true => Ok(()),
+        false => Err(invalid(
+            "client_metadata_url",
+            "expected an https:// address with a path (where your client metadata \
+             document is published)",
+        )),
+    }
+}
+
+/// `cross_app_access` needs the identity provider, with an ID token, and antler's client
+/// at the server's authorization server.
+fn cross_app_grant(
+    idp: Option<RawIdentityProvider>,
+    has_client_id: bool,
+) -> Result<Grant, Invalid> {
+    let Some(idp) = idp else {
+        return Err(invalid(
+            "identity_provider",
+            "the `cross_app_access` grant needs the `identity_provider` object \
+             (issuer, token_endpoint, client_id, id_token)",
+        ));
+    };
+    if !has_client_id {
+        return Err(invalid(
+            "client_id",
+            "the `cross_app_access` grant needs the `client_id` registered with \
+             the server's authorization server",
+        ));
+    }
+    if idp.id_token.trim().is_empty() {
+        return Err(invalid(
+            "identity_provider",
+            "`id_token` is empty (is its environment variable set?)",
+        ));
+    }
+    Ok(Grant::CrossAppAccess(IdentityProvider {
+        issuer: idp.issuer,
+        token_endpoint: idp.token_endpoint,
+        client_id: idp.client_id,
+        client_secret: idp.client_secret.filter(|s| !s.trim().is_empty()),
+        id_token: idp.id_token,
+    }))
+}
+
+/// `client_credentials` authenticates with exactly one of a secret and a private key (a
+/// relative key file is in `folder`, the extensions file's).
+fn client_credentials_grant(
+    key: Option<PathBuf>,
+    has_secret: bool,
+    folder: Option<&Path>,
+    signing_algorithm: Option<&str>,
+) -> Result<Grant, Invalid> {
+    let key = match (key, has_secret) {
+        (Some(_), true) => {
+            return Err(invalid(
+                "private_key_file",
+                "set either `client_secret` or `private_key_file`, not both",
+            ));
+        }
+        (None, false) => {
+            return Err(invalid(
+                "client_secret",
+                "the `client_credentials` grant needs a `client_secret` or a \
+                 `private_key_file`",
+            ));
+        }
+        (Some(file), false) => Some(PrivateKey {
+            file: match folder {
+                Some(folder) if file.is_relative() => folder.join(file),
+                _ => file,
+            },
+            algorithm: algorithm(signing_algorithm)?,
+        }),
+        (None, true) => None,
+    };
+    Ok(Grant::ClientCredentials(key))
 }
 
 fn algorithm(name: Option<&str>) -> Result<SigningAlgorithm, Invalid> {
