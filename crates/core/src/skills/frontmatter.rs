@@ -129,6 +129,55 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
 
 /// Checks the frontmatter `text`.
 fn parse(text: &str, folder: &str) -> Result<Frontmatter, SkillProblem> {
+    let map = mapping(text)?;
+    let fields = Fields { text, map: &map };
+    let name = fields.name(folder)?;
+    let description = fields.description()?;
+    let compatibility = fields.string("compatibility")?;
+    if let Some(c) = &compatibility
+        && c.chars().count() > MAX_COMPATIBILITY_CHARS
+    {
+        return Err(fields.problem(
+            "compatibility",
+            format!("is longer than {MAX_COMPATIBILITY_CHARS} characters"),
+        ));
+    }
+    let allowed_tools = fields.allowed_tools()?;
+    let json = |value: &Yaml| serde_json::to_value(value).unwrap_or(Value::Null);
+    let metadata = match map.get("metadata") {
+        None | Some(Yaml::Null) => BTreeMap::new(),
+        Some(Yaml::Mapping(m)) => m.iter().map(|(k, v)| (key_text(k), json(v))).collect(),
+        Some(_) => return Err(fields.problem("metadata", String::from("expected a mapping"))),
+    };
+    const KNOWN: &[&str] = &[
+        "name",
+        "description",
+        "license",
+        "compatibility",
+        "allowed-tools",
+        "metadata",
+    ];
+    let extra = map
+        .iter()
+        .map(|(k, v)| (key_text(k), v))
+        .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
+        .map(|(k, v)| (k, json(v)))
+        .collect();
+    Ok(Frontmatter {
+        name,
+        description,
+        license: fields.string("license")?,
+        compatibility,
+        allowed_tools,
+        metadata,
+        extra,
+        body_offset: 0,
+        bytes_read: 0,
+    })
+}
+
+/// The frontmatter's text as a YAML mapping.
+fn mapping(text: &str) -> Result<yaml_serde::Mapping, SkillProblem> {
     let tree: Yaml = yaml_serde::from_str(text).map_err(|err| {
         let line = err.location().map(|l| l.line() + 1);
         let message = err.to_string();
@@ -151,122 +200,108 @@ fn parse(text: &str, folder: &str) -> Result<Frontmatter, SkillProblem> {
             ),
         ));
     };
-    let field = |key: &str, why: String| SkillProblem::at(line_of(text, key), Some(key), why);
-    let string = |key: &str| -> Result<Option<String>, SkillProblem> {
-        match map.get(key) {
+    Ok(map)
+}
+
+/// The frontmatter's fields, read one by one; a problem names its key's line.
+struct Fields<'a> {
+    text: &'a str,
+    map: &'a yaml_serde::Mapping,
+}
+
+impl Fields<'_> {
+    fn problem(&self, key: &str, why: String) -> SkillProblem {
+        SkillProblem::at(line_of(self.text, key), Some(key), why)
+    }
+
+    /// A scalar field as text (numbers and booleans too: YAML reads `version: 1.0` so).
+    fn string(&self, key: &str) -> Result<Option<String>, SkillProblem> {
+        match self.map.get(key) {
             None | Some(Yaml::Null) => Ok(None),
             Some(Yaml::String(s)) => Ok(Some(s.clone())),
             Some(Yaml::Number(n)) => Ok(Some(n.to_string())),
             Some(Yaml::Bool(b)) => Ok(Some(b.to_string())),
-            Some(_) => Err(field(key, String::from("expected a string"))),
+            Some(_) => Err(self.problem(key, String::from("expected a string"))),
         }
-    };
-    let name = string("name")?.ok_or_else(|| {
-        SkillProblem::at(
-            Some(2),
-            Some("name"),
-            String::from("is missing (expected the skill's folder name)"),
-        )
-    })?;
-    if let Some(why) = super::name::problem(&name) {
-        return Err(field(
-            "name",
-            format!(
-                "`{}` is not a skill name: {why}",
-                crate::base::text::quoted(&name)
-            ),
-        ));
     }
-    if name != folder {
-        return Err(field(
-            "name",
-            format!(
-                "`{name}` is not the name of its folder `{}` (the format requires them to be equal)",
-                crate::base::text::quoted(folder)
-            ),
-        ));
-    }
-    let description = string("description")?
-        .map(|d| d.trim().to_string())
-        .filter(|d| !d.is_empty())
-        .ok_or_else(|| {
+
+    /// `name`: a skill name, and its folder's.
+    fn name(&self, folder: &str) -> Result<String, SkillProblem> {
+        let name = self.string("name")?.ok_or_else(|| {
             SkillProblem::at(
-                line_of(text, "description").or(Some(2)),
-                Some("description"),
-                String::from(
-                    "is missing or empty (expected what the skill does and when to use it)",
-                ),
+                Some(2),
+                Some("name"),
+                String::from("is missing (expected the skill's folder name)"),
             )
         })?;
-    let chars = description.chars().count();
-    if chars > MAX_DESCRIPTION_CHARS {
-        return Err(field(
-            "description",
-            format!("is {chars} characters long; at most {MAX_DESCRIPTION_CHARS} are allowed"),
-        ));
+        if let Some(why) = super::name::problem(&name) {
+            return Err(self.problem(
+                "name",
+                format!(
+                    "`{}` is not a skill name: {why}",
+                    crate::base::text::quoted(&name)
+                ),
+            ));
+        }
+        if name != folder {
+            return Err(self.problem(
+                "name",
+                format!(
+                    "`{name}` is not the name of its folder `{}` (the format requires them to be equal)",
+                    crate::base::text::quoted(folder)
+                ),
+            ));
+        }
+        Ok(name)
     }
-    let compatibility = string("compatibility")?;
-    if let Some(c) = &compatibility
-        && c.chars().count() > MAX_COMPATIBILITY_CHARS
-    {
-        return Err(field(
-            "compatibility",
-            format!("is longer than {MAX_COMPATIBILITY_CHARS} characters"),
-        ));
+
+    /// `description`: present, not empty, not too long.
+    fn description(&self) -> Result<String, SkillProblem> {
+        let description = self
+            .string("description")?
+            .map(|d| d.trim().to_string())
+            .filter(|d| !d.is_empty())
+            .ok_or_else(|| {
+                SkillProblem::at(
+                    line_of(self.text, "description").or(Some(2)),
+                    Some("description"),
+                    String::from(
+                        "is missing or empty (expected what the skill does and when to use it)",
+                    ),
+                )
+            })?;
+        let chars = description.chars().count();
+        if chars > MAX_DESCRIPTION_CHARS {
+            return Err(self.problem(
+                "description",
+                format!("is {chars} characters long; at most {MAX_DESCRIPTION_CHARS} are allowed"),
+            ));
+        }
+        Ok(description)
     }
-    let allowed_tools = match map.get("allowed-tools") {
-        None | Some(Yaml::Null) => None,
-        Some(Yaml::String(s)) => Some(vec![s.clone()]),
-        Some(Yaml::Sequence(items)) => Some(
-            items
+
+    /// `allowed-tools`: one space-separated string or a list of names.
+    fn allowed_tools(&self) -> Result<Option<Vec<String>>, SkillProblem> {
+        match self.map.get("allowed-tools") {
+            None | Some(Yaml::Null) => Ok(None),
+            Some(Yaml::String(s)) => Ok(Some(vec![s.clone()])),
+            Some(Yaml::Sequence(items)) => items
                 .iter()
                 .map(|item| match item {
                     Yaml::String(s) => Ok(s.clone()),
-                    _ => Err(field(
+                    _ => Err(self.problem(
                         "allowed-tools",
                         String::from("expected a list of tool names"),
                     )),
                 })
-                .collect::<Result<_, _>>()?,
-        ),
-        Some(_) => {
-            return Err(field(
+                .collect::<Result<_, _>>()
+                .map(Some),
+            Some(_) => Err(self.problem(
                 "allowed-tools",
                 String::from("expected a space-separated string or a list of tool names"),
-            ));
+            )),
         }
-    };
-    let json = |value: &Yaml| serde_json::to_value(value).unwrap_or(Value::Null);
-    let metadata = match map.get("metadata") {
-        None | Some(Yaml::Null) => BTreeMap::new(),
-        Some(Yaml::Mapping(m)) => m.iter().map(|(k, v)| (key_text(k), json(v))).collect(),
-        Some(_) => return Err(field("metadata", String::from("expected a mapping"))),
-    };
-    const KNOWN: &[&str] = &[
-        "name",
-        "description",
-        "license",
-        "compatibility",
-        "allowed-tools",
-        "metadata",
-    ];
-    let extra = map
-        .iter()
-        .map(|(k, v)| (key_text(k), v))
-        .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
-        .map(|(k, v)| (k, json(v)))
-        .collect();
-    Ok(Frontmatter {
-        name,
-        description,
-        license: string("license")?,
-        compatibility,
-        allowed_tools,
-        metadata,
-        extra,
-        body_offset: 0,
-        bytes_read: 0,
-    })
+    }
 }
 
 fn key_text(key: &Yaml) -> String {
