@@ -197,6 +197,64 @@ pub fn parse_extensions_config(
     path: &Path,
     env: EnvLookup<'_>,
 ) -> Result<Loaded<ExtensionsConfig>, ConfigError> {
+    let (servers, mut warnings) = servers_of(text, path)?;
+    let file = path.display();
+    let mut config = ExtensionsConfig::default();
+    for (name, mut raw) in servers {
+        let key = format!("mcpServers.{}", crate::base::text::quoted(&name));
+        let at_server = |field: &[Segment]| {
+            let mut full = vec![
+                Segment::Key("mcpServers".into()),
+                Segment::Key(name.clone()),
+            ];
+            full.extend_from_slice(field);
+            (position_suffix(text, &full), display_path(&full))
+        };
+        let (unset, expanded) = recording_secrets(env, |env| expand_json(&mut raw, &key, env));
+        config.secrets.extend(expanded);
+        let unset: Vec<String> = unset
+            .into_iter()
+            .map(|(var, at)| {
+                format!("{file}: {at}: environment variable ${var} is not set; using \"\"")
+            })
+            .collect();
+        let mut unknown = Vec::new();
+        match server_from_raw(&name, raw, path.parent(), &mut unknown) {
+            Ok(server) => {
+                // A disabled server's variables matter only once it is enabled.
+                if server.enabled {
+                    warnings.extend(unset);
+                }
+                config.secrets.extend(server.secret_values());
+                for field in unknown {
+                    let (at, shown) = at_server(&field);
+                    warnings.push(format!("{file}{at}: {shown}: unknown key is ignored"));
+                }
+                config.servers.push(server);
+            }
+            Err(Skip { field, reason }) => {
+                warnings.extend(unset);
+                let (at, shown) = at_server(&field);
+                let reason = format!("{file}{at}: {shown}: {reason}");
+                warnings.push(format!("{reason} (the server is skipped)"));
+                config.skipped.push(SkippedServer { name, reason });
+            }
+        }
+    }
+    Ok(Loaded {
+        value: config,
+        path: Some(path.to_path_buf()),
+        warnings,
+        secrets: Vec::new(),
+    })
+}
+
+/// The file's `mcpServers` object, and a warning for each top-level key antler does not
+/// know; a file that is not JSON, or not of that shape, is an error at its position.
+fn servers_of(
+    text: &str,
+    path: &Path,
+) -> Result<(serde_json::Map<String, Value>, Vec<String>), ConfigError> {
     let root: Value = serde_json::from_str(text).map_err(|err| ConfigError::Syntax {
         path: path.to_path_buf(),
         line: err.line(),
@@ -229,7 +287,7 @@ pub fn parse_extensions_config(
         });
     };
     let file = path.display();
-    let mut warnings: Vec<String> = root
+    let warnings: Vec<String> = root
         .keys()
         .filter(|k| !KNOWN_TOP_LEVEL.contains(&k.as_str()))
         .map(|k| {
@@ -251,68 +309,31 @@ pub fn parse_extensions_config(
             ));
         }
     };
+    Ok((servers, warnings))
+}
 
-    let mut config = ExtensionsConfig::default();
-    for (name, mut raw) in servers {
-        let key = format!("mcpServers.{}", crate::base::text::quoted(&name));
-        let at_server = |field: &[Segment]| {
-            let mut full = vec![
-                Segment::Key("mcpServers".into()),
-                Segment::Key(name.clone()),
-            ];
-            full.extend_from_slice(field);
-            (position_suffix(text, &full), display_path(&full))
-        };
-        let (unset, expanded) = recording_secrets(env, |env| expand_json(&mut raw, &key, env));
-        config.secrets.extend(expanded);
-        let unset: Vec<String> = unset
-            .into_iter()
-            .map(|(var, at)| {
-                format!("{file}: {at}: environment variable ${var} is not set; using \"\"")
-            })
-            .collect();
-        let mut unknown = Vec::new();
-        match server_from_raw(&name, raw, path.parent(), &mut unknown) {
-            Ok(server) => {
-                // A disabled server's variables matter only once it is enabled.
-                if server.enabled {
-                    warnings.extend(unset);
-                }
-                config.secrets.extend(server.headers.values().cloned());
-                if let Some(oauth) = &server.oauth {
-                    config.secrets.extend(oauth.client_secret.clone());
-                    if let super::Grant::CrossAppAccess(idp) = &oauth.grant {
-                        config.secrets.extend(idp.secrets().cloned());
-                    }
-                }
-                config.secrets.extend(
-                    server
-                        .env
-                        .iter()
-                        .filter(|(name, _)| is_secret_name(name))
-                        .map(|(_, value)| value.clone()),
-                );
-                for field in unknown {
-                    let (at, shown) = at_server(&field);
-                    warnings.push(format!("{file}{at}: {shown}: unknown key is ignored"));
-                }
-                config.servers.push(server);
-            }
-            Err(Skip { field, reason }) => {
-                warnings.extend(unset);
-                let (at, shown) = at_server(&field);
-                let reason = format!("{file}{at}: {shown}: {reason}");
-                warnings.push(format!("{reason} (the server is skipped)"));
-                config.skipped.push(SkippedServer { name, reason });
-            }
-        }
+impl McpServerConfig {
+    /// The values of the entry that are secrets, for redaction: its headers, its OAuth
+    /// client secret and identity provider's, and its env variables with secret names.
+    fn secret_values(&self) -> impl Iterator<Item = String> + '_ {
+        let oauth = self.oauth.iter().flat_map(|oauth| {
+            let idp = match &oauth.grant {
+                super::Grant::CrossAppAccess(idp) => Some(idp.secrets().cloned()),
+                _ => None,
+            };
+            oauth
+                .client_secret
+                .clone()
+                .into_iter()
+                .chain(idp.into_iter().flatten())
+        });
+        self.headers.values().cloned().chain(oauth).chain(
+            self.env
+                .iter()
+                .filter(|(name, _)| is_secret_name(name))
+                .map(|(_, value)| value.clone()),
+        )
     }
-    Ok(Loaded {
-        value: config,
-        path: Some(path.to_path_buf()),
-        warnings,
-        secrets: Vec::new(),
-    })
 }
 
 /// `:LINE:COLUMN` of `key` in the JSON `text`, or nothing when it cannot be found.
