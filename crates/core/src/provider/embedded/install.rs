@@ -229,34 +229,16 @@ pub(crate) async fn download(
 ) -> Result<PathBuf, InstallError> {
     make_parent(target)?;
     let partial = partial_path(target);
-    let url = url.to_string();
     let failed = |message: String| InstallError::Download {
-        url: url.clone(),
+        url: url.to_string(),
         message,
     };
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&partial)
-        .map_err(io(&partial))?;
-    let mut have = file.metadata().map_err(io(&partial))?.len();
-    if have > model.size {
-        file.set_len(0).map_err(io(&partial))?;
-        have = 0;
-    }
-    let mut hasher = Sha256::new();
-    if have > 0 {
-        // What is already there is hashed first; the rest is hashed as it arrives.
-        let mut taken = (&mut file).take(have);
-        hash_into(&mut hasher, &mut taken, &mut |_| Ok(())).map_err(io(&partial))?;
-    }
+    let (mut file, mut have, mut hasher) = open_partial(&partial, model.size)?;
     if have == model.size {
         // Complete already (stopped before its rename): nothing to ask for.
         return finish(&partial, target, model, have, hasher);
     }
-    let mut request = client.get(url.as_str());
+    let mut request = client.get(url);
     if have > 0 {
         request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
     }
@@ -286,40 +268,111 @@ pub(crate) async fn download(
     }
     file.seek(std::io::SeekFrom::Start(have))
         .map_err(io(&partial))?;
-    let mut body = response.bytes_stream();
-    let mut done = have;
-    progress(done, model.size);
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(60), body.next()).await;
-        let chunk = match next {
-            Err(_) => {
-                return Err(failed(
-                    "no data for 60 s; run the command again to resume".into(),
-                ));
-            }
-            Ok(None) => break,
-            Ok(Some(Err(e))) => {
-                return Err(failed(format!("{e}; run the command again to resume")));
-            }
-            Ok(Some(Ok(chunk))) => chunk,
-        };
-        done += chunk.len() as u64;
-        if done > model.size {
-            let _ = std::fs::remove_file(&partial);
-            return Err(failed(format!("more than the pinned {} bytes", model.size)));
-        }
-        hasher.update(&chunk);
-        file.write_all(&chunk).map_err(io(&partial))?;
-        progress(done, model.size);
-    }
-    file.sync_all().map_err(io(&partial))?;
-    if done < model.size {
-        return Err(failed(format!(
-            "the download stopped at {done} of {} bytes; run the command again to resume",
-            model.size
-        )));
-    }
+    let sink = Sink {
+        file,
+        partial: &partial,
+        hasher,
+        done: have,
+        size: model.size,
+    };
+    let (done, hasher) = sink
+        .write_body(response, progress)
+        .await
+        .map_err(|err| match err {
+            BodyError::Install(err) => err,
+            BodyError::Download(message) => failed(message),
+        })?;
     finish(&partial, target, model, done, hasher)
+}
+
+/// The staging file, opened to go on where an earlier download stopped: how much it
+/// holds (none if more than `size`) and the hash of that much.
+fn open_partial(partial: &Path, size: u64) -> Result<(std::fs::File, u64, Sha256), InstallError> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(partial)
+        .map_err(io(partial))?;
+    let mut have = file.metadata().map_err(io(partial))?.len();
+    if have > size {
+        file.set_len(0).map_err(io(partial))?;
+        have = 0;
+    }
+    let mut hasher = Sha256::new();
+    if have > 0 {
+        // What is already there is hashed first; the rest is hashed as it arrives.
+        let mut taken = (&mut file).take(have);
+        hash_into(&mut hasher, &mut taken, &mut |_| Ok(())).map_err(io(partial))?;
+    }
+    Ok((file, have, hasher))
+}
+
+/// Why a body was not written whole.
+enum BodyError {
+    Install(InstallError),
+    /// What went wrong with the download, for [`InstallError::Download`].
+    Download(String),
+}
+
+/// Where a download's body goes: the staging file at `done` bytes, hashed as written.
+struct Sink<'a> {
+    file: std::fs::File,
+    partial: &'a Path,
+    hasher: Sha256,
+    done: u64,
+    size: u64,
+}
+
+impl Sink<'_> {
+    /// Writes the body to the end, never past `size` and never waiting more than 60 s for
+    /// data; the bytes written in all and their hash.
+    async fn write_body(
+        mut self,
+        response: reqwest::Response,
+        progress: DownloadProgress<'_>,
+    ) -> Result<(u64, Sha256), BodyError> {
+        let io = |err| BodyError::Install(io(self.partial)(err));
+        let mut body = response.bytes_stream();
+        progress(self.done, self.size);
+        loop {
+            let next = tokio::time::timeout(Duration::from_secs(60), body.next()).await;
+            let chunk = match next {
+                Err(_) => {
+                    return Err(BodyError::Download(
+                        "no data for 60 s; run the command again to resume".into(),
+                    ));
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    return Err(BodyError::Download(format!(
+                        "{e}; run the command again to resume"
+                    )));
+                }
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            self.done += chunk.len() as u64;
+            if self.done > self.size {
+                let _ = std::fs::remove_file(self.partial);
+                return Err(BodyError::Download(format!(
+                    "more than the pinned {} bytes",
+                    self.size
+                )));
+            }
+            self.hasher.update(&chunk);
+            self.file.write_all(&chunk).map_err(io)?;
+            progress(self.done, self.size);
+        }
+        self.file.sync_all().map_err(io)?;
+        if self.done < self.size {
+            return Err(BodyError::Download(format!(
+                "the download stopped at {} of {} bytes; run the command again to resume",
+                self.done, self.size
+            )));
+        }
+        Ok((self.done, self.hasher))
+    }
 }
 
 /// Checks the complete staging file and puts it in place, or removes it.
