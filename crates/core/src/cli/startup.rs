@@ -76,32 +76,8 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
                     Answer::Quit => return Err(Exit::Success),
                 },
                 Invocation::Prompt | Invocation::Inspect => {
-                    // An untrusted project skill is left out, not fatal: it only adds
-                    // instructions, and the run can do without them.
-                    let (skills, refused): (Vec<&ProjectFile>, Vec<&ProjectFile>) = untrusted
-                        .iter()
-                        .partition(|f| f.kind == ProjectFileKind::Skill);
-                    for skill in skills {
-                        notices.push(format!(
-                            "the project skill {} is not used: antler has not been told to trust it \
-                             ({}); `antler trust` shows it and trusts it",
-                            skill.path.display(),
-                            trust.state(skill).describe()
-                        ));
-                    }
-                    if !refused.is_empty() {
-                        let message: Vec<String> = refused
-                            .iter()
-                            .map(|file| {
-                                let mut text = refusal(file, &trust).to_string();
-                                for line in describe(file) {
-                                    text.push_str(&format!("\n  {line}"));
-                                }
-                                text
-                            })
-                            .collect();
-                        return Err(CliError::usage(message.join("\nerror: ")).report_as(format));
-                    }
+                    refuse_untrusted(&untrusted, &trust, &mut notices)
+                        .map_err(|message| CliError::usage(message).report_as(format))?;
                 }
                 Invocation::Doctor | Invocation::Threads | Invocation::Trust | Invocation::Edit => {
                 }
@@ -109,22 +85,66 @@ pub fn prepare(cli: &Cli) -> Result<Startup, Exit> {
         }
     }
     if let Some(dotenv) = files.iter().find(|f| f.kind == ProjectFileKind::DotEnv) {
-        if trust.state(dotenv).is_trusted() {
-            load_dotenv(&dotenv.path, &dotenv.content)
-                .map_err(|err| CliError::usage(err.to_string()).report_as(format))?;
-        } else {
-            notices.push(format!(
-                "{} is not loaded: antler has not been told to trust it ({}); `antler trust` \
-                 shows it and trusts it",
-                dotenv.path.display(),
-                trust.state(dotenv).describe()
-            ));
-        }
+        load_if_trusted(dotenv, &trust, &mut notices)
+            .map_err(|err| CliError::usage(err.to_string()).report_as(format))?;
     }
     Ok(Startup {
         trust: Arc::new(trust),
         notices,
     })
+}
+
+/// Without a person to ask (`-p`, the inspect commands): an untrusted project skill is
+/// left out with a notice (it only adds instructions, and the run can do without them);
+/// any other untrusted file stops the run, with what it would do (the error's text).
+fn refuse_untrusted(
+    untrusted: &[&ProjectFile],
+    trust: &ProjectTrust,
+    notices: &mut Vec<String>,
+) -> Result<(), String> {
+    let (skills, refused): (Vec<&ProjectFile>, Vec<&ProjectFile>) = untrusted
+        .iter()
+        .partition(|f| f.kind == ProjectFileKind::Skill);
+    for skill in skills {
+        notices.push(format!(
+            "the project skill {} is not used: antler has not been told to trust it ({}); \
+             `antler trust` shows it and trusts it",
+            skill.path.display(),
+            trust.state(skill).describe()
+        ));
+    }
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let message: Vec<String> = refused
+        .iter()
+        .map(|file| {
+            let mut text = refusal(file, trust).to_string();
+            for line in describe(file) {
+                text.push_str(&format!("\n  {line}"));
+            }
+            text
+        })
+        .collect();
+    Err(message.join("\nerror: "))
+}
+
+/// Loads the project's `.env` if it is trusted; else a notice says why it is not.
+fn load_if_trusted(
+    dotenv: &ProjectFile,
+    trust: &ProjectTrust,
+    notices: &mut Vec<String>,
+) -> Result<(), crate::config::ConfigError> {
+    if trust.state(dotenv).is_trusted() {
+        return load_dotenv(&dotenv.path, &dotenv.content);
+    }
+    notices.push(format!(
+        "{} is not loaded: antler has not been told to trust it ({}); `antler trust` shows \
+         it and trusts it",
+        dotenv.path.display(),
+        trust.state(dotenv).describe()
+    ));
+    Ok(())
 }
 
 fn refusal(file: &ProjectFile, trust: &ProjectTrust) -> UntrustedError {
