@@ -26,7 +26,7 @@ pub(super) const CTRL_C_WINDOW: u64 = 20;
 const FLASH_TICKS: u64 = 30;
 
 /// The interactive chat's state.
-pub struct App {
+pub(crate) struct App {
     /// The styles everything is drawn with.
     pub(super) theme: Theme,
     /// The status line's facts (the core's, kept current by events).
@@ -115,7 +115,7 @@ pub(super) struct ViewState {
 
 impl App {
     /// A chat with nothing in it yet, for the session described by `info`.
-    pub fn new(info: SessionInfo, theme: Theme) -> Self {
+    pub(crate) fn new(info: SessionInfo, theme: Theme) -> Self {
         Self {
             theme,
             info,
@@ -151,7 +151,7 @@ impl App {
 
     /// A chat drawn before its session is ready: `info` is what is known so far, messages
     /// typed wait for [`Update::Ready`], and the MCP servers' progress shows meanwhile.
-    pub fn starting(info: SessionInfo, theme: Theme) -> Self {
+    pub(crate) fn starting(info: SessionInfo, theme: Theme) -> Self {
         Self {
             starting: Some(Vec::new()),
             ..Self::new(info, theme)
@@ -159,13 +159,13 @@ impl App {
     }
 
     /// Whether a run is going on (or about to start).
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.run.active || self.run.awaiting || self.info.running
     }
 
     /// Takes one update of the core; returns commands to send (a queued message when a
     /// run ends).
-    pub fn update(&mut self, update: Update) -> Vec<Command> {
+    pub(crate) fn update(&mut self, update: Update) -> Vec<Command> {
         match update {
             Update::Event(event) => return self.event(event),
             Update::Info(info) => {
@@ -503,7 +503,7 @@ impl App {
     }
 
     /// Advances spinners and timers (call every ~100 ms); true when the screen changed.
-    pub fn tick(&mut self) -> bool {
+    pub(crate) fn tick(&mut self) -> bool {
         self.tick += 1;
         let mut changed = self.running() || self.starting.is_some();
         match &mut self.dialog {

@@ -405,7 +405,7 @@ mod tests {
         }
 
         /// The chat with `message` sent and its run asking `requests`.
-        fn asked(message: &str, requests: Vec<ApprovalRequest>) -> crate::App {
+        fn asked(message: &str, requests: Vec<ApprovalRequest>) -> crate::app::App {
             let mut app = app();
             type_text(&mut app, message);
             app.key(key(KeyCode::Enter));
@@ -416,7 +416,7 @@ mod tests {
         }
 
         /// Lets the open dialog take keys.
-        fn arm(app: &mut crate::App) {
+        fn arm(app: &mut crate::app::App) {
             for _ in 0..Arming::TICKS {
                 app.tick();
             }

@@ -12,13 +12,13 @@ use antler_protocol::{ServerState, ServerStatus};
 use antler_protocol::{ToolsView, Update};
 
 /// Lets a dialog that answers someone else take keys (it waits for a pause in typing).
-fn arm(app: &mut super::App) {
+fn arm(app: &mut super::app::App) {
     for _ in 0..super::dialogs::Arming::TICKS {
         app.tick();
     }
 }
 
-fn asked(app: &mut super::App, text: &str) {
+fn asked(app: &mut super::app::App, text: &str) {
     type_text(app, text);
     app.key(key(KeyCode::Enter));
 }
@@ -220,7 +220,7 @@ fn palettes_colour_the_screen_and_plain_uses_no_colour() {
     use ratatui::backend::TestBackend;
     use ratatui::style::Color;
 
-    use super::App;
+    use super::app::App;
     use super::theme::{Palette, Theme};
 
     for (palette, coloured) in [

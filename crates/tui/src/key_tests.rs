@@ -85,7 +85,7 @@ fn up_and_down_browse_the_history_and_keep_the_draft() {
 }
 
 /// The chat with a message sent and its run started.
-fn running() -> super::App {
+fn running() -> super::app::App {
     let mut app = app();
     type_text(&mut app, "go");
     app.key(enter());

@@ -16,7 +16,7 @@ const WHEEL_LINES: isize = 3;
 
 impl App {
     /// Handles a key; returns the commands it asks for.
-    pub fn key(&mut self, key: KeyEvent) -> Vec<Command> {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Vec<Command> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
@@ -275,7 +275,7 @@ impl App {
     }
 
     /// Opens the picker of stored threads (`/resume`, `--resume` without an id).
-    pub fn pick_thread(&mut self) -> Vec<Command> {
+    pub(crate) fn pick_thread(&mut self) -> Vec<Command> {
         self.dialog = Some(Dialog::Threads(Picker {
             loading: true,
             ..Picker::default()
@@ -436,7 +436,7 @@ impl App {
 
     /// Pasted text (bracketed paste): into the question's answer field when one is open,
     /// else into the input box.
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         match &mut self.dialog {
             Some(Dialog::Clarify(d)) => d.paste(text),
             Some(Dialog::Approval(d)) => d.paste(text),
@@ -451,7 +451,7 @@ impl App {
 
     /// The wheel scrolls (the transcript, or the open view); a click on a card or on
     /// reasoning expands or collapses it. True when the screen changed.
-    pub fn mouse(&mut self, event: MouseEvent) -> bool {
+    pub(crate) fn mouse(&mut self, event: MouseEvent) -> bool {
         let delta = match event.kind {
             MouseEventKind::ScrollUp => -WHEEL_LINES,
             MouseEventKind::ScrollDown => WHEEL_LINES,

@@ -2,7 +2,7 @@
 //! only renders the session's [`Update`](antler_protocol::Update)s and sends
 //! [`Command`](antler_protocol::Command)s; no agent logic lives here.
 //!
-//! [`App`] is the whole state, pure and scriptable (tests drive it with updates and keys
+//! [`App`](app::App) is the whole state, pure and scriptable (tests drive it with updates and keys
 //! and render it on a `TestBackend`); [`run_tui`] connects it to the real terminal.
 
 mod app;
@@ -41,9 +41,7 @@ mod test_support;
 #[cfg(test)]
 mod transcript_tests;
 
-pub use app::App;
 pub use terminal::run_tui;
-pub use theme::{Palette, Theme};
 
 /// Why the chat stopped early: the terminal could not be set up, read or drawn on.
 #[derive(Debug, thiserror::Error)]

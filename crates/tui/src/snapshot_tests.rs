@@ -14,7 +14,7 @@ use antler_protocol::{Message, ToolCall};
 
 const ANSWER: &str = "## Build plan\n\nThree steps:\n\n1. Run `cargo fmt`\n2. Fix the **warnings**\n   - unused imports\n3. Commit\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n| step | time |\n|------|-----:|\n| fmt | 1 s |\n| clippy | 40 s |\n";
 
-fn asked(app: &mut super::App, text: &str) {
+fn asked(app: &mut super::app::App, text: &str) {
     type_text(app, text);
     app.key(key(KeyCode::Enter));
 }
@@ -123,7 +123,7 @@ fn complete_answer_with_markdown() {
     assert_snapshot!(render(&mut app, 80, 34));
 }
 
-fn tool_run(app: &mut super::App) {
+fn tool_run(app: &mut super::app::App) {
     asked(app, "Look around");
     events(
         app,

@@ -5,7 +5,7 @@ use ratatui::style::{Color, Modifier, Style};
 
 /// Which palette the terminal wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Palette {
+pub(crate) enum Palette {
     /// Light text on a dark background (the default).
     Dark,
     /// Dark text on a light background.
@@ -16,7 +16,7 @@ pub enum Palette {
 
 /// The styles the views use, so that no view picks a colour itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Theme {
+pub(crate) struct Theme {
     /// The palette these styles come from (code highlighting follows it).
     pub palette: Palette,
     /// Whether the terminal shows 24-bit colours (else RGB is mapped to the 256 palette).
@@ -46,7 +46,7 @@ pub struct Theme {
 impl Theme {
     /// A list row's marker and style: `› ` and the selection's style when it is the
     /// selected row, else blanks and no style.
-    pub fn row(&self, selected: bool) -> (&'static str, Style) {
+    pub(crate) fn row(&self, selected: bool) -> (&'static str, Style) {
         if selected {
             ("› ", self.selected)
         } else {
@@ -56,7 +56,7 @@ impl Theme {
 
     /// The theme for this environment: `NO_COLOR` wins, then `ANTLER_THEME`
     /// (`dark`/`light`/`plain`), then the background from `COLORFGBG`; dark by default.
-    pub fn from_env() -> Self {
+    pub(crate) fn from_env() -> Self {
         let var = |name: &str| std::env::var(name).ok();
         let palette = detect(
             var("NO_COLOR").as_deref(),
@@ -71,7 +71,7 @@ impl Theme {
     }
 
     /// The styles of `palette`.
-    pub fn new(palette: Palette, truecolor: bool) -> Self {
+    pub(crate) fn new(palette: Palette, truecolor: bool) -> Self {
         let bold = Style::new().add_modifier(Modifier::BOLD);
         match palette {
             Palette::Plain => Self {
@@ -116,12 +116,12 @@ impl Theme {
     }
 
     /// Whether colours are on (code highlighting is skipped when not).
-    pub fn colored(&self) -> bool {
+    pub(crate) fn colored(&self) -> bool {
         self.palette != Palette::Plain
     }
 
     /// An RGB colour as this terminal can show it.
-    pub fn rgb(&self, r: u8, g: u8, b: u8) -> Color {
+    pub(crate) fn rgb(&self, r: u8, g: u8, b: u8) -> Color {
         if self.truecolor {
             Color::Rgb(r, g, b)
         } else {

@@ -23,7 +23,7 @@ const QUEUED_ROWS: usize = 3;
 
 impl App {
     /// Draws the whole screen.
-    pub fn render(&mut self, frame: &mut Frame<'_>) {
+    pub(crate) fn render(&mut self, frame: &mut Frame<'_>) {
         let area = frame.area();
         if area.width == 0 || area.height == 0 {
             return;
