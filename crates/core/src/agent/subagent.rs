@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 use tokio::sync::Semaphore;
 
 use crate::agent::layers::output_budget::OutputBudget;
@@ -26,7 +26,7 @@ use crate::deferred::{DeferredSetup, TOOL_SEARCH};
 use crate::protocol::{Event, RunStatus, Usage};
 use crate::provider::Provider;
 use crate::tools::Effect;
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, parse_args};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, TypedTool};
 
 /// The tool's name.
 pub(crate) const TASK: &str = crate::protocol::SUBAGENT_TOOL;
@@ -103,8 +103,9 @@ pub(crate) struct Task {
     next_id: AtomicU64,
 }
 
+/// A `task` call's arguments.
 #[derive(Deserialize)]
-struct Args {
+pub(crate) struct Args {
     description: String,
     prompt: String,
     #[serde(default)]
@@ -244,7 +245,9 @@ impl Task {
     }
 }
 
-impl Tool for Task {
+impl TypedTool for Task {
+    type Args = Args;
+
     fn info(&self) -> &ToolInfo {
         &self.info
     }
@@ -257,14 +260,12 @@ impl Tool for Task {
         Effect::ReadOnly
     }
 
-    fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
+    fn unparsed(&self, parse_error: ToolOutput) -> ToolOutput {
+        refuse(parse_error.content)
+    }
+
+    fn run<'a>(&'a self, ctx: ToolContext<'a>, args: Args) -> ToolFuture<'a> {
         Box::pin(async move {
-            let refuse =
-                |why: String| ToolOutput::error(format!("Error: no subagent was started: {why}"));
-            let args: Args = match parse_args(arguments) {
-                Ok(args) => args,
-                Err(out) => return refuse(out.content),
-            };
             if let Some(kind) = args.subagent_type.as_deref()
                 && kind != "general-purpose"
             {
@@ -295,6 +296,10 @@ impl Tool for Task {
     }
 }
 
+fn refuse(why: String) -> ToolOutput {
+    ToolOutput::error(format!("Error: no subagent was started: {why}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +307,7 @@ mod tests {
     use crate::provider::testing::Silent;
     use crate::tools::CallStandalone;
     use crate::tools::Toolset;
+    use serde_json::Value;
 
     fn task(max_concurrent: usize, env: Option<SubagentEnv>) -> Task {
         let config = SubagentsConfig {
@@ -363,6 +369,16 @@ mod tests {
             .await;
         assert!(
             out.content.contains("unknown subagent_type"),
+            "{}",
+            out.content
+        );
+        // Arguments that do not parse are refused in the tool's own words, before a slot
+        // or the run's budget is touched.
+        let out = tool.call_standalone(json!({"prompt": "p"})).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with("Error: no subagent was started: ")
+                && out.content.contains("description"),
             "{}",
             out.content
         );

@@ -218,6 +218,12 @@ pub trait TypedTool: Send + Sync {
     fn preview(&self, _args: Self::Args) -> BoxFuture<'_, Option<Preview>> {
         Box::pin(async { None })
     }
+
+    /// What a call whose arguments do not parse gets back instead of `parse_error`, for a
+    /// tool that words its refusals its own way.
+    fn unparsed(&self, parse_error: ToolOutput) -> ToolOutput {
+        parse_error
+    }
 }
 
 impl<T: TypedTool> Tool for T {
@@ -228,7 +234,7 @@ impl<T: TypedTool> Tool for T {
     fn call<'a>(&'a self, ctx: ToolContext<'a>, arguments: Value) -> ToolFuture<'a> {
         match parse_args(arguments) {
             Ok(args) => self.run(ctx, args),
-            Err(out) => Box::pin(std::future::ready(out)),
+            Err(out) => Box::pin(std::future::ready(self.unparsed(out))),
         }
     }
 
