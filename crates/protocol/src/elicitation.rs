@@ -169,54 +169,51 @@ impl FormField {
                 Ok(None)
             };
         }
-        let out_of = |what: String| Err(format!("{} must be {what}", self.title));
-        match &self.kind {
+        self.kind
+            .parse(text)
+            .map(Some)
+            .map_err(|expected| format!("{} must be {expected}", self.title))
+    }
+}
+
+impl FieldKind {
+    /// The value of non-empty `text`, or what was expected instead.
+    fn parse(&self, text: &str) -> Result<Value, String> {
+        match self {
             FieldKind::Text {
                 min_chars,
                 max_chars,
                 format,
-            } => {
-                let n = text.chars().count();
-                if min_chars.is_some_and(|m| n < m as usize) {
-                    return out_of(format!("at least {} characters", min_chars.unwrap_or(0)));
-                }
-                if max_chars.is_some_and(|m| n > m as usize) {
-                    return out_of(format!("at most {} characters", max_chars.unwrap_or(0)));
-                }
-                if let Some(format) = format.as_deref()
-                    && let Some(expected) = misformatted(format, text)
-                {
-                    return out_of(expected.to_string());
-                }
-                Ok(Some(Value::String(text.to_string())))
-            }
+            } => text_value(text, *min_chars, *max_chars, format.as_deref()),
             FieldKind::Integer { min, max } => match text.parse::<i64>() {
-                Ok(n) if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) => out_of(range(
+                Ok(n) if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) => Err(range(
                     min.map(|m| m.to_string()),
                     max.map(|m| m.to_string()),
                 )),
-                Ok(n) => Ok(Some(Value::from(n))),
-                Err(_) => out_of(String::from("a whole number")),
+                Ok(n) => Ok(Value::from(n)),
+                Err(_) => Err(String::from("a whole number")),
             },
             FieldKind::Number { min, max } => match text.parse::<f64>() {
-                Ok(n) if !n.is_finite() => out_of(String::from("a number")),
-                Ok(n) if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) => out_of(range(
+                Ok(n) if !n.is_finite() => Err(String::from("a number")),
+                Ok(n) if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) => Err(range(
                     min.map(|m| m.to_string()),
                     max.map(|m| m.to_string()),
                 )),
-                Ok(n) => Ok(serde_json::Number::from_f64(n).map(Value::Number)),
-                Err(_) => out_of(String::from("a number")),
+                Ok(n) => serde_json::Number::from_f64(n)
+                    .map(Value::Number)
+                    .ok_or_else(|| String::from("a number")),
+                Err(_) => Err(String::from("a number")),
             },
             FieldKind::Boolean => match text {
-                "true" | "yes" => Ok(Some(Value::Bool(true))),
-                "false" | "no" => Ok(Some(Value::Bool(false))),
-                _ => out_of(String::from("yes or no")),
+                "true" | "yes" => Ok(Value::Bool(true)),
+                "false" | "no" => Ok(Value::Bool(false)),
+                _ => Err(String::from("yes or no")),
             },
             FieldKind::Choice { values, labels } => {
                 if values.iter().any(|v| v == text) {
-                    Ok(Some(Value::String(text.to_string())))
+                    Ok(Value::String(text.to_string()))
                 } else {
-                    out_of(format!("one of {}", labels.join(", ")))
+                    Err(format!("one of {}", labels.join(", ")))
                 }
             }
             FieldKind::Choices {
@@ -224,40 +221,64 @@ impl FormField {
                 labels,
                 min_items,
                 max_items,
-            } => {
-                let mut chosen: Vec<Value> = Vec::new();
-                for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-                    let index = values
-                        .iter()
-                        .position(|v| v == item)
-                        .or_else(|| labels.iter().position(|l| l.eq_ignore_ascii_case(item)));
-                    let Some(value) = index.and_then(|i| values.get(i)) else {
-                        return out_of(format!("some of {}", labels.join(", ")));
-                    };
-                    if !chosen.iter().any(|c| c == value.as_str()) {
-                        chosen.push(Value::String(value.clone()));
-                    }
-                }
-                let n = chosen.len();
-                if min_items.is_some_and(|m| n < m as usize)
-                    || max_items.is_some_and(|m| n > m as usize)
-                {
-                    return out_of(format!(
-                        "{} of the choices",
-                        range(
-                            min_items.map(|m| m.to_string()),
-                            max_items.map(|m| m.to_string())
-                        )
-                    ));
-                }
-                Ok(Some(Value::Array(chosen)))
-            }
+            } => choices_value(text, values, labels, *min_items, *max_items),
         }
     }
 }
 
-/// What `text` should look like when it is not of `format` (a loose check: the server
-/// validates too).
+fn text_value(
+    text: &str,
+    min_chars: Option<u32>,
+    max_chars: Option<u32>,
+    format: Option<&str>,
+) -> Result<Value, String> {
+    let n = text.chars().count();
+    if let Some(m) = min_chars.filter(|&m| n < m as usize) {
+        return Err(format!("at least {m} characters"));
+    }
+    if let Some(m) = max_chars.filter(|&m| n > m as usize) {
+        return Err(format!("at most {m} characters"));
+    }
+    if let Some(expected) = format.and_then(|format| misformatted(format, text)) {
+        return Err(expected.to_string());
+    }
+    Ok(Value::String(text.to_string()))
+}
+
+/// A comma-separated list, each item a value or (ignoring case) its label; repeats count once.
+fn choices_value(
+    text: &str,
+    values: &[String],
+    labels: &[String],
+    min_items: Option<u32>,
+    max_items: Option<u32>,
+) -> Result<Value, String> {
+    let mut chosen: Vec<Value> = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let index = values
+            .iter()
+            .position(|v| v == item)
+            .or_else(|| labels.iter().position(|l| l.eq_ignore_ascii_case(item)));
+        let Some(value) = index.and_then(|i| values.get(i)) else {
+            return Err(format!("some of {}", labels.join(", ")));
+        };
+        if !chosen.iter().any(|c| c == value.as_str()) {
+            chosen.push(Value::String(value.clone()));
+        }
+    }
+    let n = chosen.len();
+    if min_items.is_some_and(|m| n < m as usize) || max_items.is_some_and(|m| n > m as usize) {
+        return Err(format!(
+            "{} of the choices",
+            range(
+                min_items.map(|m| m.to_string()),
+                max_items.map(|m| m.to_string())
+            )
+        ));
+    }
+    Ok(Value::Array(chosen))
+}
+
 fn misformatted(format: &str, text: &str) -> Option<&'static str> {
     let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
     let date = |s: &str| {

@@ -129,57 +129,14 @@ impl Renderer<'_> {
             Tag::DefinitionList | Tag::DefinitionListTitle | Tag::DefinitionListDefinition => {
                 self.start_block()
             }
-            Tag::Heading { level, .. } => {
-                self.start_block();
-                let style = match level {
-                    HeadingLevel::H1 => self.theme.heading.add_modifier(Modifier::UNDERLINED),
-                    HeadingLevel::H2 => self.theme.heading,
-                    _ => Style::new().add_modifier(Modifier::BOLD),
-                };
-                self.styles.push(style);
-            }
+            Tag::Heading { level, .. } => self.start_heading(level),
             Tag::BlockQuote(_) => {
                 self.start_block();
                 self.containers.push(Container::Quote);
             }
-            Tag::CodeBlock(kind) => {
-                self.start_block();
-                let lang = match kind {
-                    CodeBlockKind::Fenced(info) => {
-                        info.split_whitespace().next().unwrap_or("").to_string()
-                    }
-                    CodeBlockKind::Indented => String::new(),
-                };
-                self.code = Some((lang, String::new()));
-            }
-            Tag::List(start) => {
-                if self.lists.is_empty() {
-                    self.start_block();
-                } else {
-                    self.flush();
-                }
-                self.lists.push(start);
-            }
-            Tag::Item => {
-                self.flush();
-                let marker = match self.lists.last_mut() {
-                    Some(Some(n)) => {
-                        let marker = format!("{n}. ");
-                        *n += 1;
-                        marker
-                    }
-                    _ => if self.lists.len() % 2 == 1 {
-                        "• "
-                    } else {
-                        "◦ "
-                    }
-                    .to_string(),
-                };
-                self.containers.push(Container::Item {
-                    marker,
-                    pending: true,
-                });
-            }
+            Tag::CodeBlock(kind) => self.start_code_block(kind),
+            Tag::List(start) => self.start_list(start),
+            Tag::Item => self.start_item(),
             Tag::Table(aligns) => {
                 self.start_block();
                 self.table = Some(Table::new(aligns));
@@ -241,21 +198,7 @@ impl Renderer<'_> {
                 self.flush();
                 self.containers.pop();
             }
-            TagEnd::Table => {
-                if let Some(table) = self.table.take() {
-                    let (first, rest) = self.prefix();
-                    let room = self.width.saturating_sub(super::wrap::spans_width(&rest));
-                    for (i, line) in render_table(table, room, self.theme)
-                        .into_iter()
-                        .enumerate()
-                    {
-                        let mut spans = if i == 0 { first.clone() } else { rest.clone() };
-                        spans.extend(line.spans);
-                        self.out.push(Line::from(spans));
-                    }
-                }
-                self.end_block();
-            }
+            TagEnd::Table => self.end_table(),
             TagEnd::TableHead | TagEnd::TableRow => {
                 if let Some(t) = self.table.as_mut() {
                     t.end_row();
@@ -273,29 +216,102 @@ impl Renderer<'_> {
             | TagEnd::Subscript => {
                 self.styles.pop();
             }
-            TagEnd::Link => {
-                self.styles.pop();
-                if let Some((start, url)) = self.links.pop() {
-                    let text: String = self
-                        .inline
-                        .get(start..)
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|s| s.content.as_ref())
-                        .collect();
-                    if !url.is_empty()
-                        && !url.starts_with('#')
-                        && text != url
-                        && format!("mailto:{text}") != url
-                    {
-                        self.push_text(&format!(" ({url})"), self.theme.dim);
-                    }
-                }
-            }
+            TagEnd::Link => self.end_link(),
             TagEnd::Image => {
                 self.styles.pop();
                 self.links.pop();
                 self.push_text("]", self.theme.dim);
+            }
+        }
+    }
+
+    fn start_heading(&mut self, level: HeadingLevel) {
+        self.start_block();
+        let style = match level {
+            HeadingLevel::H1 => self.theme.heading.add_modifier(Modifier::UNDERLINED),
+            HeadingLevel::H2 => self.theme.heading,
+            _ => Style::new().add_modifier(Modifier::BOLD),
+        };
+        self.styles.push(style);
+    }
+
+    /// The block's text is collected until its end, where it is rendered whole.
+    fn start_code_block(&mut self, kind: CodeBlockKind<'_>) {
+        self.start_block();
+        let lang = match kind {
+            CodeBlockKind::Fenced(info) => info.split_whitespace().next().unwrap_or("").to_string(),
+            CodeBlockKind::Indented => String::new(),
+        };
+        self.code = Some((lang, String::new()));
+    }
+
+    /// A nested list continues its parent item's block instead of opening a new one.
+    fn start_list(&mut self, start: Option<u64>) {
+        if self.lists.is_empty() {
+            self.start_block();
+        } else {
+            self.flush();
+        }
+        self.lists.push(start);
+    }
+
+    /// Ordered items are numbered; unordered ones alternate bullets by depth.
+    fn start_item(&mut self) {
+        self.flush();
+        let marker = match self.lists.last_mut() {
+            Some(Some(n)) => {
+                let marker = format!("{n}. ");
+                *n += 1;
+                marker
+            }
+            _ => if self.lists.len() % 2 == 1 {
+                "• "
+            } else {
+                "◦ "
+            }
+            .to_string(),
+        };
+        self.containers.push(Container::Item {
+            marker,
+            pending: true,
+        });
+    }
+
+    /// A table is laid out only when complete, since its columns' widths depend on every row.
+    fn end_table(&mut self) {
+        if let Some(table) = self.table.take() {
+            let (first, rest) = self.prefix();
+            let room = self.width.saturating_sub(super::wrap::spans_width(&rest));
+            for (i, line) in render_table(table, room, self.theme)
+                .into_iter()
+                .enumerate()
+            {
+                let mut spans = if i == 0 { first.clone() } else { rest.clone() };
+                spans.extend(line.spans);
+                self.out.push(Line::from(spans));
+            }
+        }
+        self.end_block();
+    }
+
+    /// A link's target follows its text, unless it adds nothing (the same text, a mail
+    /// address, an anchor in the page).
+    fn end_link(&mut self) {
+        self.styles.pop();
+        if let Some((start, url)) = self.links.pop() {
+            let text: String = self
+                .inline
+                .get(start..)
+                .unwrap_or_default()
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect();
+            if !url.is_empty()
+                && !url.starts_with('#')
+                && text != url
+                && format!("mailto:{text}") != url
+            {
+                self.push_text(&format!(" ({url})"), self.theme.dim);
             }
         }
     }

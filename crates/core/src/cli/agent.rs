@@ -25,30 +25,11 @@ async fn run(args: &RunArgs, ctx: CommandContext<'_>) -> Result<Exit, CliError> 
     let CommandContext {
         model, cwd, env, ..
     } = ctx;
-    if args.resume == Some(None) {
-        return Err(CliError::usage(
-            "--resume without an id opens a picker in the chat; with a prompt, give the \
-             thread's id (`antler threads list` shows them) or use --continue",
-        ));
-    }
-    let server_prompt = match args.mcp_prompt.as_deref() {
-        Some(text) => Some(parse_server_prompt(text, &args.prompt_args)?),
-        None => None,
-    };
-    // Its folder is opened now, before any tool runs: the answer is written into that
-    // folder, never through a link planted during the run.
-    let last_message = match &args.output_last_message {
-        Some(path) => Some(
-            crate::base::output_file::OutputFile::at_start(path, 0o666).map_err(|err| {
-                CliError::usage(format!("--output-last-message {}: {err}", path.display()))
-            })?,
-        ),
-        None => None,
-    };
-    let prompt = match (&server_prompt, args.prompt_text()) {
-        (Some(_), None) => String::new(),
-        (_, given) => read_prompt(given)?,
-    };
+    let Inputs {
+        server_prompt,
+        last_message,
+        prompt,
+    } = Inputs::read(args)?;
     // Ctrl-C is caught from here on, so that MCP servers starting below are always shut
     // down (a Ctrl-C during start-up ends the run as interrupted before its first call).
     let cancel = CancellationToken::new();
@@ -56,14 +37,7 @@ async fn run(args: &RunArgs, ctx: CommandContext<'_>) -> Result<Exit, CliError> 
     let options = session_options(args, model)?;
     let setup = ctx.setup()?;
     let (mut session, _) = Session::start(setup, env, cwd, options).await?;
-    for status in session.mcp().await.statuses().await {
-        if let Some(error) = status.error {
-            tracing::warn!(
-                "MCP server `{}` is unavailable, its tools are missing: {error}",
-                status.name
-            );
-        }
-    }
+    warn_unavailable_servers(&session).await;
     let printer = RunPrinter::new(
         args.output_format,
         std::io::stdout().is_terminal(),
@@ -111,6 +85,61 @@ async fn run(args: &RunArgs, ctx: CommandContext<'_>) -> Result<Exit, CliError> 
 }
 
 /// `--mcp-prompt SERVER:PROMPT` with its `--arg NAME=VALUE`s.
+/// What a run reads before anything starts, so that a mistake in them costs nothing.
+struct Inputs {
+    /// `--mcp-prompt`, whose text becomes the prompt or comes before it.
+    server_prompt: Option<ServerPrompt>,
+    /// `--output-last-message`, opened now.
+    last_message: Option<crate::base::output_file::OutputFile>,
+    prompt: String,
+}
+
+impl Inputs {
+    fn read(args: &RunArgs) -> Result<Self, CliError> {
+        if args.resume == Some(None) {
+            return Err(CliError::usage(
+                "--resume without an id opens a picker in the chat; with a prompt, give the \
+                 thread's id (`antler threads list` shows them) or use --continue",
+            ));
+        }
+        let server_prompt = match args.mcp_prompt.as_deref() {
+            Some(text) => Some(parse_server_prompt(text, &args.prompt_args)?),
+            None => None,
+        };
+        // Its folder is opened now, before any tool runs: the answer is written into that
+        // folder, never through a link planted during the run.
+        let last_message = match &args.output_last_message {
+            Some(path) => Some(
+                crate::base::output_file::OutputFile::at_start(path, 0o666).map_err(|err| {
+                    CliError::usage(format!("--output-last-message {}: {err}", path.display()))
+                })?,
+            ),
+            None => None,
+        };
+        let prompt = match (&server_prompt, args.prompt_text()) {
+            (Some(_), None) => String::new(),
+            (_, given) => read_prompt(given)?,
+        };
+        Ok(Self {
+            server_prompt,
+            last_message,
+            prompt,
+        })
+    }
+}
+
+/// A one-shot run goes on without a server that failed to start, but says so.
+async fn warn_unavailable_servers(session: &Session) {
+    for status in session.mcp().await.statuses().await {
+        if let Some(error) = status.error {
+            tracing::warn!(
+                "MCP server `{}` is unavailable, its tools are missing: {error}",
+                status.name
+            );
+        }
+    }
+}
+
 struct ServerPrompt {
     server: String,
     name: String,

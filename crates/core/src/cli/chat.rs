@@ -14,9 +14,9 @@ use super::context::CommandContext;
 use super::error::CliError;
 use super::{Exit, RunArgs};
 use crate::config::EnvLookup;
-use crate::protocol::{ChatEnding, Command, SessionInfo, Update};
+use crate::protocol::{ChatEnding, Command, ServerStatus, SessionInfo, Update};
 use crate::session::controller::{Served, start_and_serve};
-use crate::session::{Session, SessionOptions};
+use crate::session::{Session, SessionOptions, Starting};
 
 /// The chat's screen: it renders the session's updates and sends the user's commands until
 /// the user quits (`bool`: open the thread picker first); an error says why the terminal
@@ -31,47 +31,10 @@ pub type ChatScreen = fn(
 
 /// Opens the chat on `screen`; returns when the user quits.
 pub(super) async fn run_chat(screen: ChatScreen, args: &RunArgs, ctx: CommandContext<'_>) -> Exit {
-    let CommandContext {
-        model,
-        cwd,
-        env,
-        trust: _,
-        ..
-    } = ctx;
-    // Everything that can fail on bad configuration, the model or the thread asked for
-    // fails here, before the screen is taken; only the MCP servers start behind it.
-    let mut setup = match ctx.setup() {
-        Ok(setup) => setup,
-        Err(err) => return CliError::from(err).report(),
-    };
-    // Servers on an old manifest stay idle; it is refreshed once the session is up.
-    setup.accept_stale_manifests();
-    let (progress, progress_receiver) = unbounded_channel();
-    setup.report_server_progress(progress);
-    let permissions = match super::agent::permission_options(args) {
-        Ok(permissions) => permissions,
-        Err(err) => return err.report(),
-    };
-    if args.replay.is_none()
-        && crate::provider::resolve::embedded_missing(&setup.app.value.models, model, env)
-        && let Some(exit) = offer_embedded_model(cwd, env).await
-    {
-        return exit;
-    }
-    let options = SessionOptions {
-        model: model.map(str::to_string),
-        max_turns: args.max_turns,
-        thread: super::agent::start_thread(args),
-        replay: args.replay.clone(),
-        record: args.record.clone(),
-        clarify: true,
-        elicitation: crate::mcp::elicitation::Unattended::Decline,
-        permissions,
-        prompt: super::agent::prompt_options(args),
-    };
-    let starting = match Session::prepare(setup, env, cwd, options) {
-        Ok(starting) => starting,
-        Err(err) => return CliError::from(err).report(),
+    let env = ctx.env;
+    let (starting, progress_receiver) = match prepare(args, ctx).await {
+        Ok(prepared) => prepared,
+        Err(exit) => return exit,
     };
     let info = starting.info();
     let (commands, command_receiver) = unbounded_channel();
@@ -101,11 +64,7 @@ pub(super) async fn run_chat(screen: ChatScreen, args: &RunArgs, ctx: CommandCon
     );
     crate::ui::set_stderr_quiet(false);
     let sigint = match signals {
-        Some(task) if task.is_finished() => task.await.unwrap_or(false),
-        Some(task) => {
-            task.abort();
-            false
-        }
+        Some(task) => was_interrupted(task).await,
         None => false,
     };
     // The terminal is restored by now: errors go to stderr as before the screen was up.
@@ -117,6 +76,54 @@ pub(super) async fn run_chat(screen: ChatScreen, args: &RunArgs, ctx: CommandCon
         (_, Ok(ChatEnding::Interrupted)) => Exit::Interrupted,
         _ if sigint => Exit::Interrupted,
         (Served::Closed | Served::QuitWhileStarting, Ok(ChatEnding::Quit)) => Exit::Success,
+    }
+}
+
+/// Everything that can fail on bad configuration, the model or the thread asked for fails
+/// here, before the screen is taken; only the MCP servers start behind it, reporting on the
+/// receiver returned.
+async fn prepare(
+    args: &RunArgs,
+    ctx: CommandContext<'_>,
+) -> Result<(Starting, UnboundedReceiver<ServerStatus>), Exit> {
+    let CommandContext {
+        model, cwd, env, ..
+    } = ctx;
+    let mut setup = ctx.setup().map_err(|err| CliError::from(err).report())?;
+    // Servers on an old manifest stay idle; it is refreshed once the session is up.
+    setup.accept_stale_manifests();
+    let (progress, progress_receiver) = unbounded_channel();
+    setup.report_server_progress(progress);
+    let permissions = super::agent::permission_options(args).map_err(|err| err.report())?;
+    if args.replay.is_none()
+        && crate::provider::resolve::embedded_missing(&setup.app.value.models, model, env)
+        && let Some(exit) = offer_embedded_model(cwd, env).await
+    {
+        return Err(exit);
+    }
+    let options = SessionOptions {
+        model: model.map(str::to_string),
+        max_turns: args.max_turns,
+        thread: super::agent::start_thread(args),
+        replay: args.replay.clone(),
+        record: args.record.clone(),
+        clarify: true,
+        elicitation: crate::mcp::elicitation::Unattended::Decline,
+        permissions,
+        prompt: super::agent::prompt_options(args),
+    };
+    let starting =
+        Session::prepare(setup, env, cwd, options).map_err(|err| CliError::from(err).report())?;
+    Ok((starting, progress_receiver))
+}
+
+/// Whether the signal watcher saw an interrupt; one still waiting is stopped.
+async fn was_interrupted(task: tokio::task::JoinHandle<bool>) -> bool {
+    if task.is_finished() {
+        task.await.unwrap_or(false)
+    } else {
+        task.abort();
+        false
     }
 }
 

@@ -7,8 +7,8 @@ use super::context::CommandContext;
 use super::error::CliError;
 use super::output::{to_json, write_stdout};
 use super::{
-    Cli, CliCommand, Exit, Invocation, McpCommand, ToolsCommand, ToolsListArgs, ToolsSearchArgs,
-    ToolsStatsArgs,
+    Cli, CliCommand, Exit, Invocation, McpCommand, McpListArgs, McpRefreshArgs, ToolsCommand,
+    ToolsListArgs, ToolsSearchArgs, ToolsStatsArgs,
 };
 use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use crate::deferred::listing::ServerFacts;
@@ -97,33 +97,11 @@ async fn inspect(command: CliCommand, ctx: CommandContext<'_>) -> Exit {
             CliCommand::Tools(ToolsCommand::Stats(args)) => {
                 tools_stats(&setup, &mcp, &args, model).await?
             }
-            CliCommand::Mcp(McpCommand::List(args)) => {
-                if args.refresh {
-                    report_refresh_failures(&mcp.refresh_manifests(&[]).await);
-                }
-                let statuses = mcp.statuses().await;
-                if args.json {
-                    to_json(&statuses)
-                } else {
-                    listing::servers_table(&statuses)
-                }
-            }
+            CliCommand::Mcp(McpCommand::List(args)) => mcp_list(&mcp, &args).await,
             CliCommand::Mcp(McpCommand::Refresh(args)) => {
-                let outcomes = mcp.refresh_manifests(&args.names).await;
-                report_refresh_failures(&outcomes);
-                if outcomes.iter().any(|(_, error)| error.is_some()) {
-                    refresh_failed = true;
-                }
-                let statuses = mcp.statuses().await;
-                let shown: Vec<_> = statuses
-                    .into_iter()
-                    .filter(|s| outcomes.iter().any(|(name, _)| *name == s.name))
-                    .collect();
-                if args.json {
-                    to_json(&shown)
-                } else {
-                    listing::servers_table(&shown)
-                }
+                let (output, failed) = mcp_refresh(&mcp, &args).await;
+                refresh_failed = failed;
+                output
             }
             CliCommand::Threads(_)
             | CliCommand::Doctor(_)
@@ -153,6 +131,36 @@ async fn inspect(command: CliCommand, ctx: CommandContext<'_>) -> Exit {
 }
 
 /// Tells the user which servers could not be refreshed, and why.
+async fn mcp_list(mcp: &McpManager, args: &McpListArgs) -> String {
+    if args.refresh {
+        report_refresh_failures(&mcp.refresh_manifests(&[]).await);
+    }
+    let statuses = mcp.statuses().await;
+    if args.json {
+        to_json(&statuses)
+    } else {
+        listing::servers_table(&statuses)
+    }
+}
+
+/// The servers named (all when none is) listed again from scratch, and whether any failed.
+async fn mcp_refresh(mcp: &McpManager, args: &McpRefreshArgs) -> (String, bool) {
+    let outcomes = mcp.refresh_manifests(&args.names).await;
+    report_refresh_failures(&outcomes);
+    let failed = outcomes.iter().any(|(_, error)| error.is_some());
+    let statuses = mcp.statuses().await;
+    let shown: Vec<_> = statuses
+        .into_iter()
+        .filter(|s| outcomes.iter().any(|(name, _)| *name == s.name))
+        .collect();
+    let output = if args.json {
+        to_json(&shown)
+    } else {
+        listing::servers_table(&shown)
+    };
+    (output, failed)
+}
+
 fn report_refresh_failures(outcomes: &[(String, Option<String>)]) {
     for (name, error) in outcomes {
         if let Some(error) = error {

@@ -29,50 +29,17 @@ pub struct Loaded<T> {
     pub secrets: Vec<String>,
 }
 
-/// Parses the text of `config.yaml`; `path` is only used in messages.
-pub fn parse_app_config(
+/// The typed pass over the source text, where wrong types get their line and column; the
+/// unknown keys it finds are removed from the tree, each with a warning.
+fn without_unknown_keys(
     text: &str,
     path: &Path,
-    env: EnvLookup<'_>,
-) -> Result<Loaded<AppConfig>, ConfigError> {
-    parse_app_config_with(text, path, env, &[])
-}
-
-/// [`parse_app_config`] with `--set` overrides applied (before `$NAME` expansion).
-pub fn parse_app_config_with(
-    text: &str,
-    path: &Path,
-    env: EnvLookup<'_>,
-    overrides: &[Override],
-) -> Result<Loaded<AppConfig>, ConfigError> {
-    let syntax_error = |err: yaml_serde::Error| yaml_error(path, err);
-    let tree: Yaml = yaml_serde::from_str(text).map_err(syntax_error)?;
-    let mut warnings = Vec::new();
-    let tree = match tree {
-        Yaml::Null if !overrides.is_empty() => Default::default(),
-        Yaml::Null => {
-            return Ok(Loaded {
-                value: AppConfig::default(),
-                path: Some(path.to_path_buf()),
-                warnings,
-                secrets: Vec::new(),
-            });
-        }
-        Yaml::Mapping(map) => map,
-        _ => {
-            return Err(ConfigError::Invalid {
-                path: path.to_path_buf(),
-                key: String::from("(top level)"),
-                message: String::from("expected a mapping of keys such as `models` and `tools`"),
-            });
-        }
-    };
-
-    // Typed pass over the source text: wrong types get their line and column here.
+    tree: yaml_serde::Mapping,
+) -> Result<(Yaml, Vec<String>), ConfigError> {
     let deserializer = yaml_serde::Deserializer::from_str(text);
     let mut unknown: Vec<Vec<Segment>> = Vec::new();
     serde_ignored::deserialize::<_, _, AppConfig>(deserializer, |key| unknown.push(segments(&key)))
-        .map_err(syntax_error)?;
+        .map_err(|err| yaml_error(path, err))?;
     // A misspelt hook event would quietly never run (a policy hook that never blocks):
     // under `hooks:` an unknown key is an error.
     if let Some(key) = unknown
@@ -86,14 +53,25 @@ pub fn parse_app_config_with(
         });
     }
     let mut tree = Yaml::Mapping(tree);
+    let mut warnings = Vec::new();
     for key in &unknown {
         warnings.push(unknown_key_warning(path, text, key));
         // Ignored keys are never expanded: an unset `$NAME` there must not fail the load.
         remove_path(&mut tree, key);
     }
-    super::overrides::apply(&mut tree, overrides)?;
+    Ok((tree, warnings))
+}
+
+/// `$NAME` values expanded and the typed shape read from the result, with the secrets the
+/// expansion recorded. A model whose own settings name an unset variable keeps the error,
+/// given when that model is chosen.
+fn expanded(
+    mut tree: Yaml,
+    path: &Path,
+    env: EnvLookup<'_>,
+) -> Result<(AppConfig, Vec<String>), ConfigError> {
     let mut unresolved = Vec::new();
-    let (expanded, mut secrets) = recording_secrets(env, |env| {
+    let (expanded, secrets) = recording_secrets(env, |env| {
         let mut expansion = Expansion {
             path,
             env,
@@ -113,6 +91,48 @@ pub fn parse_app_config_with(
             model.unresolved.push(error.to_string());
         }
     }
+    Ok((config, secrets))
+}
+
+/// Parses the text of `config.yaml`; `path` is only used in messages.
+pub fn parse_app_config(
+    text: &str,
+    path: &Path,
+    env: EnvLookup<'_>,
+) -> Result<Loaded<AppConfig>, ConfigError> {
+    parse_app_config_with(text, path, env, &[])
+}
+
+/// [`parse_app_config`] with `--set` overrides applied (before `$NAME` expansion).
+pub fn parse_app_config_with(
+    text: &str,
+    path: &Path,
+    env: EnvLookup<'_>,
+    overrides: &[Override],
+) -> Result<Loaded<AppConfig>, ConfigError> {
+    let tree: Yaml = yaml_serde::from_str(text).map_err(|err| yaml_error(path, err))?;
+    let tree = match tree {
+        Yaml::Null if !overrides.is_empty() => Default::default(),
+        Yaml::Null => {
+            return Ok(Loaded {
+                value: AppConfig::default(),
+                path: Some(path.to_path_buf()),
+                warnings: Vec::new(),
+                secrets: Vec::new(),
+            });
+        }
+        Yaml::Mapping(map) => map,
+        _ => {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: String::from("(top level)"),
+                message: String::from("expected a mapping of keys such as `models` and `tools`"),
+            });
+        }
+    };
+    let (mut tree, mut warnings) = without_unknown_keys(text, path, tree)?;
+    super::overrides::apply(&mut tree, overrides)?;
+    let (config, mut secrets) = expanded(tree, path, env)?;
     validate(&config, path)?;
     warnings.extend(
         config

@@ -8,6 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Child;
 
 use crate::base::process::ProcessGroupGuard;
 
@@ -55,24 +56,11 @@ pub(super) async fn run(
     timeout: Duration,
 ) -> Finished {
     let started = Instant::now();
-    let vars: Vec<_> = std::env::vars_os().collect();
-    let shell = crate::base::process::find_shell(&vars);
-    let spawned = tokio::process::Command::new(&shell)
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match spawned {
+    let mut child = match spawn(command, cwd, env) {
         Ok(child) => child,
-        Err(err) => {
+        Err(why) => {
             return Finished {
-                ending: Ending::NotStarted(format!("cannot start `{}`: {err}", shell.display())),
+                ending: Ending::NotStarted(why),
                 stdout: String::new(),
                 stderr: String::new(),
                 cut: false,
@@ -83,11 +71,50 @@ pub(super) async fn run(
     // Ended in every case once the hook is done (`Drop` kills the group): a hook leaves
     // nothing running behind it.
     let guard = ProcessGroupGuard::new(child.id());
+    let (ending, output) = supervise(&mut child, input, timeout).await;
+    guard.end().await;
+    Finished {
+        ending,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        cut: output.stdout_cut,
+        duration: started.elapsed(),
+    }
+}
+
+/// The hook in its own process group, so that it and whatever it starts can be ended
+/// together.
+fn spawn(command: &str, cwd: &Path, env: &[(&str, &str)]) -> Result<Child, String> {
+    let vars: Vec<_> = std::env::vars_os().collect();
+    let shell = crate::base::process::find_shell(&vars);
+    tokio::process::Command::new(&shell)
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|err| format!("cannot start `{}`: {err}", shell.display()))
+}
+
+/// What was read from a hook's two output pipes, each capped.
+#[derive(Default)]
+struct Output {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    stdout_cut: bool,
+    stderr_cut: bool,
+}
+
+/// Feeds `input`, drains both pipes concurrently and waits for the exit or the timeout.
+async fn supervise(child: &mut Child, input: &[u8], timeout: Duration) -> (Ending, Output) {
     let mut stdin = child.stdin.take();
     let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
-    let (mut cut_out, mut stderr_cut) = (false, false);
+    let mut output = Output::default();
     let ending = {
         let feed = async {
             if let Some(pipe) = stdin.as_mut() {
@@ -100,8 +127,8 @@ pub(super) async fn run(
         let readers = async {
             tokio::join!(
                 feed,
-                drain(out_pipe, &mut stdout, &mut cut_out),
-                drain(err_pipe, &mut stderr, &mut stderr_cut)
+                drain(out_pipe, &mut output.stdout, &mut output.stdout_cut),
+                drain(err_pipe, &mut output.stderr, &mut output.stderr_cut)
             )
         };
         tokio::pin!(readers);
@@ -129,14 +156,7 @@ pub(super) async fn run(
             None => Ending::TimedOut,
         }
     };
-    guard.end().await;
-    Finished {
-        ending,
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        cut: cut_out,
-        duration: started.elapsed(),
-    }
+    (ending, output)
 }
 
 /// Reads `pipe` to its end, keeping the first [`MAX_OUTPUT_BYTES`].

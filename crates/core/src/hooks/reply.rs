@@ -36,41 +36,13 @@ pub struct Reply {
 /// Reads `finished`; `plain_context`: plain stdout is context (UserPromptSubmit,
 /// SessionStart).
 pub(crate) fn read(finished: &Finished, plain_context: bool) -> Reply {
-    let mut reply = Reply::default();
-    let stderr = finished.stderr.trim();
-    match &finished.ending {
-        Ending::Exited(0) => {}
-        Ending::Exited(2) => {
-            reply.exit_code = Some(2);
-            reply.decision = Some(HookDecision::Block);
-            reply.reason = Some(if stderr.is_empty() {
-                String::from("(the hook gave no reason)")
-            } else {
-                bounded(stderr)
-            });
-            return reply;
-        }
-        Ending::Exited(code) => {
-            reply.exit_code = Some(*code);
-            reply.error = Some(with_stderr(format!("exited with status {code}"), stderr));
-            return reply;
-        }
-        Ending::Signaled => {
-            reply.error = Some(with_stderr(String::from("was killed by a signal"), stderr));
-            return reply;
-        }
-        Ending::TimedOut => {
-            reply.error = Some(String::from(
-                "ran past its timeout and was ended with its process group",
-            ));
-            return reply;
-        }
-        Ending::NotStarted(why) => {
-            reply.error = Some(why.clone());
-            return reply;
-        }
+    if let Some(reply) = unsuccessful(&finished.ending, finished.stderr.trim()) {
+        return reply;
     }
-    reply.exit_code = Some(0);
+    let mut reply = Reply {
+        exit_code: Some(0),
+        ..Reply::default()
+    };
     let stdout = finished.stdout.trim();
     if stdout.is_empty() {
         return reply;
@@ -88,23 +60,9 @@ pub(crate) fn read(finished: &Finished, plain_context: bool) -> Reply {
         return reply;
     }
     match serde_json::from_str::<Value>(stdout) {
-        Ok(Value::Object(map)) => {
-            let json = Value::Object(map);
+        Ok(json @ Value::Object(_)) => {
             if let Err(problem) = json_reply(&json, &mut reply) {
-                // A malformed reply that still says no is taken as no: a hook meant to
-                // refuse never lets a call through by a typo elsewhere in its output.
-                let refuses = json.get("decision").and_then(Value::as_str) == Some("block")
-                    || json
-                        .pointer("/hookSpecificOutput/permissionDecision")
-                        .and_then(Value::as_str)
-                        == Some("deny");
-                reply = Reply {
-                    exit_code: Some(0),
-                    decision: refuses.then_some(HookDecision::Block),
-                    reason: refuses.then(|| format!("the hook refused, but {problem}")),
-                    error: Some(problem),
-                    ..Reply::default()
-                };
+                reply = malformed(&json, problem);
             }
         }
         Ok(_) | Err(_) => {
@@ -114,6 +72,55 @@ pub(crate) fn read(finished: &Finished, plain_context: bool) -> Reply {
         }
     }
     reply
+}
+
+/// The reply of a hook that did not exit 0: exit 2 blocks, with stderr as the reason; any
+/// other ending is the hook's own error, which decides nothing. `None` for exit 0.
+fn unsuccessful(ending: &Ending, stderr: &str) -> Option<Reply> {
+    let mut reply = Reply::default();
+    match ending {
+        Ending::Exited(0) => return None,
+        Ending::Exited(2) => {
+            reply.exit_code = Some(2);
+            reply.decision = Some(HookDecision::Block);
+            reply.reason = Some(if stderr.is_empty() {
+                String::from("(the hook gave no reason)")
+            } else {
+                bounded(stderr)
+            });
+        }
+        Ending::Exited(code) => {
+            reply.exit_code = Some(*code);
+            reply.error = Some(with_stderr(format!("exited with status {code}"), stderr));
+        }
+        Ending::Signaled => {
+            reply.error = Some(with_stderr(String::from("was killed by a signal"), stderr));
+        }
+        Ending::TimedOut => {
+            reply.error = Some(String::from(
+                "ran past its timeout and was ended with its process group",
+            ));
+        }
+        Ending::NotStarted(why) => reply.error = Some(why.clone()),
+    }
+    Some(reply)
+}
+
+/// A malformed reply that still says no is taken as no: a hook meant to refuse never lets
+/// a call through by a typo elsewhere in its output.
+fn malformed(json: &Value, problem: String) -> Reply {
+    let refuses = json.get("decision").and_then(Value::as_str) == Some("block")
+        || json
+            .pointer("/hookSpecificOutput/permissionDecision")
+            .and_then(Value::as_str)
+            == Some("deny");
+    Reply {
+        exit_code: Some(0),
+        decision: refuses.then_some(HookDecision::Block),
+        reason: refuses.then(|| format!("the hook refused, but {problem}")),
+        error: Some(problem),
+        ..Reply::default()
+    }
 }
 
 fn json_reply(json: &Value, reply: &mut Reply) -> Result<(), String> {

@@ -242,6 +242,25 @@ fn fields(schema: &Value) -> Result<Vec<FormField>, String> {
 }
 
 fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<FormField, String> {
+    let kind = field_kind(name, property)?;
+    let title = text(property.get("title"));
+    Ok(FormField {
+        name: name.to_string(),
+        title: if title.is_empty() {
+            crate::base::text::short_line(name, 64).0
+        } else {
+            title
+        },
+        description: text(property.get("description")),
+        required,
+        kind,
+        default: default_text(property),
+    })
+}
+
+/// What the user is asked for, by the property's type; a type outside the elicitation
+/// schema's flat subset is refused, with the field's name.
+fn field_kind(name: &str, property: &Map<String, Value>) -> Result<FieldKind, String> {
     let number = |key: &str| property.get(key).and_then(Value::as_f64);
     let integer = |key: &str| property.get(key).and_then(Value::as_i64);
     let count = |key: &str| {
@@ -299,7 +318,12 @@ fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<Fo
             ));
         }
     };
-    let default = property.get("default").and_then(|d| match d {
+    Ok(kind)
+}
+
+/// A default as the user would type it (a list's items separated by commas), cut short.
+fn default_text(property: &Map<String, Value>) -> Option<String> {
+    property.get("default").and_then(|d| match d {
         Value::String(s) => Some(crate::base::text::short_line(s, MAX_TEXT).0),
         Value::Bool(b) => Some(b.to_string()),
         Value::Number(n) => Some(n.to_string()),
@@ -312,19 +336,6 @@ fn field(name: &str, property: &Map<String, Value>, required: bool) -> Result<Fo
                 .join(", "),
         ),
         _ => None,
-    });
-    let title = text(property.get("title"));
-    Ok(FormField {
-        name: name.to_string(),
-        title: if title.is_empty() {
-            crate::base::text::short_line(name, 64).0
-        } else {
-            title
-        },
-        description: text(property.get("description")),
-        required,
-        kind,
-        default,
     })
 }
 

@@ -12,7 +12,7 @@ use super::assembly::{Assembly, ThreadPlace};
 use super::options::SessionError;
 use crate::agent::ledger::{first_call, next_call};
 use crate::agent::prompt::{PromptParts, system_prompt};
-use crate::agent::runner::{EventSink, Thread, run_live};
+use crate::agent::runner::{Agent, EventSink, Thread, run_live};
 use crate::config::{EnvLookup, ModelConfig};
 use crate::deferred::TOOL_SEARCH;
 use crate::mcp::McpManager;
@@ -264,19 +264,7 @@ impl Session {
         if let Some(context) = self.session_start(resumed, &mut hook_events).await {
             text = format!("{context}\n\n{text}");
         }
-        // The thread's tools read their saved outputs there, and Landlock names it.
-        if let Err(err) = crate::base::private_file::create_dir(&place.outputs) {
-            self.forget_if_empty();
-            return Err(SessionError::Outputs(err));
-        }
-        self.assembly.set_thread(place).await;
-        let agent = match self.assembly.prepare().await {
-            Ok(agent) => agent,
-            Err(err) => {
-                self.forget_if_empty();
-                return Err(err.into());
-            }
-        };
+        let agent = self.agent_for(place).await?;
         let Some(open) = self.thread.as_mut() else {
             return Err(StoreError::NotFound(String::from("the thread in use")).into());
         };
@@ -312,18 +300,40 @@ impl Session {
         )
         .await;
         if result.status == RunStatus::Failed {
-            // A failed run may have failed to store something: go on from what is stored.
-            let (id, resumed) = (open.thread.id.clone(), open.thread.resumed);
-            match open_stored(&self.store, &id) {
-                Ok(mut reloaded) => {
-                    // Still new if it was: an empty one is not kept.
-                    reloaded.thread.resumed = resumed;
-                    self.thread = Some(reloaded);
-                }
-                Err(err) => tracing::warn!("cannot reload the thread after the failed run: {err}"),
-            }
+            self.reload_thread();
         }
         Ok(result)
+    }
+
+    /// The agent for a run in `place`; a thread that fails before its first message is
+    /// not kept.
+    async fn agent_for(&mut self, place: ThreadPlace) -> Result<Arc<Agent>, SessionError> {
+        // The thread's tools read their saved outputs there, and Landlock names it.
+        if let Err(err) = crate::base::private_file::create_dir(&place.outputs) {
+            self.forget_if_empty();
+            return Err(SessionError::Outputs(err));
+        }
+        self.assembly.set_thread(place).await;
+        self.assembly.prepare().await.map_err(|err| {
+            self.forget_if_empty();
+            err.into()
+        })
+    }
+
+    /// A failed run may have failed to store something: go on from what is stored.
+    fn reload_thread(&mut self) {
+        let Some(open) = self.thread.as_ref() else {
+            return;
+        };
+        let (id, resumed) = (open.thread.id.clone(), open.thread.resumed);
+        match open_stored(&self.store, &id) {
+            Ok(mut reloaded) => {
+                // Still new if it was: an empty one is not kept.
+                reloaded.thread.resumed = resumed;
+                self.thread = Some(reloaded);
+            }
+            Err(err) => tracing::warn!("cannot reload the thread after the failed run: {err}"),
+        }
     }
 
     /// The skills found at start, for a front-end.

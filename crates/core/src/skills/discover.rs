@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::folder::{self, Entry};
-use super::frontmatter::{self, MAX_FILE_BYTES};
+use super::frontmatter::{self, Frontmatter, MAX_FILE_BYTES};
 use super::{AllowedTools, Skill, SkillError, SkillProblem, SkillSet, SkillSource, SkillState};
 
 /// The folders that hold skill folders.
@@ -228,26 +228,10 @@ impl Found {
             })?
             .to_string();
         let (front, sha256, state) = if source == SkillSource::Project {
-            let whole = project_skill(dir).map_err(|e| e.problem)?;
-            let front = frontmatter::read(&mut whole.content.as_slice(), &folder_name)?;
-            self.bytes_read += whole.content.len() as u64;
-            let state = match trust(&whole) {
-                Ok(()) => SkillState::Usable,
-                Err(reason) => SkillState::Untrusted { reason },
-            };
-            (front, Some(whole.sha256), state)
+            self.read_project(dir, &folder_name, trust)?
         } else {
             folder::check_links(&real)?;
-            let mut file =
-                crate::base::bounded_read::open_regular(&dir.join("SKILL.md")).map_err(|e| {
-                    SkillProblem::at(
-                        None,
-                        None,
-                        format!("cannot be read: {}", std::io::Error::from(e)),
-                    )
-                })?;
-            let front = frontmatter::read(&mut file, &folder_name)?;
-            self.bytes_read += front.bytes_read;
+            let front = self.read_user(dir, &folder_name)?;
             (front, None, SkillState::Usable)
         };
         let allowed_tools = front
@@ -275,6 +259,40 @@ impl Found {
             sha256,
             state,
         }))
+    }
+
+    /// A project skill is read whole, since trust is given to the hash of all its files;
+    /// untrusted, it is listed as such and cannot be loaded.
+    fn read_project(
+        &mut self,
+        dir: &Path,
+        folder_name: &str,
+        trust: TrustCheck<'_>,
+    ) -> Result<(Frontmatter, Option<String>, SkillState), SkillProblem> {
+        let whole = project_skill(dir).map_err(|e| e.problem)?;
+        let front = frontmatter::read(&mut whole.content.as_slice(), folder_name)?;
+        self.bytes_read += whole.content.len() as u64;
+        let state = match trust(&whole) {
+            Ok(()) => SkillState::Usable,
+            Err(reason) => SkillState::Untrusted { reason },
+        };
+        Ok((front, Some(whole.sha256), state))
+    }
+
+    /// The user's skills and those of `skills.paths` need no trust: only their frontmatter
+    /// is read.
+    fn read_user(&mut self, dir: &Path, folder_name: &str) -> Result<Frontmatter, SkillProblem> {
+        let mut file =
+            crate::base::bounded_read::open_regular(&dir.join("SKILL.md")).map_err(|e| {
+                SkillProblem::at(
+                    None,
+                    None,
+                    format!("cannot be read: {}", std::io::Error::from(e)),
+                )
+            })?;
+        let front = frontmatter::read(&mut file, folder_name)?;
+        self.bytes_read += front.bytes_read;
+        Ok(front)
     }
 }
 

@@ -189,29 +189,13 @@ fn app_config(text: &str) -> Vec<String> {
     let Some(map) = root.as_object() else {
         return vec![String::from("(no settings)")];
     };
-    let mut lines = Vec::new();
-    for model in map
+    let mut lines: Vec<String> = map
         .get("models")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
-        let get = |key: &str| model.get(key).and_then(Value::as_str).unwrap_or("-");
-        let key = match model.get("api_key").and_then(Value::as_str) {
-            Some(k) if k.starts_with('$') => format!(", key from {k}"),
-            Some(_) => String::from(", key written in the file"),
-            None => String::new(),
-        };
-        lines.push(format!(
-            "model `{}`: {} at {}{key}",
-            get("name"),
-            get("model"),
-            model
-                .get("base_url")
-                .and_then(Value::as_str)
-                .unwrap_or("the default endpoint")
-        ));
-    }
+        .map(model_line)
+        .collect();
     let tools: Vec<String> = map
         .get("tools")
         .and_then(Value::as_array)
@@ -223,20 +207,12 @@ fn app_config(text: &str) -> Vec<String> {
         lines.push(format!("tools: {}", tools.join(", ")));
     }
     if let Some(sandbox) = map.get("sandbox").and_then(Value::as_object) {
-        let settings: Vec<String> = sandbox
-            .iter()
-            .map(|(k, v)| format!("{k}: {}", compact(v)))
-            .collect();
-        lines.push(format!("sandbox: {}", settings.join(", ")));
+        lines.push(format!("sandbox: {}", settings(sandbox)));
     }
     if let Some(permissions) = map.get("permissions").and_then(Value::as_object) {
-        let settings: Vec<String> = permissions
-            .iter()
-            .map(|(k, v)| format!("{k}: {}", compact(v)))
-            .collect();
         lines.push(format!(
             "permissions (which tool calls run without asking): {}",
-            settings.join(", ")
+            settings(permissions)
         ));
     }
     if let Some(hooks) = map.get("hooks") {
@@ -274,6 +250,33 @@ fn app_config(text: &str) -> Vec<String> {
         lines.push(String::from("(no settings)"));
     }
     lines
+}
+
+/// Where a model's key comes from is shown, never the key itself.
+fn model_line(model: &Value) -> String {
+    let get = |key: &str| model.get(key).and_then(Value::as_str).unwrap_or("-");
+    let key = match model.get("api_key").and_then(Value::as_str) {
+        Some(k) if k.starts_with('$') => format!(", key from {k}"),
+        Some(_) => String::from(", key written in the file"),
+        None => String::new(),
+    };
+    format!(
+        "model `{}`: {} at {}{key}",
+        get("name"),
+        get("model"),
+        model
+            .get("base_url")
+            .and_then(Value::as_str)
+            .unwrap_or("the default endpoint")
+    )
+}
+
+fn settings(section: &serde_json::Map<String, Value>) -> String {
+    let settings: Vec<String> = section
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", compact(v)))
+        .collect();
+    settings.join(", ")
 }
 
 /// Claude Code's settings file: every hook command it would run.

@@ -55,47 +55,15 @@ pub(super) async fn access_token(
     let mut request = client.post(&metadata.token_endpoint);
     match auth {
         ClientAuth::Basic(secret) => {
-            // RFC 6749 §2.3.1: each part form-encoded before Basic encoding.
-            let encode =
-                |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-            let pair = format!("{}:{}", encode(client_id), encode(secret));
-            request = request.header(
-                http::header::AUTHORIZATION,
-                format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD.encode(pair)
-                ),
-            );
+            request = request.header(http::header::AUTHORIZATION, basic(client_id, secret));
         }
         ClientAuth::Post(secret) => {
             form.push(("client_id", client_id.to_string()));
             form.push(("client_secret", secret.to_string()));
         }
         ClientAuth::Assertion(key) => {
-            let pem =
-                crate::base::bounded_read::read_to_string(&key.file, MAX_KEY_BYTES, "private key")
-                    .map_err(|err| {
-                        OAuthError::Flow(format!(
-                            "the private key {}: {err}",
-                            crate::base::text::printable(&key.file.display().to_string())
-                        ))
-                    })?;
-            let signer = super::jwt::Signer::from_pem(&pem, key.algorithm).map_err(|err| {
-                OAuthError::Flow(format!(
-                    "the private key {}: {err}",
-                    crate::base::text::printable(&key.file.display().to_string())
-                ))
-            })?;
-            // RFC 7523 §3: the audience is the authorization server (its issuer).
-            let audience = metadata
-                .issuer
-                .clone()
-                .unwrap_or_else(|| metadata.token_endpoint.clone());
-            let assertion = signer
-                .assertion(client_id, &audience, crate::base::clock::now_secs())
-                .map_err(flow)?;
             form.push(("client_assertion_type", ASSERTION_TYPE.to_string()));
-            form.push(("client_assertion", assertion));
+            form.push(("client_assertion", assertion(key, client_id, &metadata)?));
         }
     }
     let body = url::form_urlencoded::Serializer::new(String::new())
@@ -111,6 +79,42 @@ pub(super) async fn access_token(
         .await
         .map_err(flow)?;
     read_token(answer).await
+}
+
+/// RFC 6749 §2.3.1: each part form-encoded before Basic encoding.
+fn basic(client_id: &str, secret: &str) -> String {
+    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let pair = format!("{}:{}", encode(client_id), encode(secret));
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )
+}
+
+/// A JWT signed with the client's key (`private_key_jwt`, RFC 7523), for this server only.
+fn assertion(
+    key: &PrivateKey,
+    client_id: &str,
+    metadata: &AuthorizationMetadata,
+) -> Result<String, OAuthError> {
+    let key_error = |err: &dyn std::fmt::Display| {
+        OAuthError::Flow(format!(
+            "the private key {}: {err}",
+            crate::base::text::printable(&key.file.display().to_string())
+        ))
+    };
+    let pem = crate::base::bounded_read::read_to_string(&key.file, MAX_KEY_BYTES, "private key")
+        .map_err(|err| key_error(&err))?;
+    let signer =
+        super::jwt::Signer::from_pem(&pem, key.algorithm).map_err(|err| key_error(&err))?;
+    // RFC 7523 §3: the audience is the authorization server (its issuer).
+    let audience = metadata
+        .issuer
+        .clone()
+        .unwrap_or_else(|| metadata.token_endpoint.clone());
+    signer
+        .assertion(client_id, &audience, crate::base::clock::now_secs())
+        .map_err(flow)
 }
 
 /// The method the server takes, of those the settings can do: a key signs; a secret goes

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use candle_core::Tensor;
 use candle_core::quantized::gguf_file;
 use candle_core::quantized::tokenizer::TokenizerFromGguf;
 use tokenizers::Tokenizer;
@@ -228,26 +229,8 @@ impl Engine {
         cancel: &AtomicBool,
         emit: &dyn Fn(String),
     ) -> Result<Generation, EmbeddedError> {
-        let step = |e: candle_core::Error| EmbeddedError::Inference(e.to_string());
-        // At least the last prompt token runs, for its logits.
-        let common = self
-            .tokens
-            .iter()
-            .zip(ids)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(ids.len() - 1);
-        self.model.truncate(common);
-        self.tokens.truncate(common);
         let started = Instant::now();
-        let mut logits = None;
-        for chunk in ids[common..].chunks(PROMPT_CHUNK) {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(EmbeddedError::Cancelled);
-            }
-            logits = Some(self.model.forward(chunk).map_err(step)?);
-            self.tokens.extend_from_slice(chunk);
-        }
+        let (common, logits) = self.read_prompt(ids, cancel)?;
         let prompt_time = started.elapsed();
         tracing::debug!(
             prompt = ids.len(),
@@ -260,6 +243,60 @@ impl Engine {
         let limit = max_tokens
             .map_or(DEFAULT_MAX_TOKENS, |n| n as usize)
             .min(room);
+        let (text, generated, finish) = self.decode_greedy(logits, limit, cancel, emit)?;
+        let output_time = started.elapsed();
+        tracing::debug!(
+            tokens = generated,
+            ms = output_time.as_millis() as u64,
+            "embedded model: answer generated"
+        );
+        Ok(Generation {
+            text,
+            prompt_tokens: ids.len(),
+            cached_tokens: common,
+            output_tokens: generated,
+            finish,
+            prompt_time,
+            output_time,
+        })
+    }
+
+    /// Runs the prompt past what the cache already holds (at least its last token, for its
+    /// logits); returns how many tokens came from the cache and the next token's logits.
+    fn read_prompt(
+        &mut self,
+        ids: &[u32],
+        cancel: &AtomicBool,
+    ) -> Result<(usize, Option<Tensor>), EmbeddedError> {
+        let common = self
+            .tokens
+            .iter()
+            .zip(ids)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(ids.len() - 1);
+        self.model.truncate(common);
+        self.tokens.truncate(common);
+        let mut logits = None;
+        for chunk in ids[common..].chunks(PROMPT_CHUNK) {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(EmbeddedError::Cancelled);
+            }
+            logits = Some(self.model.forward(chunk).map_err(inference)?);
+            self.tokens.extend_from_slice(chunk);
+        }
+        Ok((common, logits))
+    }
+
+    /// Greedy decoding up to `limit` tokens or a stop token, the text streamed to `emit` as
+    /// whole characters; returns the text, its token count and why it ended.
+    fn decode_greedy(
+        &mut self,
+        mut logits: Option<Tensor>,
+        limit: usize,
+        cancel: &AtomicBool,
+        emit: &dyn Fn(String),
+    ) -> Result<(String, usize, FinishReason), EmbeddedError> {
         let mut generated: Vec<u32> = Vec::new();
         let mut shown = 0;
         let mut finish = FinishReason::Length;
@@ -268,7 +305,7 @@ impl Engine {
             let next = scores
                 .argmax(0)
                 .and_then(|t| t.to_scalar::<u32>())
-                .map_err(step)?;
+                .map_err(inference)?;
             if self.stops.contains(&next) {
                 finish = FinishReason::Stop;
                 break;
@@ -284,29 +321,15 @@ impl Engine {
                 return Err(EmbeddedError::Cancelled);
             }
             if generated.len() < limit {
-                logits = Some(self.model.forward(&[next]).map_err(step)?);
+                logits = Some(self.model.forward(&[next]).map_err(inference)?);
                 self.tokens.push(next);
             }
         }
-        let output_time = started.elapsed();
-        tracing::debug!(
-            tokens = generated.len(),
-            ms = output_time.as_millis() as u64,
-            "embedded model: answer generated"
-        );
         let text = self.decode(&generated)?;
         if text.len() > shown && text.is_char_boundary(shown) {
             emit(text[shown..].to_string());
         }
-        Ok(Generation {
-            text,
-            prompt_tokens: ids.len(),
-            cached_tokens: common,
-            output_tokens: generated.len(),
-            finish,
-            prompt_time,
-            output_time,
-        })
+        Ok((text, generated.len(), finish))
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, EmbeddedError> {
@@ -314,6 +337,10 @@ impl Engine {
             .decode(ids, false)
             .map_err(|e| EmbeddedError::Inference(format!("decoding: {e}")))
     }
+}
+
+fn inference(e: candle_core::Error) -> EmbeddedError {
+    EmbeddedError::Inference(e.to_string())
 }
 
 /// What message text must not spell: the added tokens (`<|im_start|>`, `<tool_call>`, ...)

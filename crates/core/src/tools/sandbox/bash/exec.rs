@@ -10,6 +10,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Child;
 
 use crate::base::process::{BASE_ENV, ProcessGroupGuard};
 use crate::tools::sandbox::SandboxRuntime;
@@ -105,6 +106,29 @@ pub(super) struct Outcome {
 /// Runs `request` in the workspace root. The spawn is a sandbox job, so that under
 /// Landlock the shell inherits the worker's restriction; waiting happens on the runtime.
 pub(super) async fn run(runtime: &SandboxRuntime, request: Request) -> Result<Outcome, String> {
+    let keep = request.max_chars.saturating_mul(4);
+    let timeout = request.timeout;
+    let mut child = spawn(runtime, request).await?;
+    let pid = child.id();
+    let mut guard = ProcessGroupGuard::new(pid);
+    let (ending, stdout, stderr) = supervise(&mut child, keep, timeout).await?;
+    if ending == Ending::TimedOut {
+        // Reap the shell; the group was killed.
+        let _ = child.wait().await;
+    } else {
+        // Processes left in the background were started on purpose; they keep running.
+        guard.disarm();
+    }
+    Ok(Outcome {
+        ending,
+        stdout,
+        stderr,
+    })
+}
+
+/// The command in its own process group, started by the sandbox runtime (inside its
+/// confinement) with only the allowed environment.
+async fn spawn(runtime: &SandboxRuntime, request: Request) -> Result<Child, String> {
     let handle = tokio::runtime::Handle::try_current()
         .map_err(|e| format!("Error: no async runtime to run the command on: {e}"))?;
     let cwd = runtime.workspace().root().to_path_buf();
@@ -112,8 +136,7 @@ pub(super) async fn run(runtime: &SandboxRuntime, request: Request) -> Result<Ou
         shell,
         command,
         env,
-        timeout,
-        max_chars,
+        ..
     } = request;
     let shell_name = shell.display().to_string();
     let spawned = runtime
@@ -137,10 +160,17 @@ pub(super) async fn run(runtime: &SandboxRuntime, request: Request) -> Result<Ou
         })
         .await
         .map_err(|e| e.to_string())?;
-    let mut child = spawned.map_err(|e| format!("Error: cannot start `{shell_name}`: {e}"))?;
+    spawned.map_err(|e| format!("Error: cannot start `{shell_name}`: {e}"))
+}
+
+/// Drains both pipes (keeping `keep` bytes of each) until the exit or the timeout, which
+/// kills the whole group.
+async fn supervise(
+    child: &mut Child,
+    keep: usize,
+    timeout: Duration,
+) -> Result<(Ending, Captured, Captured), String> {
     let pid = child.id();
-    let mut guard = ProcessGroupGuard::new(pid);
-    let keep = max_chars.saturating_mul(4);
     let mut stdout = Captured::default();
     let mut stderr = Captured::default();
     let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
@@ -181,18 +211,7 @@ pub(super) async fn run(runtime: &SandboxRuntime, request: Request) -> Result<Ou
             let _ = tokio::time::timeout(DRAIN_GRACE, &mut readers).await;
         }
     }
-    if ending == Ending::TimedOut {
-        // Reap the shell; the group was killed above.
-        let _ = child.wait().await;
-    } else {
-        // Processes left in the background were started on purpose; they keep running.
-        guard.disarm();
-    }
-    Ok(Outcome {
-        ending,
-        stdout,
-        stderr,
-    })
+    Ok((ending, stdout, stderr))
 }
 
 /// Reads `pipe` to its end, keeping the first `keep` bytes in `into`. Cancelling keeps

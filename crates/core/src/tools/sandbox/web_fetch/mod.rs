@@ -345,21 +345,7 @@ impl WebFetch {
         let mut kind = Kind::of(content_type.as_deref());
 
         if status.is_client_error() || status.is_server_error() {
-            let excerpt = if kind == Kind::Binary {
-                String::new()
-            } else {
-                // An unreadable error page still has a status worth reporting.
-                let body = read_capped(&mut response, ERROR_BODY_BYTES)
-                    .await
-                    .map(|(body, _)| body)
-                    .unwrap_or_default();
-                excerpt(&body, kind, &final_url)
-            };
-            return Err(FetchError::Status {
-                status,
-                url: final_url.to_string(),
-                excerpt,
-            });
+            return Err(status_error(response, kind, &final_url).await);
         }
         if kind == Kind::Binary {
             return Err(FetchError::Binary {
@@ -385,28 +371,7 @@ impl WebFetch {
                 });
             }
         }
-        let text = match kind {
-            Kind::Html => {
-                let html = String::from_utf8_lossy(&body).into_owned();
-                let page = final_url.clone();
-                // The parse can take a while on a large page; keep it off the async workers.
-                tokio::task::spawn_blocking(move || html::to_markdown(&html, &page))
-                    .await
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| r.map_err(|e| e.to_string()))
-                    .map_err(|detail| FetchError::Html {
-                        url: final_url.to_string(),
-                        detail,
-                    })?
-            }
-            Kind::Json => serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|v| serde_json::to_string_pretty(&v).ok())
-                .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned()),
-            Kind::Text | Kind::Binary | Kind::Unknown => {
-                String::from_utf8_lossy(&body).into_owned()
-            }
-        };
+        let text = readable(kind, &body, &final_url).await?;
         tracing::debug!(url = %final_url, %status, bytes = body.len(), truncated, "web_fetch done");
 
         let mut out = format!("URL: {final_url}\n");
@@ -454,6 +419,49 @@ impl WebFetch {
             }
         }
     }
+}
+
+/// An HTTP error status, with an excerpt of the page when it is text: an unreadable error
+/// page still has a status worth reporting.
+async fn status_error(mut response: reqwest::Response, kind: Kind, final_url: &Url) -> FetchError {
+    let excerpt = if kind == Kind::Binary {
+        String::new()
+    } else {
+        let body = read_capped(&mut response, ERROR_BODY_BYTES)
+            .await
+            .map(|(body, _)| body)
+            .unwrap_or_default();
+        excerpt(&body, kind, final_url)
+    };
+    FetchError::Status {
+        status: response.status(),
+        url: final_url.to_string(),
+        excerpt,
+    }
+}
+
+/// The body as the model reads it: HTML as Markdown, JSON pretty-printed, text as it is.
+async fn readable(kind: Kind, body: &[u8], final_url: &Url) -> Result<String, FetchError> {
+    Ok(match kind {
+        Kind::Html => {
+            let html = String::from_utf8_lossy(body).into_owned();
+            let page = final_url.clone();
+            // The parse can take a while on a large page; keep it off the async workers.
+            tokio::task::spawn_blocking(move || html::to_markdown(&html, &page))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()))
+                .map_err(|detail| FetchError::Html {
+                    url: final_url.to_string(),
+                    detail,
+                })?
+        }
+        Kind::Json => serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned()),
+        Kind::Text | Kind::Binary | Kind::Unknown => String::from_utf8_lossy(body).into_owned(),
+    })
 }
 
 /// Parses a URL the model gave, accepting only http and https.
