@@ -74,7 +74,7 @@ pub struct Builtins {
 pub struct Setup {
     /// The loaded `config.yaml` (defaults when there is none).
     pub app: Loaded<AppConfig>,
-    /// The working directory.
+    /// Where the project's files are looked for, and what `sandbox.workspace` is relative to.
     pub cwd: PathBuf,
     /// antler's own folders, kept out of the tools' reach.
     protected: Protected,
@@ -88,7 +88,6 @@ pub struct Setup {
     skills: Skills,
     /// The loaded skills' folders the file tools may read, switched with the thread.
     skill_reads: SkillReads,
-    /// The user's hooks.
     hooks: Arc<Hooks>,
 }
 

@@ -29,7 +29,7 @@ pub struct ApprovalRequest {
 pub enum Preview {
     /// A shell command.
     Command {
-        /// The command line.
+        /// What would run, as the model wrote it (it may span lines).
         command: String,
     },
     /// A file change as a unified diff.
@@ -46,7 +46,7 @@ pub enum Preview {
     },
 }
 
-/// The user's answer.
+/// The user's answer to an [`ApprovalRequest`], sent with [`crate::Command::Approve`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum ApprovalAnswer {

@@ -34,18 +34,18 @@ pub enum ElicitationForm {
     },
 }
 
-/// One field of a form.
+/// One field of a form: a property of the server's schema.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FormField {
     /// The key of its value in the answer.
     pub name: String,
     /// Its label (the name when the server gave none).
     pub title: String,
-    /// What it is for.
+    /// The schema's `description` (one line; empty when the server gave none).
     pub description: String,
     /// Whether it must have a value.
     pub required: bool,
-    /// What kind of value.
+    /// Its type, and the bounds its value must keep.
     pub kind: FieldKind,
     /// The value it starts with, as typed.
     pub default: Option<String>,
@@ -100,7 +100,7 @@ pub enum FieldKind {
     },
 }
 
-/// The user's answer.
+/// The user's answer to an [`ElicitationRequest`], sent with [`super::Command::Elicit`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", content = "content", rename_all = "lowercase")]
 pub enum ElicitationAnswer {
@@ -147,7 +147,7 @@ impl ElicitationRequest {
 }
 
 impl ElicitationAnswer {
-    /// What it did.
+    /// Its action without the values, as `elicitation_answered` reports it.
     pub fn action(&self) -> ElicitationAction {
         match self {
             Self::Accept(_) => ElicitationAction::Accept,

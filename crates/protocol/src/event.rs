@@ -52,9 +52,9 @@ pub enum ErrorKind {
     Hook,
 }
 
-/// The name of the tool search tool.
+/// The tool search's name: a stored call by it is a search ([`ToolRole::of_stored_call`]).
 pub const SEARCH_TOOL: &str = "tool_search";
-/// The name of the subagent tool.
+/// The subagent tool's name: a stored call by it started a subagent.
 pub const SUBAGENT_TOOL: &str = "task";
 
 /// What a tool is, for front-ends that show tool calls differently.
@@ -95,9 +95,9 @@ pub enum Event {
     RunStarted {
         /// The `stream-json` schema version ([`STREAM_JSON_VERSION`]).
         version: u32,
-        /// The thread.
+        /// The thread's id, which `--resume` takes.
         thread_id: String,
-        /// The model's identifier.
+        /// The provider's id for it (for an endpoint, the `model` sent), not the config's `name`.
         model: String,
         /// Whether the thread existed before this run.
         resumed: bool,
@@ -145,7 +145,7 @@ pub enum Event {
     Usage {
         /// The model call it counts.
         turn: u32,
-        /// The counts.
+        /// The call's tokens, flattened into the event's own fields.
         #[serde(flatten)]
         usage: Usage,
     },
@@ -169,16 +169,16 @@ pub enum Event {
         turn: u32,
         /// What kind of failure.
         kind: ErrorKind,
-        /// Why.
+        /// In words; `run_finished` repeats it in `errors`.
         error: String,
     },
     /// A tool call is about to run.
     ToolCallStarted {
         /// The turn whose reply asked for it.
         turn: u32,
-        /// The call's id.
+        /// Its [`ToolCall`](crate::ToolCall)'s id, which the call's later events carry.
         call_id: String,
-        /// The tool.
+        /// The name the model called, which may be no tool's (`role` is then `unknown`).
         name: String,
         /// What the tool is.
         role: ToolRole,
@@ -193,7 +193,7 @@ pub enum Event {
     ToolProgress {
         /// The turn whose reply asked for the call.
         turn: u32,
-        /// The call's id.
+        /// Pairs it with its `tool_call_started`.
         call_id: String,
         /// How far it got.
         progress: f64,
@@ -237,7 +237,7 @@ pub enum Event {
     ApprovalRequested {
         /// The turn whose reply asked for the call.
         turn: u32,
-        /// The call.
+        /// Pairs it with its `tool_call_started`.
         call_id: String,
         /// What is asked.
         request: ApprovalRequest,
@@ -247,9 +247,9 @@ pub enum Event {
     PermissionDenied {
         /// The turn whose reply asked for the call.
         turn: u32,
-        /// The call.
+        /// Pairs it with its `tool_call_started`.
         call_id: String,
-        /// The tool.
+        /// The name the model called it by.
         name: String,
         /// By a rule, for want of someone to ask (`-p`), or by the user.
         cause: Denial,
@@ -260,13 +260,13 @@ pub enum Event {
     ToolCallFinished {
         /// The turn whose reply asked for it.
         turn: u32,
-        /// The call's id.
+        /// Pairs it with its `tool_call_started`.
         call_id: String,
-        /// The tool.
+        /// As in its `tool_call_started`.
         name: String,
         /// What the tool is.
         role: ToolRole,
-        /// Whether it failed.
+        /// Whether it failed; the model reads `content` either way.
         is_error: bool,
         /// What the model reads.
         content: String,
@@ -291,13 +291,13 @@ pub enum Event {
     SkillLoaded {
         /// The turn (0: with the user's message, before the first model call).
         turn: u32,
-        /// The skill.
+        /// What `/NAME` and `load_skill` call it by.
         name: String,
         /// Where it was found: `project`, `user` or `path`.
         source: String,
         /// The estimated tokens of what was loaded.
         tokens: usize,
-        /// Who loaded it.
+        /// The model (`load_skill`, `select:skill:NAME`) or the user (`/NAME`, `--skill`).
         by: SkillLoadedBy,
     },
     /// A hook began (one of the user's programs, for `event`).
@@ -306,16 +306,16 @@ pub enum Event {
         event: String,
         /// The matcher that chose it, as written.
         matcher: Option<String>,
-        /// The command line.
+        /// As configured, made printable; run by the shell with `-c`.
         command: String,
     },
-    /// A hook ended.
+    /// A hook ended: one for each `hook_started`, whether the command ran or not.
     HookFinished {
-        /// The hook event.
+        /// As in its `hook_started`.
         event: String,
         /// The matcher that chose it, as written.
         matcher: Option<String>,
-        /// The command line.
+        /// As in its `hook_started` (hooks of one event run at the same time).
         command: String,
         /// Its exit status (none: it timed out, was killed or never started).
         exit_code: Option<i32>,
@@ -366,9 +366,9 @@ pub enum HookDecision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SkillLoadedBy {
-    /// The model.
+    /// With `load_skill`, or `tool_search`'s `select:skill:NAME`.
     Model,
-    /// The user.
+    /// With the chat's `/NAME`, or `--skill`.
     User,
 }
 
@@ -387,7 +387,7 @@ pub enum RunStatus {
 /// The outcome of a run: the `json` output format prints this object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunResult {
-    /// How it ended.
+    /// `failed` also when the run could not start (`error_kind` says why).
     pub status: RunStatus,
     /// Whether it ended otherwise than `success`.
     pub is_error: bool,
@@ -395,9 +395,9 @@ pub struct RunResult {
     pub duration_ms: u64,
     /// The final answer (the last assistant text, possibly partial when it failed).
     pub result: String,
-    /// The thread.
+    /// The thread's id, which `--resume` takes (empty when the run could not start).
     pub thread_id: String,
-    /// The model's identifier.
+    /// The provider's id for it, not the config's `name` (empty when the run could not start).
     pub model: String,
     /// Model calls made in this run.
     pub turns: u32,

@@ -32,20 +32,20 @@ impl CallTokens {
 pub struct CallTotals {
     /// How many model calls.
     pub calls: u64,
-    /// Their system prompts.
+    /// [`CallTokens::system`], summed.
     pub system: u64,
-    /// Their bound schemas.
+    /// [`CallTokens::tools`], summed.
     pub tools: u64,
-    /// Their histories.
+    /// [`CallTokens::history`], summed.
     pub history: u64,
-    /// Their tool results.
+    /// [`CallTokens::results`], summed.
     pub results: u64,
 }
 
 /// One server with deferred tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerTokens {
-    /// The server's name.
+    /// Its key in `mcpServers`.
     pub name: String,
     /// How many of its tools are deferred.
     pub deferred_tools: u64,
@@ -65,7 +65,7 @@ pub struct ServerTokens {
 /// One tool that was promoted or called.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolTokens {
-    /// The tool's name.
+    /// The name the model calls it by.
     pub name: String,
     /// Its MCP server, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,7 +76,7 @@ pub struct ToolTokens {
     pub listed_tokens: u64,
     /// How many times it was promoted.
     pub promoted: u64,
-    /// Its schema's tokens.
+    /// One copy of its schema; its server's `schema_tokens` counts one per promotion.
     pub schema_tokens: u64,
     /// How many times it was called.
     pub calls: u64,

@@ -35,7 +35,7 @@ pub struct ServerStatus {
     pub name: String,
     /// `stdio`, `sse` or `http` (`-` for an invalid entry).
     pub transport: String,
-    /// Its state.
+    /// Its state when asked: a connection that has died since is `failed`.
     pub status: ServerState,
     /// Why it failed.
     pub error: Option<String>,

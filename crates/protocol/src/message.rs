@@ -18,7 +18,7 @@ pub struct ImagePart {
 pub struct ToolCall {
     /// The provider's id, echoed in the result.
     pub id: String,
-    /// The tool's name.
+    /// As the model wrote it, which may be no tool's.
     pub name: String,
     /// The arguments as the model wrote them (JSON text, possibly invalid).
     pub arguments: String,
@@ -30,7 +30,7 @@ pub struct ToolCall {
 pub enum Message {
     /// What the user wrote.
     User {
-        /// The text.
+        /// As the model reads it: attached files and skills the user loaded are already in it.
         content: String,
     },
     /// What the model answered, with the tools it called.
@@ -48,7 +48,7 @@ pub enum Message {
     Tool {
         /// The call this answers.
         call_id: String,
-        /// The tool's name.
+        /// The name the call asked for, as in its [`ToolCall`].
         name: String,
         /// The text the model reads.
         content: String,
@@ -57,7 +57,7 @@ pub enum Message {
     },
     /// A summary the model wrote of older messages it replaces; sent as a user message.
     Summary {
-        /// The summary text.
+        /// The model's words only; the OpenAI provider says what they are when it sends them.
         content: String,
     },
     /// Images a tool asked to show the model (`view_image`); sent as a user message with

@@ -20,7 +20,7 @@ pub enum Command {
     SubmitWith {
         /// What the user typed.
         text: String,
-        /// What to attach.
+        /// Read and appended to `text` before the run; if one cannot be read, nothing is sent.
         attachments: Vec<Attachment>,
     },
     /// Ask for what can be attached (answered with [`Update::Attachments`]).
@@ -57,7 +57,7 @@ pub enum Command {
     /// The user's answer to the MCP server's elicitation `id` (from
     /// [`Event::ElicitationRequested`]).
     Elicit {
-        /// The request.
+        /// The [`ElicitationRequest::id`](crate::ElicitationRequest::id) it answers.
         id: u64,
         /// Accept with the form's values, decline or cancel.
         answer: ElicitationAnswer,
@@ -65,7 +65,7 @@ pub enum Command {
     /// The user's answer to the approval request `id` (from
     /// [`Event::ApprovalRequested`]).
     Approve {
-        /// The request.
+        /// The [`ApprovalRequest::id`](crate::ApprovalRequest::id) it answers.
         id: u64,
         /// Once, always (for the project) or refused.
         answer: ApprovalAnswer,
@@ -75,7 +75,7 @@ pub enum Command {
     RunPrompt {
         /// As configured (the `/server:` of the command).
         server: String,
-        /// The prompt.
+        /// Its name as the server lists it.
         name: String,
         /// Its arguments by name.
         arguments: BTreeMap<String, String>,
@@ -83,7 +83,7 @@ pub enum Command {
     /// Run the user's message with this skill loaded into it (the chat's `/NAME rest`);
     /// what the user sees of it comes back as [`Update::UserTurn`] before the run.
     RunSkill {
-        /// The skill.
+        /// What `/NAME` calls it by.
         name: String,
         /// The rest of the line.
         text: String,
@@ -120,7 +120,7 @@ pub enum Update {
     Threads(Vec<ThreadMeta>),
     /// What the model can call.
     Tools(ToolsView),
-    /// The MCP servers.
+    /// Every server's status, in config order, invalid entries last.
     Mcp(Vec<ServerStatus>),
     /// Where the thread's tokens went, and what the next call would send.
     Context(ContextView),
@@ -164,7 +164,7 @@ pub enum Attachment {
     Resource {
         /// The server's key in `mcpServers`.
         server: String,
-        /// The resource's URI.
+        /// As the server lists it; attaching asks the server to read it.
         uri: String,
         /// Its name (escaped, one line).
         name: String,
@@ -216,7 +216,7 @@ pub struct ModelChoice {
 /// The facts of the status line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SessionInfo {
-    /// The model's name.
+    /// The provider's id for it (for an endpoint, the `model` sent), not the config's `name`.
     pub model: String,
     /// The models `/model` offers: the configured ones, and the embedded one when it is
     /// installed.

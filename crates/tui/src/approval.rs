@@ -24,7 +24,7 @@ pub(crate) enum Choice {
     Once,
     /// Allow always.
     Always,
-    /// Deny.
+    /// Deny (`n`, Esc), with nothing said to the model.
     Deny,
     /// Deny, with a message typed for the model.
     DenyWithMessage,
@@ -35,7 +35,7 @@ pub(crate) enum Choice {
 pub(crate) struct ApprovalDialog {
     /// What is asked.
     pub request: ApprovalRequest,
-    /// The selected answer.
+    /// Highlighted; Enter chooses it.
     pub selected: Choice,
     /// The message for the model, once "deny with a message" is chosen.
     pub message: Option<Input>,
@@ -163,7 +163,7 @@ impl ApprovalDialog {
         }
     }
 
-    /// The dialog's content.
+    /// The tool, why it asks and its preview (wrapped to `width`, never cut), then the answers.
     pub(super) fn view(&self, width: usize, theme: &Theme) -> View {
         let r = &self.request;
         let bold = Style::new().add_modifier(Modifier::BOLD);

@@ -38,7 +38,8 @@ const PRIMARY_KEYS: [&str; 10] = [
     "name",
 ];
 
-/// The card's lines.
+/// Its lines at `width`: the header, then a preview of the result, or the arguments and
+/// more of the result once it is expanded.
 pub(crate) fn render_card(
     card: &ToolCard,
     width: usize,

@@ -31,7 +31,7 @@ pub(crate) struct DialogData<'a> {
 pub(super) struct View {
     /// Shown in the border.
     pub title: String,
-    /// The lines inside.
+    /// Scrolled when taller than the box.
     pub body: Vec<Line<'static>>,
     /// The keys it takes.
     pub footer: &'static str,

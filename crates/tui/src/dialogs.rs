@@ -122,7 +122,7 @@ pub(crate) struct PickItem {
     pub label: String,
     /// Shown dimmed after the label.
     pub detail: String,
-    /// It is the current one.
+    /// The open thread or the model in use, marked `(current)`.
     pub current: bool,
 }
 

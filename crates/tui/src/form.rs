@@ -24,7 +24,7 @@ pub(crate) enum Purpose {
 /// A form being filled in.
 #[derive(Debug)]
 pub(crate) struct FormDialog {
-    /// What it is for.
+    /// Decides what submitting sends: `RunPrompt` or `Elicit`.
     pub purpose: Purpose,
     /// Its fields (none for a URL).
     pub fields: Vec<FormField>,
@@ -179,7 +179,8 @@ impl FormDialog {
         true
     }
 
-    /// Handles a key.
+    /// Esc cancels, Ctrl-D declines an elicitation, Enter submits; Tab and the arrows move or
+    /// cycle a choice, and other keys edit the field.
     pub(crate) fn key(&mut self, key: KeyEvent) -> FormOutcome {
         if self.arming.holds(&key) {
             return FormOutcome::Stay;

@@ -16,13 +16,13 @@ pub(crate) enum SlashCommand {
     Resume,
     /// Switch the model.
     Model,
-    /// The tool view.
+    /// Bound, promoted and deferred tools.
     Tools,
-    /// The MCP servers.
+    /// The MCP servers' states, to reconnect one or sign in.
     Mcp,
     /// Where the context's tokens go.
     Context,
-    /// The skills.
+    /// The skills found; `/NAME` runs a message with one.
     Skills,
     /// Clear the screen.
     Clear,
@@ -70,7 +70,7 @@ impl SlashCommand {
         }
     }
 
-    /// What it does.
+    /// Its line in the popup and in `/help`.
     pub(crate) fn help(self) -> &'static str {
         match self {
             Self::Help => "keys and commands",
@@ -128,7 +128,8 @@ impl Target {
         }
     }
 
-    /// What it does.
+    /// Its line in the popup: a command's help, a prompt's description (else its server), a
+    /// skill's description.
     pub(crate) fn help(&self) -> String {
         match self {
             Self::Builtin(command) => command.help().to_string(),

@@ -15,7 +15,7 @@ pub(crate) struct Status<'a> {
     pub info: &'a SessionInfo,
     /// A run is going on: seconds since it started.
     pub running: Option<u64>,
-    /// The spinner frame.
+    /// Picks the spinner's glyph (any number: it wraps).
     pub frame: usize,
     /// A short message that replaces the hint (e.g. "Ctrl-C again to quit").
     pub flash: Option<&'a str>,

@@ -42,7 +42,7 @@ impl Table {
         }
     }
 
-    /// Opens a cell.
+    /// Opens the row's next cell: `push` adds to it until `end_cell`.
     pub(crate) fn start_cell(&mut self) {
         self.row.push(Vec::new());
         self.in_cell = true;

@@ -35,11 +35,11 @@ pub(crate) struct Theme {
     pub warn: Style,
     /// Inline code and code without highlighting.
     pub code: Style,
-    /// Links.
+    /// The text of markdown links.
     pub link: Style,
     /// The selected row of a list.
     pub selected: Style,
-    /// Headings.
+    /// Markdown's first two heading levels, and the welcome's `antler`.
     pub heading: Style,
 }
 

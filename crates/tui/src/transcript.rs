@@ -75,19 +75,19 @@ pub(crate) enum ToolStatus {
 /// One tool call's card.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolCard {
-    /// The call's id.
+    /// How the call's later events find the card (the newest with it).
     pub call_id: String,
-    /// The tool.
+    /// As the model called it.
     pub name: String,
     /// What the tool is.
     pub role: ToolRole,
     /// As the model sent them, shown pretty-printed when the card is open.
     pub arguments: Value,
-    /// Where it stands.
+    /// `Running` until `tool_call_finished`; a run that ends first fails it.
     pub status: ToolStatus,
     /// How long it ran, when known.
     pub duration_ms: Option<u64>,
-    /// What it returned.
+    /// The finished call's `content`: what the model reads.
     pub result: String,
     /// Shown in full.
     pub expanded: bool,
@@ -115,7 +115,7 @@ pub(crate) struct Promotion {
 /// An entry with its rendered lines kept for the width they were made for.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Item {
-    /// What it is.
+    /// Whoever changes it drops `cache` too (see `Transcript::entry_mut`).
     pub(super) entry: Entry,
     /// Its lines at the width they were made for.
     pub(super) cache: Option<(usize, Vec<Line<'static>>)>,

@@ -64,7 +64,7 @@ pub enum ToolStep {
     Run,
     /// A layer answered it; `ran` layers must see `after_tool`.
     Answered {
-        /// The layer's answer.
+        /// What the model gets instead of the tool's result.
         output: ToolOutput,
         /// How many layers ran `before_tool`.
         ran: usize,

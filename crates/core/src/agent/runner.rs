@@ -77,7 +77,7 @@ pub type EventSink<'a> = &'a (dyn Fn(Event) + Send + Sync);
 
 /// Everything a run needs besides the thread: the model, the tools, the layers.
 pub struct Agent {
-    /// The model.
+    /// Every model call of the run goes to it, summaries included.
     pub provider: Arc<dyn Provider>,
     /// The tools: bound ones and the deferred catalog.
     pub deferred: Arc<DeferredSetup>,

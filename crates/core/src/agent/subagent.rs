@@ -28,7 +28,6 @@ use crate::provider::Provider;
 use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, TypedTool};
 
-/// The tool's name.
 pub(crate) const TASK: &str = crate::protocol::SUBAGENT_TOOL;
 
 /// The run-scope budget subagents are counted in.
@@ -42,7 +41,7 @@ const NOT_FOR_SUBAGENTS: &[&str] = &[TASK, "ask_clarification", "present_files"]
 /// part of the toolset that the deferred setup is computed from, so it cannot be given
 /// these at construction).
 pub struct SubagentEnv {
-    /// The model.
+    /// The parent's model: subagents call the same one.
     pub provider: Arc<dyn Provider>,
     /// The parent's tools: bound ones and the deferred catalog.
     pub deferred: Arc<DeferredSetup>,

@@ -15,9 +15,7 @@ pub(super) struct CommandContext<'a> {
     pub(super) model: Option<&'a str>,
     /// `--config`, `--extensions` and the default places.
     pub(super) paths: &'a ConfigPaths,
-    /// The working directory.
     pub(super) cwd: &'a Path,
-    /// The environment variables.
     pub(super) env: EnvLookup<'a>,
     /// What start-up decided of the project's files.
     pub(super) trust: &'a Arc<ProjectTrust>,

@@ -10,7 +10,7 @@ use crate::ui::run_output::{OutputFormat, json_line};
 /// Why a command stopped: a message for stderr and its exit status.
 #[derive(Debug)]
 pub struct CliError {
-    /// The exit status.
+    /// What the process ends with once [`CliError::report`] has printed the message.
     pub exit: Exit,
     /// What went wrong, for stderr.
     pub message: String,

@@ -38,7 +38,7 @@ pub(super) fn add(args: &McpAddArgs, ctx: CommandContext<'_>) -> Exit {
     run().map_or_else(CliError::report, |()| Exit::Success)
 }
 
-/// Removes the server.
+/// Removes the server under the file's lock; an unknown name changes nothing.
 pub(super) fn remove(args: &McpRemoveArgs, ctx: CommandContext<'_>) -> Exit {
     let CommandContext {
         paths, cwd, env, ..

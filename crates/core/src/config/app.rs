@@ -30,7 +30,7 @@ pub(super) const KNOWN_TOP_LEVEL: &[&str] = &[
 /// warning so that a DeerFlow file loads quietly; any other key that lands in one of the
 /// `extra` maps below is reported with its position.
 pub(super) mod deerflow_keys {
-    /// `models[]`.
+    /// DeerFlow's keys of `models[]`.
     pub(crate) const MODEL: &[&str] = &[
         "use",
         "supports_thinking",
@@ -61,7 +61,7 @@ pub(super) mod deerflow_keys {
         "trim_tokens_to_summarize",
         "summary_prompt",
     ];
-    /// `tool_groups[]`.
+    /// DeerFlow's keys of `tool_groups[]`.
     pub(crate) const TOOL_GROUP: &[&str] = &["description"];
     /// DeerFlow's keys of `skills`.
     pub(crate) const SKILLS: &[&str] = &["container_path", "use_deferred"];

@@ -32,7 +32,8 @@ pub enum Origin {
 /// A configuration file and how it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    /// The file.
+    /// Joined to the working directory when given relative (a flag, a variable); links are not
+    /// resolved.
     pub path: PathBuf,
     /// How it was found.
     pub origin: Origin,

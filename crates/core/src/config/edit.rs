@@ -16,7 +16,7 @@ pub enum EditError {
     /// The file is not JSON, or not the shape of an extensions file.
     #[error("{path}: {message}; it was not changed")]
     Unreadable {
-        /// The file.
+        /// The extensions file being edited, as displayed.
         path: String,
         /// What is wrong.
         message: String,
@@ -24,17 +24,17 @@ pub enum EditError {
     /// A server of that name is there already.
     #[error("{path} already has a server `{name}`; pass --force to replace it")]
     Exists {
-        /// The file.
+        /// The extensions file being edited, as displayed.
         path: String,
-        /// The server.
+        /// Its key in `mcpServers`, as the command gave it.
         name: String,
     },
     /// No server of that name is there.
     #[error("{path} has no server `{name}` (it has: {known})")]
     Missing {
-        /// The file.
+        /// The extensions file being edited, as displayed.
         path: String,
-        /// The server.
+        /// Its key in `mcpServers`, as the command gave it.
         name: String,
         /// The servers it has.
         known: String,
@@ -42,11 +42,11 @@ pub enum EditError {
     /// The new entry would not be usable.
     #[error("the server `{name}` would not be usable: {reason}; {path} was not changed")]
     Unusable {
-        /// The file.
+        /// The extensions file being edited, as displayed.
         path: String,
-        /// The server.
+        /// Its key in `mcpServers`, as the command gave it.
         name: String,
-        /// Why.
+        /// What antler's own parse of the edited file found.
         reason: String,
     },
     /// The name cannot be a server's.

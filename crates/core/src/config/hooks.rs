@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `hooks:`.
+/// config.yaml's `hooks:`: commands by event, in the shape of Claude Code's.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct HooksConfig {
@@ -48,11 +48,11 @@ pub struct HookGroup {
     /// `Notification`) the commands run for; none or `*` for all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matcher: Option<String>,
-    /// The commands.
+    /// All run at the same time when `matcher` matches.
     pub hooks: Vec<HookCommand>,
 }
 
-/// One command hook.
+/// One entry of a group's `hooks`: Claude Code's `{type, command, timeout}`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct HookCommand {

@@ -108,7 +108,7 @@ impl IdentityProvider {
 pub struct PrivateKey {
     /// The PEM file (PKCS#8), relative paths taken from the extensions file's folder.
     pub file: PathBuf,
-    /// How it signs.
+    /// `signing_algorithm`: ES256 unless it says RS256.
     pub algorithm: SigningAlgorithm,
 }
 

@@ -16,7 +16,7 @@ use crate::protocol::ToolCall;
 use crate::tools::Effect;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource};
 
-/// The tool's name.
+/// One of the [`RESERVED_NAMES`](crate::tools::RESERVED_NAMES): no MCP tool is given it.
 pub const CALL_TOOL: &str = "call_tool";
 
 /// The `call_tool` tool.

@@ -96,7 +96,8 @@ impl DeferredCatalog {
             .clone()
     }
 
-    /// The catalog hash.
+    /// Of every tool's name and schema ([`crate::deferred::catalog_hash`]): promotions made
+    /// under another lapse.
     pub fn hash(&self) -> &str {
         &self.hash
     }

@@ -22,7 +22,7 @@ pub fn deferred_tools_section<'a>(names: impl IntoIterator<Item = &'a str>) -> S
 /// One server's line in the `servers` listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ServerLine {
-    /// The server's name.
+    /// Its key in `mcpServers`.
     pub name: String,
     /// How many of its tools are deferred.
     pub tools: usize,

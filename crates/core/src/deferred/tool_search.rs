@@ -14,7 +14,7 @@ use crate::tools::{
     PromotedUpdate, StateUpdate, Tool, ToolFuture, ToolInfo, ToolOutput, ToolSource,
 };
 
-/// The tool's name.
+/// One of the [`RESERVED_NAMES`](crate::tools::RESERVED_NAMES): no MCP tool is given it.
 pub const TOOL_SEARCH: &str = crate::protocol::SEARCH_TOOL;
 
 /// Queries longer than this are cut: a query can never make the search slow.

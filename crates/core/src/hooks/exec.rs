@@ -34,7 +34,7 @@ pub(crate) enum Ending {
 /// What one hook process produced.
 #[derive(Debug, Clone)]
 pub(crate) struct Finished {
-    /// How it ended.
+    /// Whether it exited (and how), was killed, timed out or never started.
     pub ending: Ending,
     /// Its standard output, at most [`MAX_OUTPUT_BYTES`], lossy UTF-8.
     pub stdout: String,

@@ -15,7 +15,7 @@ use crate::permissions::{Admission, CallGate, GateFuture, refuse};
 use crate::protocol::Denial;
 use crate::tools::{Effect, PreparedCall, Tool, ToolContext, ToolOutput, schema_check};
 
-/// The hooks' gate.
+/// The call gate that runs the `PreToolUse` hooks before a call and `PostToolUse` after it.
 #[derive(Debug)]
 pub(crate) struct HookGate {
     hooks: Arc<Hooks>,

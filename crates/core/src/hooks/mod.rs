@@ -102,7 +102,7 @@ pub enum Target<'a> {
     Any,
     /// A tool call.
     Tool {
-        /// The tool's name.
+        /// The name the model called, which matchers test.
         name: &'a str,
         /// Where it comes from (an `mcp__SERVER__TOOL` matcher names it by its server).
         source: &'a ToolSource,
@@ -124,7 +124,7 @@ pub struct Hook {
     /// The matcher as written.
     pub matcher: Option<String>,
     items: Vec<MatcherItem>,
-    /// The command line.
+    /// As written; identical commands of one event run once.
     pub command: String,
     /// When it is ended.
     pub timeout: Duration,
@@ -173,9 +173,9 @@ impl Hook {
 /// One hook that ran, and what it said.
 #[derive(Debug, Clone)]
 pub struct Ran {
-    /// Its command line.
+    /// As configured: [`Verdict::of`] names the hook by it.
     pub command: String,
-    /// Its answer.
+    /// Its exit status and output, read as Claude Code reads a hook's.
     pub reply: Reply,
 }
 

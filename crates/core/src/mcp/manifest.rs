@@ -33,7 +33,7 @@ const FUTURE_SLACK_SECS: u64 = 60;
 /// What a server said about itself the last time it was listed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// [`FORMAT`].
+    /// [`FORMAT`] when written: a manifest of another format is ignored.
     pub format: u32,
     /// The hash of the entry it was listed for ([`entry_hash`]).
     pub entry_hash: String,
@@ -181,7 +181,6 @@ pub enum ManifestError {
     /// The folder or file could not be written.
     #[error("cannot write the MCP manifest {path}: {source}")]
     Write {
-        /// The file.
         path: PathBuf,
         /// The OS error.
         source: std::io::Error,
@@ -215,7 +214,7 @@ impl<W: std::io::Write> std::io::Write for Capped<W> {
     }
 }
 
-/// The manifest folder.
+/// The manifest folder: one file per server entry, named by the entry's hash.
 #[derive(Debug, Clone)]
 pub struct ManifestStore {
     dir: PathBuf,
@@ -227,7 +226,7 @@ impl ManifestStore {
         crate::config::dirs::data_dir(env).map(|dir| Self::at(dir.join(DIR)))
     }
 
-    /// The folder `dir`.
+    /// The folder `dir`, created on the first save.
     pub fn at(dir: PathBuf) -> Self {
         Self { dir }
     }
@@ -348,7 +347,6 @@ impl ManifestStore {
         }
     }
 
-    /// The folder.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -34,7 +34,7 @@ pub enum McpError {
     /// The stdio command could not be started.
     #[error("cannot start `{program}`: {reason}")]
     Spawn {
-        /// The command.
+        /// The server's `command` as configured, before any `PATH` lookup.
         program: String,
         /// The OS error.
         reason: String,
@@ -56,7 +56,7 @@ pub enum McpError {
         "it needs more access than you granted (scope `{scope}`): run `antler mcp login {server}` to grant it"
     )]
     ScopeNeeded {
-        /// The server's name.
+        /// Its key in `mcpServers`, which the suggested `antler mcp login` takes.
         server: String,
         /// The scopes it asked for.
         scope: String,
@@ -67,7 +67,7 @@ pub enum McpError {
          signing in again will not help (ask the server's administrator)"
     )]
     ScopeRefused {
-        /// The server's name.
+        /// Its key in `mcpServers`.
         server: String,
         /// The scopes it asked for.
         scope: String,

@@ -46,7 +46,7 @@ pub enum PromptError {
         server: String,
         /// The name asked for.
         name: String,
-        /// Its prompts.
+        /// The prompts the server offers.
         known: Vec<String>,
     },
     /// An argument the prompt does not declare.
@@ -60,7 +60,7 @@ pub enum PromptError {
         prompt: String,
         /// The argument given.
         argument: String,
-        /// Its arguments.
+        /// The arguments it declares.
         known: Vec<String>,
     },
     /// Required arguments were not given.

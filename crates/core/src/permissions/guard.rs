@@ -129,9 +129,10 @@ pub struct Before<'a> {
 pub struct Change<'a> {
     guarded: &'a Guarded,
     spot: usize,
-    /// The file.
+    /// Its folder's path as opened, joined with its name: to compare and show, never to write.
     pub path: PathBuf,
-    /// What it is for.
+    /// Only an instructions file's change can be allowed (by a call that names it); a
+    /// start-up file's never is.
     pub watched: Watched,
     before: State,
     /// Its folder's path now leads elsewhere (it was swapped, perhaps for a link).

@@ -28,7 +28,7 @@ pub enum Verdict {
 /// The facts of one call the policy reads.
 #[derive(Debug, Clone, Copy)]
 pub struct CallFacts<'a> {
-    /// The tool's name.
+    /// The name the model called.
     pub name: &'a str,
     /// What a subject rule matches (`bash`'s command).
     pub subject: Option<&'a str>,

@@ -29,7 +29,7 @@ pub struct ApprovalStoreError {
 /// One "always" answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Approval {
-    /// The tool's name.
+    /// The name the model calls it by.
     pub tool: String,
     /// The SHA-256 of its schema when approved ([`schema_hash`]).
     pub schema: String,

@@ -18,7 +18,7 @@ pub struct Admitted<'a> {
     name: String,
     /// A file tool's file, as the workspace shows it.
     file: Option<String>,
-    /// A command's text.
+    /// A command call's text, which may name an instructions file it changes.
     command: Option<String>,
     /// The gate asked the user about an instructions file this call names, and they agreed.
     instructions_approved: bool,

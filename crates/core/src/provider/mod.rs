@@ -102,9 +102,9 @@ pub enum ProviderError {
     /// The endpoint answered with an error status after the last try.
     #[error("{endpoint}: HTTP {status}: {message}")]
     Status {
-        /// The base URL (never with credentials).
+        /// As [`Provider::endpoint`] gives it (a base URL never with credentials).
         endpoint: String,
-        /// The HTTP status.
+        /// 429 is a rate limit, 401 and 403 a refused key (see [`ProviderError::kind`]).
         status: u16,
         /// The server's error message.
         message: String,
@@ -112,7 +112,7 @@ pub enum ProviderError {
     /// The endpoint could not be reached, or the connection broke, after the last try.
     #[error("{endpoint}: {message}")]
     Transport {
-        /// The base URL.
+        /// As [`Provider::endpoint`] gives it.
         endpoint: String,
         /// What went wrong.
         message: String,
@@ -120,7 +120,7 @@ pub enum ProviderError {
     /// The server sent something that is not a chat-completions stream.
     #[error("{endpoint}: invalid response: {message}")]
     Protocol {
-        /// The base URL.
+        /// As [`Provider::endpoint`] gives it.
         endpoint: String,
         /// What was wrong.
         message: String,

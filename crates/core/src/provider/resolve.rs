@@ -42,7 +42,7 @@ pub enum ResolveError {
     UnknownModel {
         /// What was asked for.
         requested: String,
-        /// The configured names.
+        /// The `models[].name`s config.yaml defines, offered in the message.
         configured: Vec<String>,
     },
     /// OpenAI's own endpoint would be called without a key.
@@ -60,7 +60,7 @@ pub enum ResolveError {
     /// A configured model has an empty `model` id.
     #[error("model `{name}` in config.yaml has no `model` id")]
     EmptyModelId {
-        /// The configured name.
+        /// Its `name` in config.yaml.
         name: String,
     },
 }

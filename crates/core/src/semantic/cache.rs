@@ -30,7 +30,7 @@ pub fn key(model_id: &str, text: &str) -> Key {
     h.finalize().into()
 }
 
-/// The cache file.
+/// The cache file, opened anew for each load and save.
 #[derive(Debug, Clone)]
 pub struct EmbeddingCache {
     path: PathBuf,
@@ -50,7 +50,7 @@ impl EmbeddingCache {
         Self { path }
     }
 
-    /// The file.
+    /// Where it is (it may not exist before the first save).
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -17,7 +17,7 @@ pub const CONFIG_FILE: &str = "config.json";
 pub const VOCAB_FILE: &str = "vocab.txt";
 /// Hugging Face's tokenizer file, read for its vocabulary when `vocab.txt` is absent.
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
-/// The weights.
+/// The weights, in the safetensors format.
 pub const WEIGHTS_FILE: &str = "model.safetensors";
 
 /// Size limits: far above all-MiniLM-L6-v2 (90 MB of weights), far below what would

@@ -12,7 +12,7 @@ pub enum EncoderError {
     /// A file could not be read.
     #[error("cannot read {}: {message}", path.display())]
     Read {
-        /// The file.
+        /// Which of a model directory's files.
         path: PathBuf,
         /// What went wrong.
         message: String,
@@ -20,7 +20,7 @@ pub enum EncoderError {
     /// A file is larger than any model of this kind needs.
     #[error("{} is over {limit} bytes", path.display())]
     TooLarge {
-        /// The file.
+        /// Which of a model directory's files.
         path: PathBuf,
         /// The most antler reads of such a file, in bytes.
         limit: u64,
@@ -28,7 +28,7 @@ pub enum EncoderError {
     /// A JSON file is malformed or lacks a field.
     #[error("{}: {message}", path.display())]
     Json {
-        /// The file.
+        /// Which of a model directory's files.
         path: PathBuf,
         /// What is wrong, with the field.
         message: String,
@@ -36,7 +36,7 @@ pub enum EncoderError {
     /// The weights file is not valid safetensors.
     #[error("{}: not a safetensors file: {message}", path.display())]
     Safetensors {
-        /// The file.
+        /// Which of a model directory's files.
         path: PathBuf,
         /// The parser's message.
         message: String,

@@ -65,7 +65,7 @@ pub(crate) enum InstallError {
         file: String,
         /// Where it came from.
         source_name: String,
-        /// Its hash.
+        /// The SHA-256 of what came, hex.
         got: String,
         /// The pinned hash.
         want: String,
@@ -73,7 +73,6 @@ pub(crate) enum InstallError {
     /// A download failed.
     #[error("downloading {url}: {message}")]
     Download {
-        /// The address.
         url: String,
         /// What went wrong.
         message: String,
@@ -83,7 +82,6 @@ pub(crate) enum InstallError {
     Write {
         /// The file or folder that could not be written.
         path: PathBuf,
-        /// The error.
         source: std::io::Error,
     },
 }

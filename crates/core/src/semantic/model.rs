@@ -48,7 +48,7 @@ impl std::fmt::Display for ModelSource {
 /// A model directory, and which setting chose it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelLocation {
-    /// The directory.
+    /// Not checked when located: it may hold no model yet.
     pub dir: PathBuf,
     /// Which setting chose it.
     pub source: ModelSource,

@@ -36,7 +36,7 @@ const DEFAULT_KEEP_MESSAGES: usize = 10;
 
 /// What a session's agents are built with besides the setup.
 pub struct AssemblySpec {
-    /// The model.
+    /// The model in use; [`Assembly::set_model`] switches it.
     pub provider: Arc<dyn Provider>,
     /// The configured model name in use (`None`: the default).
     pub model: Option<String>,
@@ -46,7 +46,7 @@ pub struct AssemblySpec {
     pub clarifications: Option<Clarifications>,
     /// Which calls run, ask first, or are refused: the policy, then the hooks' gate.
     pub gates: Arc<CallGates>,
-    /// The user's hooks.
+    /// The session's hooks; subagents get their [`Hooks::for_subagent`] form.
     pub hooks: Arc<Hooks>,
     /// What the user and the project add to the system prompt.
     pub prompt: PromptParts,
@@ -164,7 +164,7 @@ impl Assembly {
         Ok(())
     }
 
-    /// The session's skills.
+    /// Found once at start (frontmatter only): the same for every thread.
     pub async fn skills(&self) -> crate::skills::Skills {
         self.inner.lock().await.setup.skills().clone()
     }

@@ -16,7 +16,7 @@ pub(crate) const ALWAYS_ALLOWED: &[&str] = &[
     "ask_clarification",
 ];
 
-/// One item.
+/// One item of `allowed-tools`, as antler reads it.
 #[derive(Debug, Clone, PartialEq)]
 enum Allowed {
     /// A rule over antler's tool names.

@@ -36,15 +36,15 @@ pub fn project_roots(workspace: &Path) -> Vec<PathBuf> {
 /// A project skill read whole: what trust is given to.
 #[derive(Debug, Clone)]
 pub struct ProjectSkill {
-    /// Its SKILL.md.
+    /// As found, not canonical: its folder, made absolute, is the trust store's key.
     pub skill_md: PathBuf,
     /// Its folder, canonical.
     pub dir: PathBuf,
-    /// The SKILL.md's content.
+    /// Read once with the hash, so what is trusted is what is parsed.
     pub content: Vec<u8>,
     /// The hash of the folder's files.
     pub sha256: String,
-    /// The folder's files.
+    /// Every file of the folder, sorted: what `sha256` covers.
     pub entries: Vec<Entry>,
 }
 

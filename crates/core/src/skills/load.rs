@@ -17,7 +17,6 @@ use crate::tools::{
     ToolSource,
 };
 
-/// The tool's name.
 pub(crate) const LOAD_SKILL: &str = crate::protocol::LOAD_SKILL_TOOL;
 /// The most of a body that is read.
 pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;

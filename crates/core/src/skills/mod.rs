@@ -90,7 +90,7 @@ impl SkillProblem {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{place}: {what}{message}; the skill is skipped", place = self.place(), what = self.problem.field.as_ref().map_or(String::new(), |f| format!("{f}: ")), message = self.problem.message)]
 pub struct SkillError {
-    /// The skill's SKILL.md.
+    /// Named in the message unless the problem names another file.
     pub skill_file: PathBuf,
     /// What is wrong.
     pub problem: SkillProblem,
@@ -113,7 +113,8 @@ pub enum SkillState {
     Usable,
     /// Turned off (`skills.disabled`, or `enabled: false` in extensions_config.json).
     Disabled {
-        /// Where.
+        /// What turned it off: `skills.disabled` in config.yaml, or an extensions file's
+        /// `enabled: false`.
         by: String,
     },
     /// A project skill not trusted (in this content).

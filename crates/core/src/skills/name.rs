@@ -3,7 +3,7 @@
 //! folder. A name that passes can never be a path (no `/`, no `.`), so a name the model
 //! chooses only ever looks a skill up.
 
-/// The longest name.
+/// The Agent Skills format's limit.
 pub(crate) const MAX_NAME_CHARS: usize = 64;
 
 /// Why `name` is not a skill name; `None` when it is one.

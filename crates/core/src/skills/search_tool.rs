@@ -16,7 +16,7 @@ const SKILL_HITS: usize = 3;
 /// The prefix of a skill in a `select:` list.
 const SKILL_PREFIX: &str = "skill:";
 
-/// The wrapper.
+/// `tool_search` over the skills too, wrapping the deferred setup's own.
 pub(super) struct SkillSearch {
     inner: Arc<dyn Tool>,
     info: ToolInfo,

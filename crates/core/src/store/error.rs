@@ -12,7 +12,7 @@ pub enum StoreError {
     /// The database's directory could not be created.
     #[error("{path}: cannot create the directory: {source}", path = path.display())]
     CreateDir {
-        /// The directory.
+        /// The folder the database file goes in.
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
@@ -20,7 +20,7 @@ pub enum StoreError {
     /// The database file could not be created (owner-only, never through a link).
     #[error("{path}: cannot create the database file: {source}", path = path.display())]
     CreateFile {
-        /// The file.
+        /// The database file.
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
@@ -31,7 +31,7 @@ pub enum StoreError {
         path = path.display()
     )]
     NotADatabase {
-        /// The file.
+        /// The database file.
         path: PathBuf,
     },
     /// The database was written by a newer antler whose schema this one does not know.
@@ -41,7 +41,7 @@ pub enum StoreError {
         path = path.display()
     )]
     TooNew {
-        /// The file.
+        /// The database file.
         path: PathBuf,
         /// The file's `user_version`.
         found: i64,
@@ -51,7 +51,7 @@ pub enum StoreError {
     /// SQLite itself failed (I/O, locking past the busy timeout, a full disk, …).
     #[error("{path}: {source}", path = path.display())]
     Sqlite {
-        /// The file.
+        /// The database file.
         path: PathBuf,
         /// SQLite's error.
         source: rusqlite::Error,
@@ -80,9 +80,9 @@ pub enum StoreError {
     /// An append would overwrite a message that is already stored; nothing was written.
     #[error("{path}: thread {id} already has a message {seq}", path = path.display())]
     SeqConflict {
-        /// The file.
+        /// The database file.
         path: PathBuf,
-        /// The thread.
+        /// The thread's id.
         id: String,
         /// The first conflicting position.
         seq: usize,
@@ -90,9 +90,9 @@ pub enum StoreError {
     /// A stored message or thread state is not valid JSON for this antler.
     #[error("{path}: thread {id}, {what}: cannot read it: {source}", path = path.display())]
     Corrupt {
-        /// The file.
+        /// The database file.
         path: PathBuf,
-        /// The thread.
+        /// The thread's id.
         id: String,
         /// What could not be read, e.g. `message 3` or `state`.
         what: String,
@@ -102,9 +102,9 @@ pub enum StoreError {
     /// A message or the state could not be turned into JSON.
     #[error("{path}: thread {id}: cannot encode the {what}: {source}", path = path.display())]
     Encode {
-        /// The file.
+        /// The database file.
         path: PathBuf,
-        /// The thread.
+        /// The thread's id.
         id: String,
         /// What could not be written, e.g. `message 3` or `state`.
         what: String,

@@ -96,7 +96,7 @@ pub enum ConfiguredToolError {
     UnknownUse {
         /// Position in `tools:`.
         index: usize,
-        /// The entry's name.
+        /// Its `name`: what the model would have called it.
         name: String,
         /// The unknown identifier.
         use_id: String,
@@ -108,7 +108,7 @@ pub enum ConfiguredToolError {
     Build {
         /// Position in `tools:`.
         index: usize,
-        /// The entry's name.
+        /// Its `name`: what the model would have called it.
         name: String,
         /// What is wrong.
         message: String,

@@ -54,7 +54,7 @@ pub struct ToolInfo {
     pub description: String,
     /// A JSON Schema object for its arguments.
     pub parameters: Value,
-    /// Its tier.
+    /// Its tier, which decides where it is assembled and whether it can be deferred.
     pub source: ToolSource,
     /// Free-form tags; MCP tools carry `{"mcp": true, "server": ...}`.
     pub metadata: Map<String, Value>,
@@ -94,7 +94,8 @@ pub struct PromotedUpdate {
 /// A change to the thread state that a tool result carries, merged by the agent's reducers.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct StateUpdate {
-    /// Tools to promote.
+    /// Deferred tools to make callable: what `tool_search` chose, or what a loaded skill's
+    /// `allowed-tools` names.
     pub promoted: Option<PromotedUpdate>,
     /// Workspace files marked as the run's output (`present_files`).
     pub presented_files: Vec<String>,
@@ -190,7 +191,7 @@ fn tier_role(info: &ToolInfo) -> ToolRole {
 /// parses them once per use (a call whose arguments do not parse gets the error back as
 /// its result, before the tool runs) and hands them over typed.
 pub trait TypedTool: Send + Sync {
-    /// The arguments' type.
+    /// What the call's JSON arguments are parsed into (a call they do not fit never runs).
     type Args: DeserializeOwned + Send;
 
     /// Name, description, schema and source.

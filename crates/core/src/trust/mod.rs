@@ -235,7 +235,7 @@ pub enum TrustState {
     },
     /// The trust store cannot be read, so nothing is trusted.
     StoreUnreadable {
-        /// Why.
+        /// The store's error, as text.
         reason: String,
     },
 }

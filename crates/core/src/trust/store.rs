@@ -33,7 +33,7 @@ pub enum TrustStoreError {
     },
 }
 
-/// One trusted file.
+/// A trust store entry, kept under the file's absolute path as found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrustedFile {
     /// SHA-256 (hex) of the content that was trusted.
@@ -64,7 +64,7 @@ impl TrustStore {
         }
     }
 
-    /// The store file.
+    /// `trust.json` in the data folder.
     pub fn path(&self) -> &Path {
         &self.path
     }

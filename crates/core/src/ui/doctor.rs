@@ -23,14 +23,12 @@ pub(crate) enum CheckStatus {
 pub(crate) struct Check {
     /// What was checked, e.g. `config.yaml` or `mcp: github`.
     pub check: String,
-    /// The outcome.
     pub status: CheckStatus,
     /// What was found, or what is wrong and how to fix it.
     pub detail: String,
 }
 
 impl Check {
-    /// A row.
     pub(crate) fn new(
         check: impl Into<String>,
         status: CheckStatus,

@@ -15,10 +15,8 @@ pub(crate) struct SearchReport {
     pub results: Vec<SearchResult>,
 }
 
-/// One result.
 #[derive(Debug, Serialize)]
 pub(crate) struct SearchResult {
-    /// The tool's name.
     pub name: String,
     pub description: String,
     /// Its ranking score (`null` for `select:`, an exact name and unranked name matches).

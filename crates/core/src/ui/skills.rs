@@ -40,7 +40,8 @@ pub(crate) struct SkillsReport {
     pub errors: Vec<String>,
     /// The `<available-skills>` section's tokens.
     pub listing_tokens: usize,
-    /// Its budget.
+    /// The most it may take: `skills.listing_budget_tokens`, else 2% of the context window (at
+    /// most 2,000).
     pub listing_budget_tokens: usize,
 }
 

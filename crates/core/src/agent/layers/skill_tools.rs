@@ -12,7 +12,7 @@ use crate::deferred::DeferredCatalog;
 use crate::skills::Skills;
 use crate::tools::{PreparedCall, Tool, ToolOutput};
 
-/// The layer.
+/// The layer that answers calls the active skills' `allowed-tools` leave out.
 pub(crate) struct SkillTools {
     skills: Skills,
     bound: Vec<Arc<dyn Tool>>,

@@ -38,7 +38,7 @@ pub enum EmbedMode {
 /// The encoder and how it is used, for one catalog.
 #[derive(Clone)]
 pub struct SemanticSearch {
-    /// The session's model.
+    /// Shared with the session, so its encoder is loaded once.
     pub model: Arc<SemanticModel>,
     /// When tool vectors are computed.
     pub mode: EmbedMode,

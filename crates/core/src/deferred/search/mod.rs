@@ -40,7 +40,7 @@ const MAX_QUERY_CHARS: usize = 1_000;
 pub struct Hit {
     /// Position of the tool in the catalog slice.
     pub index: usize,
-    /// Relevance score.
+    /// Higher is better; comparable only within one search.
     pub score: f32,
 }
 

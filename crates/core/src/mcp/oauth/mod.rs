@@ -73,7 +73,7 @@ pub(crate) enum OAuthError {
     /// Nobody completed the sign-in in time.
     #[error("no sign-in within {}s", .0.as_secs())]
     Timeout(Duration),
-    /// The tokens file.
+    /// The credentials file could not be read or written.
     #[error(transparent)]
     Store(#[from] TokenStoreError),
 }

@@ -55,7 +55,7 @@ const DEMAND_SECS: u64 = 3600;
 const MAX_SCOPES: usize = 64;
 const MAX_SCOPE_CHARS: usize = 256;
 
-/// The credentials file.
+/// The OAuth credentials file, which keeps them by server URL.
 #[derive(Debug, Clone)]
 pub struct TokenStore {
     path: PathBuf,
@@ -67,7 +67,6 @@ pub enum TokenStoreError {
     /// Reading, writing or setting permissions failed.
     #[error("the OAuth credentials file {path}: {reason}")]
     Io {
-        /// The file.
         path: PathBuf,
         /// What went wrong.
         reason: String,
@@ -77,7 +76,6 @@ pub enum TokenStoreError {
         "the OAuth credentials file {path} is unreadable ({reason}); remove it and log in again"
     )]
     Corrupt {
-        /// The file.
         path: PathBuf,
         /// What is wrong.
         reason: String,
@@ -95,7 +93,6 @@ impl TokenStore {
         Self { path }
     }
 
-    /// Where it is.
     pub fn path(&self) -> &Path {
         &self.path
     }

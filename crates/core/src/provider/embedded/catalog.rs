@@ -19,11 +19,11 @@ pub struct ChatModel {
     pub repository: &'static str,
     /// The commit the file is pinned at.
     pub revision: &'static str,
-    /// The file's name.
+    /// Its name in the repository and in the model's folder; without `.gguf`, the model's id.
     pub file: &'static str,
     /// Its size in bytes.
     pub size: u64,
-    /// Its SHA-256.
+    /// Of the file at `revision`, hex: an install must match it.
     pub sha256: &'static str,
 }
 

@@ -29,7 +29,7 @@ const PROMPT_CHUNK: usize = 256;
 /// What one generation produced.
 #[derive(Debug)]
 pub struct Generation {
-    /// The answer's text.
+    /// The generated tokens decoded, the stop token left out: what the deltas added up to.
     pub text: String,
     /// Tokens of the prompt, cached or not (what the usage event counts).
     pub prompt_tokens: usize,
@@ -37,7 +37,7 @@ pub struct Generation {
     pub cached_tokens: usize,
     /// Generated tokens.
     pub output_tokens: usize,
-    /// Why it stopped.
+    /// `stop` at a stop token, else `length`: the answer's token limit or the context ran out.
     pub finish: FinishReason,
     /// Time spent on the prompt's new tokens.
     pub prompt_time: Duration,

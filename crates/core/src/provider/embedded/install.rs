@@ -26,7 +26,7 @@ pub enum InstallError {
     /// The download failed.
     #[error("downloading {url}: {message}")]
     Download {
-        /// The address.
+        /// What was asked for: [`ChatModel::url`] when `antler models fetch` runs.
         url: String,
         /// What went wrong.
         message: String,
@@ -45,7 +45,7 @@ pub enum InstallError {
         size: u64,
         /// Its pinned hash.
         sha256: &'static str,
-        /// What it is.
+        /// Its size, and its SHA-256 when it was hashed (a wrong size is found first).
         got: String,
     },
 }

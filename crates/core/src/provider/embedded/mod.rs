@@ -44,7 +44,7 @@ pub enum EmbeddedError {
          tokens"
     )]
     ContextLength {
-        /// Prompt tokens.
+        /// The prompt's tokens; estimated at 4 bytes a token when it is too long to tokenize.
         prompt: usize,
         /// The model's context window, in tokens.
         window: usize,

@@ -67,7 +67,7 @@ impl OpenAiSettings {
     pub const DEFAULT_FIRST_CHUNK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
     /// The default bound on one call.
     pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-    /// The default number of retries.
+    /// Tries after the first, for errors worth retrying: four attempts at most.
     pub const DEFAULT_MAX_RETRIES: u32 = 3;
 
     /// Settings for `model` at `base_url` with no key and the default limits.

@@ -25,7 +25,6 @@ const MESSAGE_LIMIT: usize = 500;
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("HTTP {status}: {message}")]
 pub(super) struct HttpStatusError {
-    /// The HTTP status.
     pub(super) status: u16,
     /// The server's `Retry-After` (or `retry-after-ms`), uncapped.
     pub(super) retry_after: Option<Duration>,

@@ -13,7 +13,6 @@ use crate::protocol::ClarificationRequest;
 use crate::tools::Effect;
 use crate::tools::{ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, TypedTool};
 
-/// The tool's name.
 pub(crate) const ASK_CLARIFICATION: &str = "ask_clarification";
 
 /// The questions asked and not answered yet, by call id, and where new ones are announced.

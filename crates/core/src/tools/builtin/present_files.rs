@@ -10,7 +10,6 @@ use crate::tools::{
     StateUpdate, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, TypedTool,
 };
 
-/// The tool's name.
 pub(crate) const PRESENT_FILES: &str = "present_files";
 
 /// Marks existing workspace files as output.

@@ -17,7 +17,6 @@ use crate::tools::{
     StateUpdate, ToolContext, ToolFuture, ToolInfo, ToolOutput, ToolSource, TypedTool,
 };
 
-/// The tool's name.
 pub(crate) const VIEW_IMAGE: &str = "view_image";
 
 /// The largest image accepted: providers cap request sizes, and base64 adds a third.

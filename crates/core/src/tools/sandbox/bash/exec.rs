@@ -38,7 +38,7 @@ pub(super) fn allowed_env(
 pub(super) struct Request {
     /// `bash` or `sh`, run with `-c`.
     pub shell: PathBuf,
-    /// The command line.
+    /// As the model wrote it, run with `shell -c`.
     pub command: String,
     /// The whole environment of the command.
     pub env: Vec<(OsString, OsString)>,
@@ -95,7 +95,6 @@ impl Captured {
 
 /// The result of a command that started.
 pub(super) struct Outcome {
-    /// How it ended.
     pub ending: Ending,
     /// Its standard output.
     pub stdout: Captured,

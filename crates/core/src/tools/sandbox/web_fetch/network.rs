@@ -29,7 +29,6 @@ pub(super) struct NetworkPolicy {
 /// Why an address is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Blocked {
-    /// The address.
     pub addr: IpAddr,
     /// What kind of address it is.
     pub kind: &'static str,
