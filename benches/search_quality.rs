@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use antler::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use antler::deferred::promotion::{CLOSE_TO_BEST, promoted_prefix};
-use antler::deferred::search::{EmbedMode, SearchIndex, SemanticSearch};
 use antler::deferred::{DeferredCatalog, ToolSearch};
 use antler::tools::ToolInfo;
+use antler_search::{EmbedMode, SearchIndex, SemanticSearch};
 use regex::RegexBuilder;
 use serde_json::Value;
 

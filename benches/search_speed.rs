@@ -18,9 +18,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 
 use antler::deferred::catalog_file::{load_catalog_file, parse_catalog};
-use antler::deferred::search::{EmbedMode, Hit, SearchIndex, SemanticSearch};
-use antler::semantic::{Encoder, SemanticModel};
 use antler::tools::{ToolInfo, ToolSource};
+use antler_search::semantic::{Encoder, SemanticModel};
+use antler_search::{EmbedMode, Hit, SearchIndex, SemanticSearch};
 use divan::Bencher;
 
 mod support;

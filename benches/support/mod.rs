@@ -31,8 +31,10 @@ pub(crate) struct Stats {
 /// where `.ci/interop-deps` installs it, with tool vectors cached in
 /// `target/bench-embeddings.sqlite` (the first run embeds a catalog once); `None`, saying
 /// so, when the model is missing.
-pub(crate) fn semantic_model() -> Option<std::sync::Arc<antler::semantic::SemanticModel>> {
-    use antler::semantic::{ModelLocation, ModelSource, SemanticModel, cache::EmbeddingCache};
+pub(crate) fn semantic_model() -> Option<std::sync::Arc<antler_search::semantic::SemanticModel>> {
+    use antler_search::semantic::{
+        ModelLocation, ModelSource, SemanticModel, cache::EmbeddingCache,
+    };
     let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/minilm"),
         PathBuf::from,

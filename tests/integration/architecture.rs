@@ -1,10 +1,11 @@
 //! The module graph as docs/ARCHITECTURE.md draws it, kept by a test: every `crate::` path
 //! in the core's non-test code is an edge from the top-level module it is written in to
 //! the one it names (`protocol` is the `antler-protocol` crate, which the core re-exports;
-//! the crates' own graph is Cargo's, and a test here checks the chat screen's). An edge that is not in [`FLOORS`] fails (a new dependency is a design
-//! decision: add it here and to ARCHITECTURE.md, or move the code), and so does a listed
-//! edge that no longer exists (the list stays true). The floors admit no cycle: a module
-//! may only use modules on lower floors.
+//! the crates' own graph is Cargo's, and a test here checks which antler crates the chat
+//! screen and the search may use). An edge that is not in [`FLOORS`] fails (a new
+//! dependency is a design decision: add it here and to ARCHITECTURE.md, or move the code),
+//! and so does a listed edge that no longer exists (the list stays true). The floors admit
+//! no cycle: a module may only use modules on lower floors.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -17,9 +18,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     // What the agent is made of.
     ("tools", &["base", "config"]),
     ("provider", &["base", "config"]),
-    ("semantic", &["base", "config"]),
     ("permissions", &["base", "config", "tools"]),
-    ("deferred", &["base", "config", "semantic", "tools"]),
+    ("deferred", &["base", "config", "tools"]),
     ("hooks", &["base", "config", "permissions", "tools"]),
     (
         "skills",
@@ -45,8 +45,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "setup",
         &[
-            "agent", "base", "config", "deferred", "hooks", "mcp", "provider", "semantic",
-            "skills", "tools", "trust",
+            "agent", "base", "config", "deferred", "hooks", "mcp", "provider", "skills", "tools",
+            "trust",
         ],
     ),
     (
@@ -70,8 +70,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "base", "config", "deferred", "mcp", "provider", "semantic", "session", "setup",
-            "skills", "store", "tools", "trust", "ui",
+            "base", "config", "deferred", "mcp", "provider", "session", "setup", "skills", "store",
+            "tools", "trust", "ui",
         ],
     ),
 ];
@@ -79,6 +79,10 @@ const FLOORS: &[(&str, &[&str])] = &[
 /// The antler crates the chat's screen may depend on: the vocabulary and the bottom floor,
 /// never the core.
 const TUI_USES: &[&str] = &["antler-base", "antler-protocol"];
+
+/// The antler crates the search may depend on: the bottom floor only, so it knows nothing
+/// of tools, skills, catalogs or the config.
+const SEARCH_USES: &[&str] = &["antler-base"];
 
 #[test]
 fn the_module_graph_is_the_documented_one() {
@@ -124,15 +128,17 @@ fn the_floors_admit_no_cycle() {
 }
 
 #[test]
-fn the_chat_screen_knows_only_the_protocol() {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/tui/Cargo.toml");
-    let text = std::fs::read_to_string(manifest).unwrap();
-    let antler: Vec<&str> = text
-        .lines()
-        .filter_map(|line| line.split_once(" = ").map(|(name, _)| name.trim()))
-        .filter(|name| name.starts_with("antler"))
-        .collect();
-    assert_eq!(antler, TUI_USES, "the TUI crate's antler dependencies");
+fn the_chat_screen_knows_only_the_protocol_and_the_search_only_the_floor() {
+    assert_eq!(
+        antler_uses("tui"),
+        TUI_USES,
+        "the TUI crate's antler dependencies"
+    );
+    assert_eq!(
+        antler_uses("search"),
+        SEARCH_USES,
+        "the search crate's antler dependencies"
+    );
     let core = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/Cargo.toml"),
     )
@@ -149,6 +155,20 @@ fn the_reader_sees_paths_in_groups_and_skips_tests() {
                 #[cfg(test)]\nuse crate::i;\n#[cfg(test)]\nmod tests {\n use crate::j;\n}\n";
     let paths = crate_paths(&code_of_text(code));
     assert_eq!(paths, ["a::b", "a::c", "d", "g::h"]);
+}
+
+/// The antler crates `crates/<name>/Cargo.toml` names, dev-dependencies too.
+fn antler_uses(name: &str) -> Vec<String> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("crates/{name}/Cargo.toml"));
+    std::fs::read_to_string(manifest)
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            line.split_once(" = ")
+                .map(|(name, _)| name.trim().to_string())
+        })
+        .filter(|name| name.starts_with("antler"))
+        .collect()
 }
 
 fn src() -> PathBuf {

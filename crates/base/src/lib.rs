@@ -1,9 +1,13 @@
 //! antler's bottom floor, the part every other crate may use: character classes and short
 //! forms of untrusted text (`text`), plain-text tables (`table`), time without a date
-//! crate (`clock`), and values as messages name them (`describe`). Only std and
-//! serde_json: the chat's screen and the protocol use it without the core.
+//! crate (`clock`), values as messages name them (`describe`), files read with a size cap
+//! and without following links (`bounded_read`), and files only the user may read
+//! (`private_file`). Only std, serde_json, nix (file modes and owners) and fastrand (temporary names): the
+//! chat's screen, the protocol and the search use it without the core.
 
+pub mod bounded_read;
 pub mod clock;
 pub mod describe;
+pub mod private_file;
 pub mod table;
 pub mod text;

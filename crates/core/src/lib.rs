@@ -14,7 +14,6 @@ pub mod config;
 // What the agent is made of.
 pub mod tools;
 pub mod provider;
-pub mod semantic;
 pub mod permissions;
 pub mod deferred;
 pub mod hooks;

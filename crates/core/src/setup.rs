@@ -9,15 +9,12 @@ use crate::config::{
     AppConfig, ConfigError, ConfigPaths, EnvLookup, Found, Loaded, McpServerConfig, ModelConfig,
     Origin, Segment, app_config_candidates, extensions_candidates, locate, parse_app_config_with,
 };
-use crate::deferred::search::{EmbedMode, SemanticSearch};
 use crate::deferred::{
     DEFAULT_CONTEXT_WINDOW, DeferInputs, DeferredError, DeferredSetup, setup_deferred_for,
 };
 use crate::hooks::Hooks;
 use crate::mcp::manifest::ManifestStore;
 use crate::mcp::{ExtensionsError, McpCache, McpManager, StartSettings};
-use crate::semantic::SemanticModel;
-use crate::semantic::cache::EmbeddingCache;
 use crate::skills::{SkillRoots, SkillSet, Skills};
 use crate::tools::builtin::{self, Clarifications};
 use crate::tools::sandbox::{Protected, SkillReads, ThreadOutputs, Workspace};
@@ -26,6 +23,9 @@ use crate::tools::{
     unknown_tool_settings,
 };
 use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, UntrustedError};
+use antler_search::semantic::cache::EmbeddingCache;
+use antler_search::semantic::{self, ModelLocation, ModelSource, SemanticModel};
+use antler_search::{EmbedMode, SemanticSearch};
 
 /// A setup problem that stops antler before it runs: exit status 2.
 #[derive(Debug, thiserror::Error)]
@@ -403,10 +403,40 @@ fn semantic_model(
         .as_deref()
         .and_then(Path::parent)
         .map_or_else(|| cwd.to_path_buf(), |dir| cwd.join(dir));
-    let location = crate::semantic::locate(config.model.as_deref(), &base, env)?;
+    let location = semantic_location(config.model.as_deref(), &base, env)?;
     let cache = crate::config::dirs::data_dir(env)
-        .map(|dir| EmbeddingCache::at(dir.join(crate::semantic::cache::FILE)));
+        .map(|dir| EmbeddingCache::at(dir.join(antler_search::semantic::cache::FILE)));
     Some(Arc::new(SemanticModel::new(location, cache)))
+}
+
+/// The default model directory: `<cache folder>/models/all-MiniLM-L6-v2`.
+fn default_model_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
+    crate::config::dirs::cache_dir(env).map(|dir| dir.join("models").join(semantic::MODEL_NAME))
+}
+
+/// The model directory: `$ANTLER_SEMANTIC_MODEL`, else `configured` (relative to `base`),
+/// else the default; `None` when there is no home folder to find the default in.
+fn semantic_location(
+    configured: Option<&Path>,
+    base: &Path,
+    env: EnvLookup<'_>,
+) -> Option<ModelLocation> {
+    if let Some(dir) = env(semantic::MODEL_ENV).filter(|v| !v.is_empty()) {
+        return Some(ModelLocation {
+            dir: PathBuf::from(dir),
+            source: ModelSource::Environment,
+        });
+    }
+    if let Some(dir) = configured {
+        return Some(ModelLocation {
+            dir: base.join(dir),
+            source: ModelSource::Config,
+        });
+    }
+    default_model_dir(env).map(|dir| ModelLocation {
+        dir,
+        source: ModelSource::Default,
+    })
 }
 
 /// The skills of the project (trusted ones usable), the user's config folder and

@@ -2,14 +2,15 @@
 //! or an embedded chat model where `-m embedded` looks.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::context::CommandContext;
 use super::error::CliError;
 use super::output::write_stdout;
 use super::{Exit, ModelsCommand};
 use crate::config::EnvLookup;
-use crate::semantic::{Encoder, install};
+use antler_search::semantic::Encoder;
+use antler_search::semantic::install::{self, FILES, InstallError, REVISION, Staging, UPSTREAM};
 
 /// Runs `antler models ...`.
 pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit {
@@ -22,7 +23,7 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
     } = ctx;
     let ModelsCommand::Fetch(args) = command;
     match args.name.as_str() {
-        "encoder" | crate::semantic::MODEL_NAME => {}
+        "encoder" | antler_search::semantic::MODEL_NAME => {}
         name => return fetch_chat(name, args.from.as_deref(), cwd, env).await,
     }
     let setup = match ctx.setup() {
@@ -50,7 +51,7 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
                 install::UPSTREAM,
                 install::REVISION
             );
-            install::fetch(&client, &target, &|file| eprintln!("  {file}")).await
+            fetch_encoder(&client, &target, &|file| eprintln!("  {file}")).await
         }
     };
     let dir = match installed {
@@ -67,6 +68,48 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
         model.location().source
     );
     write_stdout(&done).map_or_else(CliError::report, |()| Exit::Success)
+}
+
+/// Downloads the sentence encoder's pinned model from [`UPSTREAM`] at [`REVISION`] into
+/// `target`; `progress(file)` is told each file as it starts.
+async fn fetch_encoder(
+    client: &reqwest::Client,
+    target: &Path,
+    progress: &dyn Fn(&str),
+) -> Result<PathBuf, InstallError> {
+    let staging = Staging::new(target)?;
+    for &(file, size, _) in FILES {
+        progress(file);
+        let url = format!("{UPSTREAM}/resolve/{REVISION}/{file}");
+        let bytes = download(client, &url, size).await?;
+        staging.add(file, &bytes, &url)?;
+    }
+    staging.commit()
+}
+
+/// The body at `url`, which must be exactly `size` bytes.
+async fn download(client: &reqwest::Client, url: &str, size: u64) -> Result<Vec<u8>, InstallError> {
+    let failed = |message: String| InstallError::Download {
+        url: url.into(),
+        message,
+    };
+    let mut response = client
+        .get(url)
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(|e| failed(e.to_string()))?;
+    let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    while let Some(chunk) = response.chunk().await.map_err(|e| failed(e.to_string()))? {
+        if (body.len() + chunk.len()) as u64 > size {
+            return Err(failed(format!("more than the expected {size} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if body.len() as u64 != size {
+        return Err(failed(format!("{} bytes, expected {size}", body.len())));
+    }
+    Ok(body)
 }
 
 /// The client downloads use: a stalled download fails instead of hanging (a read that

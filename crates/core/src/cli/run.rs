@@ -12,12 +12,12 @@ use super::{
 };
 use crate::deferred::catalog_file::{catalog_tools, load_catalog_file};
 use crate::deferred::listing::ServerFacts;
-use crate::deferred::search::{EmbedMode, EmbedProgress, SemanticSearch};
 use crate::deferred::{DEFAULT_CONTEXT_WINDOW, DeferredCatalog, ToolSearch, token_stats};
 use crate::mcp::McpManager;
 use crate::protocol::ServerState;
 use crate::setup::{Setup, SetupError};
 use crate::ui::{listing, search as search_ui};
+use antler_search::{EmbedMode, EmbedProgress, SemanticSearch};
 
 /// The most of a `--queries` file that is read.
 const MAX_INPUT_BYTES: u64 = 64 << 20;

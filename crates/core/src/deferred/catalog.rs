@@ -5,8 +5,40 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use super::hash::catalog_hash;
-use super::search::{Hit, SearchIndex, SemanticSearch};
-use crate::tools::{Tool, ToolInfo};
+use serde_json::Value;
+
+use crate::tools::{Tool, ToolInfo, ToolSource};
+use antler_search::{Hit, SearchIndex, Searchable, SemanticSearch};
+
+/// A tool as ranked search reads it.
+impl Searchable for ToolInfo {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// MCP tools keep their own name and server apart; another tool has its name, and a
+    /// server only when its metadata names one (a catalog file's tools).
+    fn name_and_server(&self) -> (&str, Option<&str>) {
+        match &self.source {
+            ToolSource::Mcp {
+                server,
+                original_name,
+            } => (original_name, Some(server)),
+            _ => (
+                &self.name,
+                self.metadata.get("server").and_then(Value::as_str),
+            ),
+        }
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+}
 
 /// One tool a query found.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -170,7 +170,7 @@ fn distinctive_words(tools: &HashMap<&str, Vec<&str>>) -> HashMap<String, String
     // Words of an identifier: split at non-alphanumerics and camelCase humps.
     let split = |name: &str| -> Vec<String> {
         let mut spaced = String::new();
-        crate::deferred::search::push_words(&mut spaced, name);
+        antler_search::push_words(&mut spaced, name);
         spaced
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| w.chars().count() > 2)

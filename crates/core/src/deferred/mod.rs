@@ -9,7 +9,6 @@ mod hash;
 pub mod listing;
 pub mod promotion;
 mod prompt;
-pub mod search;
 mod setup;
 mod stats;
 #[cfg(test)]

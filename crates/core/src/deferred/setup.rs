@@ -5,12 +5,12 @@ use std::sync::Arc;
 use super::DeferredCatalog;
 use super::call_tool::{CALL_TOOL, CallTool};
 use super::listing::{Listed, ListedLine, ServerFacts, listing_lines};
-use super::search::SemanticSearch;
 use super::tokens::estimate_schemas_tokens;
 use super::tool_search::{TOOL_SEARCH, ToolSearch};
 use crate::config::{Binding, DeferMode, McpServerConfig, ToolSearchConfig, ToolSearchMode};
 use crate::protocol::LOAD_SKILL_TOOL;
 use crate::tools::{Tool, ToolSource, Toolset};
+use antler_search::SemanticSearch;
 
 /// The context window assumed for `enabled: auto` when the model has none configured.
 pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;

@@ -28,8 +28,8 @@ pub use allowed::AllowedTools;
 pub use discover::{SkillRoots, TrustCheck, discover, project_roots, project_skill};
 pub use frontmatter::MAX_FILE_BYTES;
 
-use crate::deferred::search::SearchIndex;
 use crate::tools::{ToolInfo, ToolSource};
+use antler_search::SearchIndex;
 
 /// Where a skill was found, in order of precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -10,9 +10,9 @@ use std::path::Path;
 
 /// The most of a configuration file antler reads (`config.yaml`, an extensions file,
 /// `.env`): a real one holds a few kilobytes.
-pub(crate) const CONFIG_BYTES: u64 = 4 << 20;
+pub const CONFIG_BYTES: u64 = 4 << 20;
 /// The most of one of antler's state files (`trust.json`, `approvals.json`).
-pub(crate) const STATE_BYTES: u64 = 16 << 20;
+pub const STATE_BYTES: u64 = 16 << 20;
 
 /// Why a file was not opened.
 #[derive(Debug)]
@@ -42,7 +42,7 @@ impl From<Refused> for std::io::Error {
 }
 
 /// What a path is when it is not a regular file, in words.
-pub(crate) fn kind_of(meta: &Metadata) -> &'static str {
+pub fn kind_of(meta: &Metadata) -> &'static str {
     let kind = meta.file_type();
     if kind.is_dir() {
         "a directory"
@@ -60,14 +60,14 @@ pub(crate) fn kind_of(meta: &Metadata) -> &'static str {
 /// Opens `path` (links followed) for reading if it is a regular file. The open cannot
 /// block, and the file opened must be the one checked, so a swap for a pipe in between is
 /// caught.
-pub(crate) fn open_regular(path: &Path) -> Result<File, Refused> {
+pub fn open_regular(path: &Path) -> Result<File, Refused> {
     let checked = std::fs::metadata(path).map_err(Refused::Io)?;
     if !checked.is_file() {
         return Err(Refused::NotRegular(Box::new(checked)));
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
         .open(path)
         .map_err(Refused::Io)?;
     let opened = file.metadata().map_err(Refused::Io)?;
@@ -82,12 +82,12 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, Refused> {
 
 /// The regular file `path` whole, if it holds at most `limit` bytes; `what` names the kind
 /// of file in the error ("a config file"). Never reads more than `limit` and one byte.
-pub(crate) fn read(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
+pub fn read(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
     read_open(open_regular(path)?, limit, what)
 }
 
 /// [`read`] of a file already opened (and checked).
-pub(crate) fn read_open(file: File, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
+pub fn read_open(file: File, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
     let size = file.metadata()?.len();
     let too_large = |size: u64| {
         std::io::Error::new(
@@ -112,13 +112,13 @@ pub(crate) fn read_open(file: File, limit: u64, what: &str) -> std::io::Result<V
 }
 
 /// [`read`] as UTF-8 text.
-pub(crate) fn read_to_string(path: &Path, limit: u64, what: &str) -> std::io::Result<String> {
+pub fn read_to_string(path: &Path, limit: u64, what: &str) -> std::io::Result<String> {
     String::from_utf8(read(path, limit, what)?)
         .map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "it is not UTF-8 text"))
 }
 
 /// A size in bytes as people read it: `512 B`, `4 MiB`, `3.0 GiB`.
-pub(crate) fn shown_size(bytes: u64) -> String {
+pub fn shown_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
         return format!("{bytes} B");

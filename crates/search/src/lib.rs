@@ -1,4 +1,6 @@
-//! Ranked tool search over names, descriptions and parameters.
+//! Ranked search over names, descriptions and parameters: antler's `tool_search` and
+//! `skill_search` rank with it, and it knows nothing of tools, skills or catalogs beyond
+//! [`Searchable`]. The sentence encoder it can blend in is [`semantic`].
 //!
 //! The model sees only deferred tools' names and asks `tool_search` for a few schemas, so
 //! this ranking decides whether it finds the right tool in one cheap call. Plain words are
@@ -6,6 +8,8 @@
 //! similarity of shipped static word embeddings (modules `embed`, `fuse`) so synonyms the
 //! catalog never spells out still meet; a query written as a regular expression is matched
 //! as one (module `pattern`).
+
+pub mod semantic;
 
 mod embed;
 mod encoded;
@@ -18,14 +22,28 @@ mod tokenize;
 
 use std::collections::HashMap;
 
-use crate::tools::ToolInfo;
+use serde_json::Value;
 
 use encoded::Encoded;
 pub use encoded::{EmbedMode, EmbedProgress, SemanticSearch};
-pub(crate) use fuse::push_words;
+pub use fuse::push_words;
 use index::Index;
 use pattern::Haystack;
 use tokenize::Tokenizer;
+
+/// What ranked search reads of one thing it finds (a tool, a skill): the search knows
+/// nothing of tools, servers or catalogs beyond this.
+pub trait Searchable {
+    /// The name it is called by, as regex mode and name-token candidates match it.
+    fn name(&self) -> &str;
+    /// Its own name and its group's (an MCP tool's server), kept apart: both are ranked
+    /// fields, and tools of one group are also ranked together.
+    fn name_and_server(&self) -> (&str, Option<&str>);
+    /// What it does, in its author's words.
+    fn description(&self) -> &str;
+    /// The JSON Schema of its arguments, whose names and descriptions are ranked too.
+    fn parameters(&self) -> &Value;
+}
 
 /// How many of the best lexical matches are fused (besides the name matches).
 const LEXICAL_DEPTH: usize = 50;
@@ -67,20 +85,20 @@ pub struct SearchIndex {
 
 impl SearchIndex {
     /// Indexes `tools`; built once per catalog (not per query).
-    pub fn new(tools: &[ToolInfo]) -> Self {
+    pub fn new<T: Searchable>(tools: &[T]) -> Self {
         Self::with_semantic(tools, None)
     }
 
     /// Indexes `tools`, ranking with the sentence encoder of `semantic` too once their
     /// vectors are ready.
-    pub fn with_semantic(tools: &[ToolInfo], semantic: Option<SemanticSearch>) -> Self {
+    pub fn with_semantic<T: Searchable>(tools: &[T], semantic: Option<SemanticSearch>) -> Self {
         let tokenizer = Tokenizer::new();
         Self {
             index: Index::build(tools, &tokenizer),
             tokenizer,
-            names: Haystack::new(tools.iter().map(|t| t.name.as_str())),
+            names: Haystack::new(tools.iter().map(|t| t.name())),
             name_tokens: name_tokens(tools),
-            descriptions: Haystack::new(tools.iter().map(|t| t.description.as_str())),
+            descriptions: Haystack::new(tools.iter().map(|t| t.description())),
             semantic: fuse::Semantic::build(tools),
             // Tool texts are prepared only when a model is there to embed them; a catalog
             // built after one is installed picks it up.
@@ -197,10 +215,10 @@ impl SearchIndex {
 }
 
 /// Each name token (split at `_` and `-`, lower-cased) with the tools whose name has it.
-fn name_tokens(tools: &[ToolInfo]) -> HashMap<String, Vec<usize>> {
+fn name_tokens<T: Searchable>(tools: &[T]) -> HashMap<String, Vec<usize>> {
     let mut by_token: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, tool) in tools.iter().enumerate() {
-        for token in tool.name.split(['_', '-']).filter(|t| !t.is_empty()) {
+        for token in tool.name().split(['_', '-']).filter(|t| !t.is_empty()) {
             let tools = by_token.entry(token.to_lowercase()).or_default();
             if tools.last() != Some(&i) {
                 tools.push(i);
@@ -212,27 +230,49 @@ fn name_tokens(tools: &[ToolInfo]) -> HashMap<String, Vec<usize>> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Map, json};
+    use serde_json::json;
 
     use super::*;
-    use crate::tools::ToolSource;
 
-    /// An MCP tool with one `query` parameter.
-    pub(super) fn tool(server: &str, name: &str, description: &str) -> ToolInfo {
-        ToolInfo {
-            name: format!("{server}_{name}"),
-            description: description.into(),
-            parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
-            source: ToolSource::Mcp {
-                server: server.into(),
-                original_name: name.into(),
-            },
-            metadata: Map::new(),
-            parallel: false,
+    /// A tool as the search reads one.
+    pub(super) struct Doc {
+        pub(super) name: String,
+        own_name: String,
+        server: String,
+        description: String,
+        parameters: Value,
+    }
+
+    impl Searchable for Doc {
+        fn name(&self) -> &str {
+            &self.name
+        }
+
+        fn name_and_server(&self) -> (&str, Option<&str>) {
+            (&self.own_name, Some(&self.server))
+        }
+
+        fn description(&self) -> &str {
+            &self.description
+        }
+
+        fn parameters(&self) -> &Value {
+            &self.parameters
         }
     }
 
-    fn catalog() -> Vec<ToolInfo> {
+    /// An MCP tool with one `query` parameter.
+    pub(super) fn tool(server: &str, name: &str, description: &str) -> Doc {
+        Doc {
+            name: format!("{server}_{name}"),
+            own_name: name.into(),
+            server: server.into(),
+            description: description.into(),
+            parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
+        }
+    }
+
+    fn catalog() -> Vec<Doc> {
         vec![
             tool(
                 "github",
@@ -264,7 +304,7 @@ mod tests {
         ]
     }
 
-    fn names(index: &SearchIndex, tools: &[ToolInfo], query: &str, limit: usize) -> Vec<String> {
+    fn names(index: &SearchIndex, tools: &[Doc], query: &str, limit: usize) -> Vec<String> {
         index
             .search(query, limit, &|_| true)
             .iter()
@@ -382,7 +422,7 @@ mod tests {
 
     #[test]
     fn name_matches_stay_candidates_beyond_the_lexical_depth() {
-        let mut tools: Vec<ToolInfo> = (0..LEXICAL_DEPTH + 5)
+        let mut tools: Vec<Doc> = (0..LEXICAL_DEPTH + 5)
             .map(|i| tool("s", &format!("backup_{i}"), "Backup backup backup files."))
             .collect();
         tools.push(tool(

@@ -7,11 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 
-use super::Hit;
 use super::fuse::top;
 use super::index::{SCHEMA_DEPTH, collect_schema};
+use super::{Hit, Searchable};
 use crate::semantic::{Encoder, SemanticModel, embedding_workers};
-use crate::tools::ToolInfo;
 
 /// Weight of the encoder's normalised similarity next to the normalised built-in score
 /// (tuned on half A of the dev queries).
@@ -81,7 +80,7 @@ pub(crate) struct Encoded {
 }
 
 impl Encoded {
-    pub(super) fn new(tools: &[ToolInfo], search: SemanticSearch) -> Self {
+    pub(super) fn new<T: Searchable>(tools: &[T], search: SemanticSearch) -> Self {
         Self {
             search,
             texts: Arc::new(tools.iter().map(tool_text).collect()),
@@ -222,13 +221,13 @@ impl Encoded {
 
 /// The text a tool is embedded from: its name as words, its description, and its
 /// parameters' names and descriptions.
-pub(crate) fn tool_text(tool: &ToolInfo) -> String {
+pub(crate) fn tool_text<T: Searchable>(tool: &T) -> String {
     let mut text = String::new();
-    super::fuse::push_words(&mut text, &tool.name);
+    super::fuse::push_words(&mut text, tool.name());
     text.push_str(". ");
-    text.push_str(&tool.description);
+    text.push_str(tool.description());
     let (mut names, mut notes) = (String::new(), String::new());
-    collect_schema(&tool.parameters, SCHEMA_DEPTH, &mut names, &mut notes);
+    collect_schema(tool.parameters(), SCHEMA_DEPTH, &mut names, &mut notes);
     if !names.is_empty() {
         text.push_str(". Parameters: ");
         super::fuse::push_words(&mut text, names.trim_end());
@@ -241,13 +240,13 @@ pub(crate) fn tool_text(tool: &ToolInfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::SearchIndex;
-    use super::super::tests::tool;
+    use super::super::tests::{Doc, tool};
     use super::*;
     use crate::semantic::cache::EmbeddingCache;
     use crate::semantic::testing::model_dir;
     use crate::semantic::{ModelLocation, ModelSource};
 
-    fn catalog() -> Vec<ToolInfo> {
+    fn catalog() -> Vec<Doc> {
         vec![
             tool("notes", "create_note", "Write a new note."),
             tool("weather", "get_forecast", "Weather forecast for a city."),
@@ -263,7 +262,7 @@ mod tests {
         Arc::new(SemanticModel::new(location, cache))
     }
 
-    fn names(index: &SearchIndex, tools: &[ToolInfo], query: &str) -> Vec<String> {
+    fn names(index: &SearchIndex, tools: &[Doc], query: &str) -> Vec<String> {
         index
             .search(query, 3, &|_| true)
             .iter()

@@ -69,7 +69,7 @@ impl EmbeddingCache {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
             _ => Path::new("."),
         };
-        crate::base::private_file::create_dir(dir).map_err(|e| self.error(e))?;
+        antler_base::private_file::create_dir(dir).map_err(|e| self.error(e))?;
         let name = self
             .path
             .file_name()
@@ -80,7 +80,7 @@ impl EmbeddingCache {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        crate::base::private_file::create_file(&path).map_err(|e| self.error(e))?;
+        antler_base::private_file::create_file(&path).map_err(|e| self.error(e))?;
         let conn = Connection::open_with_flags(&path, flags).map_err(|e| self.error(e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| self.error(e))?;
         conn.execute_batch(

@@ -23,10 +23,10 @@ pub fn create_file(path: &Path) -> std::io::Result<()> {
         .append(true)
         .create(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path);
     match created {
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) && path.is_file() => Ok(()),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) && path.is_file() => Ok(()),
         other => other.map(drop),
     }
 }
@@ -40,10 +40,10 @@ pub fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
         .create(true)
         .append(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path);
     let file = match opened {
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
             let target = std::fs::metadata(path);
             if !target.as_ref().is_ok_and(|m| !m.is_file()) {
                 return Err(std::io::Error::new(
@@ -54,7 +54,7 @@ pub fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
             }
             std::fs::OpenOptions::new()
                 .append(true)
-                .custom_flags(libc::O_NONBLOCK)
+                .custom_flags(nix::libc::O_NONBLOCK)
                 .open(path)?
         }
         opened => opened?,
@@ -155,7 +155,7 @@ pub fn check_private(path: &Path, file: &std::fs::File) -> std::io::Result<()> {
     if !meta.is_file() {
         return Err(refused(format!(
             "it is {}, not a regular file",
-            crate::base::bounded_read::kind_of(&meta)
+            crate::bounded_read::kind_of(&meta)
         )));
     }
     if let Some(reason) = unsafe_because(path, &meta, false) {
@@ -191,9 +191,9 @@ fn folders_private(path: &Path) -> std::io::Result<()> {
 }
 
 /// [`read_private`] of a small state file (`trust.json`, `approvals.json`), bounded by
-/// [`crate::base::bounded_read::STATE_BYTES`].
+/// [`crate::bounded_read::STATE_BYTES`].
 pub fn read_state(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    read_private(path, crate::base::bounded_read::STATE_BYTES, "a state file")
+    read_private(path, crate::bounded_read::STATE_BYTES, "a state file")
 }
 
 /// Reads `path`, one of antler's state files, if it exists and is private
@@ -201,7 +201,7 @@ pub fn read_state(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
 pub fn read_private(path: &Path, limit: u64, what: &str) -> std::io::Result<Option<Vec<u8>>> {
     let opened = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
         .open(path);
     let file = match opened {
         Ok(file) => file,
@@ -209,7 +209,7 @@ pub fn read_private(path: &Path, limit: u64, what: &str) -> std::io::Result<Opti
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return folders_private(path).map(|()| None);
         }
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
                 "it is a symbolic link, so it is not used (antler keeps its state in plain \
@@ -219,7 +219,7 @@ pub fn read_private(path: &Path, limit: u64, what: &str) -> std::io::Result<Opti
         Err(e) => return Err(e),
     };
     check_private(path, &file)?;
-    crate::base::bounded_read::read_open(file, limit, what).map(Some)
+    crate::bounded_read::read_open(file, limit, what).map(Some)
 }
 
 /// Writes `bytes` to `path` through an owner-only (0600) temporary file beside it, synced
@@ -266,7 +266,7 @@ pub fn lock(path: &Path) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
         .truncate(false)
         .write(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(&name)?;
     nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, errno)| std::io::Error::from(errno))

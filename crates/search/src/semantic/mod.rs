@@ -7,15 +7,14 @@ mod bert;
 pub mod cache;
 mod encoder;
 mod error;
-pub(crate) mod install;
+pub mod install;
 mod model;
-pub(crate) mod wordpiece;
+pub mod wordpiece;
 
 pub use encoder::{CONFIG_FILE, Embedding, Encoder, TOKENIZER_FILE, VOCAB_FILE, WEIGHTS_FILE};
 pub use error::EncoderError;
 pub use model::{
-    MODEL_ENV, MODEL_NAME, ModelLocation, ModelSource, SemanticModel, default_model_dir,
-    embedding_workers, locate,
+    MODEL_ENV, MODEL_NAME, ModelLocation, ModelSource, SemanticModel, embedding_workers,
 };
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::Searchable;
 use super::tokenize::{Token, Tokenizer};
-use crate::tools::{ToolInfo, ToolSource};
 
 /// The fields of a tool document, from most to least telling.
 #[derive(Debug, Clone, Copy)]
@@ -113,13 +113,13 @@ impl Doc {
 
 impl Index {
     /// Indexes `tools` in order.
-    pub(super) fn build(tools: &[ToolInfo], tokenizer: &Tokenizer) -> Self {
+    pub(super) fn build<T: Searchable>(tools: &[T], tokenizer: &Tokenizer) -> Self {
         let mut index = Index::default();
         let mut groups: HashMap<String, u32> = HashMap::new();
         let mut memo = HashMap::new();
         let mut docs = Vec::with_capacity(tools.len());
         for (i, tool) in tools.iter().enumerate() {
-            let (name, server) = name_and_server(tool);
+            let (name, server) = tool.name_and_server();
             let group = server.map(|s| {
                 let next = u32::try_from(groups.len()).unwrap_or(u32::MAX);
                 let g = *groups.entry(s.to_string()).or_insert(next);
@@ -139,12 +139,12 @@ impl Index {
             };
             add(Field::Name, name);
             add(Field::Server, server.unwrap_or(""));
-            let (lead, body) = split_lead(&tool.description);
+            let (lead, body) = split_lead(tool.description());
             add(Field::Lead, lead);
             add(Field::Body, body);
             let mut names = String::new();
             let mut notes = String::new();
-            collect_schema(&tool.parameters, SCHEMA_DEPTH, &mut names, &mut notes);
+            collect_schema(tool.parameters(), SCHEMA_DEPTH, &mut names, &mut notes);
             add(Field::ParamName, &names);
             add(Field::ParamText, &notes);
             docs.push(doc);
@@ -177,20 +177,6 @@ impl Index {
                 *self.vocab.entry(t.text.clone()).or_insert(next)
             })
             .collect()
-    }
-}
-
-/// The tool's own name and its server: MCP tools keep both apart, other tools have only a name.
-pub(crate) fn name_and_server(tool: &ToolInfo) -> (&str, Option<&str>) {
-    match &tool.source {
-        ToolSource::Mcp {
-            server,
-            original_name,
-        } => (original_name, Some(server)),
-        _ => (
-            &tool.name,
-            tool.metadata.get("server").and_then(Value::as_str),
-        ),
     }
 }
 

@@ -3,13 +3,12 @@
 //! the cache or computed and saved there.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 use super::Encoder;
 use super::cache::{EmbeddingCache, Key, key};
-use crate::config::EnvLookup;
 
 /// The model antler uses by default and `antler models fetch` installs.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
@@ -52,32 +51,6 @@ pub struct ModelLocation {
     pub dir: PathBuf,
     /// Which setting chose it.
     pub source: ModelSource,
-}
-
-/// The default model directory: `<cache folder>/models/all-MiniLM-L6-v2`.
-pub fn default_model_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
-    crate::config::dirs::cache_dir(env).map(|dir| dir.join("models").join(MODEL_NAME))
-}
-
-/// The model directory: `$ANTLER_SEMANTIC_MODEL`, else `configured` (relative to `base`),
-/// else the default; `None` when there is no home folder to find the default in.
-pub fn locate(configured: Option<&Path>, base: &Path, env: EnvLookup<'_>) -> Option<ModelLocation> {
-    if let Some(dir) = env(MODEL_ENV).filter(|v| !v.is_empty()) {
-        return Some(ModelLocation {
-            dir: PathBuf::from(dir),
-            source: ModelSource::Environment,
-        });
-    }
-    if let Some(dir) = configured {
-        return Some(ModelLocation {
-            dir: base.join(dir),
-            source: ModelSource::Config,
-        });
-    }
-    default_model_dir(env).map(|dir| ModelLocation {
-        dir,
-        source: ModelSource::Default,
-    })
 }
 
 /// The sentence encoder of a session.

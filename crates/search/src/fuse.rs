@@ -7,9 +7,9 @@
 //! into one topic) and for CJK queries (the embedding model is English-only).
 
 use super::Hit;
+use super::Searchable;
 use super::embed::{Table, ToolVectors, table};
-use super::index::{SCHEMA_DEPTH, collect_schema, name_and_server};
-use crate::tools::ToolInfo;
+use super::index::{SCHEMA_DEPTH, collect_schema};
 
 /// Weight of cosine similarity next to the normalised lexical score (tuned on half A).
 const WEIGHT: f32 = 1.0;
@@ -28,7 +28,7 @@ pub(crate) struct Semantic {
 impl Semantic {
     /// Embeds each tool's name, server, description and parameter names; `None` if the
     /// shipped table is unusable.
-    pub(super) fn build(tools: &[ToolInfo]) -> Option<Self> {
+    pub(super) fn build<T: Searchable>(tools: &[T]) -> Option<Self> {
         let table = table()?;
         let texts = tools.iter().map(tool_text);
         Some(Self {
@@ -97,23 +97,23 @@ pub(crate) fn top(hits: &mut Vec<Hit>, n: usize) {
 
 /// The text a tool is embedded from: name words (camelCase split), server, description and
 /// parameter names.
-fn tool_text(tool: &ToolInfo) -> String {
-    let (name, server) = name_and_server(tool);
+fn tool_text<T: Searchable>(tool: &T) -> String {
+    let (name, server) = tool.name_and_server();
     let mut text = String::new();
     push_words(&mut text, name);
     text.push_str(". ");
     push_words(&mut text, server.unwrap_or(""));
     text.push_str(". ");
-    text.push_str(&tool.description);
+    text.push_str(tool.description());
     let (mut names, mut notes) = (String::new(), String::new());
-    collect_schema(&tool.parameters, SCHEMA_DEPTH, &mut names, &mut notes);
+    collect_schema(tool.parameters(), SCHEMA_DEPTH, &mut names, &mut notes);
     text.push_str(". ");
     push_words(&mut text, &names);
     text
 }
 
 /// Appends `ident` with camelCase humps and `_`/`-` turned into spaces.
-pub(crate) fn push_words(out: &mut String, ident: &str) {
+pub fn push_words(out: &mut String, ident: &str) {
     let mut prev = ' ';
     for c in ident.chars() {
         if c == '_' || c == '-' {

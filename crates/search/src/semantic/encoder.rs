@@ -165,7 +165,7 @@ impl Encoder {
             cls,
             sep,
             max_tokens,
-            id: crate::base::describe::hex(&id.finalize()),
+            id: antler_base::describe::hex(&id.finalize()),
             dims: shape.hidden,
         })
     }
@@ -291,7 +291,7 @@ fn vocabulary(dir: &Path) -> Result<(Vec<u8>, WordPiece), EncoderError> {
 
 /// Reads a regular file of at most `limit` bytes (never blocking on a pipe).
 pub(crate) fn read(path: &Path, limit: u64) -> Result<Vec<u8>, EncoderError> {
-    crate::base::bounded_read::read(path, limit, "a model file").map_err(|e| match e.kind() {
+    antler_base::bounded_read::read(path, limit, "a model file").map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => EncoderError::Missing(path.to_path_buf()),
         std::io::ErrorKind::FileTooLarge => EncoderError::TooLarge {
             path: path.to_path_buf(),
