@@ -279,6 +279,8 @@ fn choices_value(
     Ok(Value::Array(chosen))
 }
 
+/// What `text` should look like when it is not of `format` (a loose check: the server
+/// validates too).
 fn misformatted(format: &str, text: &str) -> Option<&'static str> {
     let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
     let date = |s: &str| {

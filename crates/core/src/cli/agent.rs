@@ -84,7 +84,6 @@ async fn run(args: &RunArgs, ctx: CommandContext<'_>) -> Result<Exit, CliError> 
     })
 }
 
-/// `--mcp-prompt SERVER:PROMPT` with its `--arg NAME=VALUE`s.
 /// What a run reads before anything starts, so that a mistake in them costs nothing.
 struct Inputs {
     /// `--mcp-prompt`, whose text becomes the prompt or comes before it.
@@ -140,6 +139,7 @@ async fn warn_unavailable_servers(session: &Session) {
     }
 }
 
+/// `--mcp-prompt SERVER:PROMPT` with its `--arg NAME=VALUE`s.
 struct ServerPrompt {
     server: String,
     name: String,

@@ -130,7 +130,7 @@ async fn inspect(command: CliCommand, ctx: CommandContext<'_>) -> Exit {
     result.await.unwrap_or_else(CliError::report)
 }
 
-/// Tells the user which servers could not be refreshed, and why.
+/// The servers' statuses, re-listed first with `--refresh`.
 async fn mcp_list(mcp: &McpManager, args: &McpListArgs) -> String {
     if args.refresh {
         report_refresh_failures(&mcp.refresh_manifests(&[]).await);
@@ -161,6 +161,7 @@ async fn mcp_refresh(mcp: &McpManager, args: &McpRefreshArgs) -> (String, bool) 
     (output, failed)
 }
 
+/// Tells the user which servers could not be refreshed, and why.
 fn report_refresh_failures(outcomes: &[(String, Option<String>)]) {
     for (name, error) in outcomes {
         if let Some(error) = error {

@@ -33,7 +33,7 @@ pub enum TrustStoreError {
     },
 }
 
-/// A trust store entry, kept under the file's absolute path as found.
+/// A trust store entry, kept under the file's (for a skill, its folder's) absolute path as found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrustedFile {
     /// SHA-256 (hex) of the content that was trusted.

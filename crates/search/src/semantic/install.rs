@@ -184,8 +184,8 @@ impl Staging {
     pub fn add(&self, file: &str, bytes: &[u8], source: &str) -> Result<(), InstallError> {
         let Some(&(_, _, want)) = FILES.iter().find(|(name, _, _)| *name == file) else {
             return Err(InstallError::Write {
-                path: self.dir.join(file),
-                source: std::io::Error::other("not a file of the model"),
+                path: self.dir.clone(),
+                source: std::io::Error::other(format!("`{file}` is not a file of the model")),
             });
         };
         check(file, bytes, want, source)?;

@@ -229,27 +229,13 @@ impl Engine {
         cancel: &AtomicBool,
         emit: &dyn Fn(String),
     ) -> Result<Generation, EmbeddedError> {
-        let started = Instant::now();
-        let (common, logits) = self.read_prompt(ids, cancel)?;
-        let prompt_time = started.elapsed();
-        tracing::debug!(
-            prompt = ids.len(),
-            cached = common,
-            ms = prompt_time.as_millis() as u64,
-            "embedded model: prompt processed"
-        );
-        let started = Instant::now();
+        let (common, logits, prompt_time) = self.read_prompt(ids, cancel)?;
         let room = self.context_window() - ids.len();
         let limit = max_tokens
             .map_or(DEFAULT_MAX_TOKENS, |n| n as usize)
             .min(room);
-        let (text, generated, finish) = self.decode_greedy(logits, limit, cancel, emit)?;
-        let output_time = started.elapsed();
-        tracing::debug!(
-            tokens = generated,
-            ms = output_time.as_millis() as u64,
-            "embedded model: answer generated"
-        );
+        let (text, generated, finish, output_time) =
+            self.decode_greedy(logits, limit, cancel, emit)?;
         Ok(Generation {
             text,
             prompt_tokens: ids.len(),
@@ -262,12 +248,13 @@ impl Engine {
     }
 
     /// Runs the prompt past what the cache already holds (at least its last token, for its
-    /// logits); returns how many tokens came from the cache and the next token's logits.
+    /// logits); returns how many tokens came from the cache, the next token's logits and
+    /// the time the prompt took.
     fn read_prompt(
         &mut self,
         ids: &[u32],
         cancel: &AtomicBool,
-    ) -> Result<(usize, Option<Tensor>), EmbeddedError> {
+    ) -> Result<(usize, Option<Tensor>, Duration), EmbeddedError> {
         let common = self
             .tokens
             .iter()
@@ -277,6 +264,7 @@ impl Engine {
             .min(ids.len() - 1);
         self.model.truncate(common);
         self.tokens.truncate(common);
+        let started = Instant::now();
         let mut logits = None;
         for chunk in ids[common..].chunks(PROMPT_CHUNK) {
             if cancel.load(Ordering::Relaxed) {
@@ -285,18 +273,27 @@ impl Engine {
             logits = Some(self.model.forward(chunk).map_err(inference)?);
             self.tokens.extend_from_slice(chunk);
         }
-        Ok((common, logits))
+        let prompt_time = started.elapsed();
+        tracing::debug!(
+            prompt = ids.len(),
+            cached = common,
+            ms = prompt_time.as_millis() as u64,
+            "embedded model: prompt processed"
+        );
+        Ok((common, logits, prompt_time))
     }
 
     /// Greedy decoding up to `limit` tokens or a stop token, the text streamed to `emit` as
-    /// whole characters; returns the text, its token count and why it ended.
+    /// whole characters; returns the text, its token count, why it ended and the time the
+    /// generation took.
     fn decode_greedy(
         &mut self,
         mut logits: Option<Tensor>,
         limit: usize,
         cancel: &AtomicBool,
         emit: &dyn Fn(String),
-    ) -> Result<(String, usize, FinishReason), EmbeddedError> {
+    ) -> Result<(String, usize, FinishReason, Duration), EmbeddedError> {
+        let started = Instant::now();
         let mut generated: Vec<u32> = Vec::new();
         let mut shown = 0;
         let mut finish = FinishReason::Length;
@@ -325,11 +322,17 @@ impl Engine {
                 self.tokens.push(next);
             }
         }
+        let output_time = started.elapsed();
+        tracing::debug!(
+            tokens = generated.len(),
+            ms = output_time.as_millis() as u64,
+            "embedded model: answer generated"
+        );
         let text = self.decode(&generated)?;
         if text.len() > shown && text.is_char_boundary(shown) {
             emit(text[shown..].to_string());
         }
-        Ok((text, generated.len(), finish))
+        Ok((text, generated.len(), finish, output_time))
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, EmbeddedError> {
