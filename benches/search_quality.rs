@@ -9,6 +9,12 @@
 //! right tool is among them; `PROMOTE_SWEEP=1` prints the same on half A for other ratios
 //! (tune there, check on B). The data directory defaults to `../shared/bench/livemcp` beside the
 //! crate; `ANTLER_BENCH_DIR` overrides it.
+//!
+//! Two more sets, each in halves too: the dev queries in Chinese (`benches/data/zh`: the same
+//! queries, hand-translated; parity is the Chinese score minus the English one, over the same
+//! tools), and the Berkeley Function-Calling Leaderboard's single-turn questions over their
+//! pooled function docs (`bash benches/data/fetch-bfcl` builds them from PyPI into
+//! `target/bench-data/bfcl`, or `ANTLER_BENCH_BFCL`; skipped, saying so, when missing).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -35,6 +41,8 @@ struct Query {
     text: String,
     style: String,
     needs: Vec<Vec<String>>,
+    /// The same query in English, for a translated one.
+    en: Option<String>,
 }
 
 fn main() {
@@ -181,6 +189,147 @@ fn main() {
             print_misses(&tools, &tasks, &task_ranks, &halves(&tasks, false));
         }
     }
+
+    let mut rankers: Vec<(&str, Method)> = vec![("ours", ranked(&ours, tools.len()))];
+    if let Some(index) = &with_model {
+        rankers.push(("model", ranked(index, tools.len())));
+    }
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+    cross_lingual(&tools, &data.join("zh"), &rankers);
+    bfcl(semantic);
+}
+
+/// A search index as a ranking method.
+fn ranked(index: &SearchIndex, n: usize) -> Method<'_> {
+    Box::new(move |q: &str| {
+        index
+            .search(q, n, &|_| true)
+            .iter()
+            .map(|h| h.index)
+            .collect()
+    })
+}
+
+/// The dev queries in Chinese against the same queries in English (the originals, or for the
+/// eight written in Chinese, their translation): hit@1, hit@5 and MRR of each, and Chinese
+/// minus English. Then the cross-lingual lines by direction (an English query for a tool
+/// described in Chinese, and the reverse).
+fn cross_lingual(tools: &[ToolInfo], dir: &std::path::Path, rankers: &[(&str, Method)]) {
+    let zh = read_queries(&dir.join("queries-dev-zh.jsonl"), "any_of");
+    let en: Vec<Query> = zh
+        .iter()
+        .map(|q| Query {
+            text: q.en.clone().unwrap(),
+            style: q.style.clone(),
+            needs: q.needs.clone(),
+            en: None,
+        })
+        .collect();
+    let cross = read_queries(&dir.join("queries-cross.jsonl"), "any_of");
+    let directions: Vec<String> = std::fs::read_to_string(dir.join("queries-cross.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["direction"].as_str().unwrap().to_string()
+        })
+        .collect();
+    println!();
+    println!(
+        "{:<7} {:<10} {:>5} {:>17} {:>17} {:>17}",
+        "zh/en", "split", "n", "hit@1 en/zh", "hit@5 en/zh", "MRR en/zh"
+    );
+    for (name, method) in rankers {
+        let en_ranks: Vec<Vec<usize>> = en.iter().map(|q| method(&q.text)).collect();
+        let zh_ranks: Vec<Vec<usize>> = zh.iter().map(|q| method(&q.text)).collect();
+        for (split, ids) in [
+            ("all", (0..zh.len()).collect::<Vec<_>>()),
+            ("A (tune)", (0..zh.len()).filter(|i| i % 2 == 0).collect()),
+            ("B (check)", (0..zh.len()).filter(|i| i % 2 == 1).collect()),
+        ] {
+            let e = dev_metrics(tools, &en, &en_ranks, &ids);
+            let z = dev_metrics(tools, &zh, &zh_ranks, &ids);
+            let pair = |k: usize| format!("{:.3}/{:.3} {:+.2}", e[k], z[k], z[k] - e[k]);
+            println!(
+                "{name:<7} {split:<10} {:>5} {:>17} {:>17} {:>17}",
+                ids.len(),
+                pair(0),
+                pair(1),
+                pair(2)
+            );
+        }
+        let ranks: Vec<Vec<usize>> = cross.iter().map(|q| method(&q.text)).collect();
+        for direction in ["en->zh-tool", "zh->en-tool"] {
+            let ids: Vec<usize> = (0..cross.len())
+                .filter(|&i| directions[i] == direction)
+                .collect();
+            let d = dev_metrics(tools, &cross, &ranks, &ids);
+            println!(
+                "{name:<7} {direction:<10} {:>5} {:>17.3} {:>17.3} {:>17.3}",
+                ids.len(),
+                d[0],
+                d[1],
+                d[2]
+            );
+        }
+    }
+}
+
+/// BFCL's questions over their pooled function docs: recall@1 and recall@5, in halves.
+fn bfcl(semantic: Option<SemanticSearch>) {
+    let dir = std::env::var_os("ANTLER_BENCH_BFCL").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data/bfcl"),
+        PathBuf::from,
+    );
+    if !dir.join("queries.jsonl").exists() {
+        println!(
+            "\nBFCL: no data at {}; `bash benches/data/fetch-bfcl` builds it",
+            dir.display()
+        );
+        return;
+    }
+    let tools = load_catalog_file(&dir.join("catalog.json")).unwrap();
+    let qs = read_queries(&dir.join("queries.jsonl"), "all_of");
+    let ours = SearchIndex::new(&tools);
+    let with_model = semantic.map(|s| SearchIndex::with_semantic(&tools, Some(s)));
+    let bm25 = Bm25::new(&tools);
+    let mut methods: Vec<(&str, Method)> = vec![("ours", ranked(&ours, tools.len()))];
+    if let Some(index) = &with_model {
+        let started = std::time::Instant::now();
+        index.search("warm up: embeds the catalog", 1, &|_| true);
+        println!(
+            "\nBFCL model: catalog vectors ready in {:.1?}",
+            started.elapsed()
+        );
+        methods.push(("model", ranked(index, tools.len())));
+    }
+    methods.push(("bm25", Box::new(|q: &str| bm25.search(q))));
+    println!(
+        "\nBFCL: {} function docs, {} questions",
+        tools.len(),
+        qs.len()
+    );
+    println!(
+        "{:<7} {:<10} {:>5} {:>9} {:>9}",
+        "bfcl", "split", "n", "recall@1", "recall@5"
+    );
+    for (name, method) in &methods {
+        let ranks: Vec<Vec<usize>> = qs.iter().map(|q| method(&q.text)).collect();
+        for (split, ids) in [
+            ("all", (0..qs.len()).collect::<Vec<_>>()),
+            ("A (tune)", (0..qs.len()).filter(|i| i % 2 == 0).collect()),
+            ("B (check)", (0..qs.len()).filter(|i| i % 2 == 1).collect()),
+        ] {
+            let t = task_metrics(&tools, &qs, &ranks, &ids);
+            println!(
+                "{name:<7} {split:<10} {:>5} {:>9.3} {:>9.3}",
+                ids.len(),
+                t[0],
+                t[1]
+            );
+        }
+    }
 }
 
 /// The sentence encoder (see `support::semantic_model`), embedding the catalog first.
@@ -239,6 +388,7 @@ fn read_queries(path: &std::path::Path, key: &str) -> Vec<Query> {
                 text: v["query"].as_str().unwrap().to_string(),
                 style: v["style"].as_str().unwrap_or("task").to_string(),
                 needs,
+                en: v["en"].as_str().map(str::to_string),
             }
         })
         .collect()
