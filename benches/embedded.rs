@@ -21,12 +21,12 @@ use std::path::PathBuf;
 use antler::protocol::{Message, ToolCall};
 use antler::provider::ToolSpec;
 use antler::provider::embedded::EmbeddedProvider;
-use antler::provider::embedded::catalog::{self, CHAT_MODELS};
+use antler::provider::embedded::catalog::CHAT_MODELS;
 use antler::provider::{ModelRequest, Provider};
 use serde_json::{Value, json};
 
 fn main() {
-    let dir = std::env::var_os(catalog::MODELS_DIR_ENV).map_or_else(
+    let dir = std::env::var_os(antler::config::dirs::MODELS_DIR_ENV).map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/models"),
         PathBuf::from,
     );

@@ -91,7 +91,7 @@ fn embed_tool_text(bencher: Bencher) {
     let text = "yahoo finance get stock price by date. Get the stock price for a given stock \
                 symbol on a specific date. Parameters: symbol date. The ticker symbol, e.g. \
                 AAPL The date in YYYY-MM-DD format";
-    bencher.bench(|| encoder.embed(divan::black_box(text)));
+    bencher.bench(|| encoder.embed_document(divan::black_box(text)));
 }
 
 /// A short query embedded (what every ranked search with the encoder pays).
@@ -99,7 +99,7 @@ fn embed_tool_text(bencher: Bencher) {
 fn embed_query(bencher: Bencher, query: &str) {
     let Some(model) = &*MODEL else { return };
     let encoder: Arc<Encoder> = model.encoder().unwrap();
-    bencher.bench(|| encoder.embed(divan::black_box(query)));
+    bencher.bench(|| encoder.embed_query(divan::black_box(query)));
 }
 
 #[divan::bench(sample_count = 10)]

@@ -27,8 +27,9 @@ pub(crate) struct Stats {
     pub n: usize,
 }
 
-/// The sentence encoder for the search benches: the model at `$ANTLER_SEMANTIC_MODEL`, else
-/// where `.ci/interop-deps` installs it, with tool vectors cached in
+/// The sentence encoder for the search benches: the model at `$ANTLER_SEMANTIC_MODEL` (e.g.
+/// `target/interop/models/multilingual-e5-small`), else all-MiniLM-L6-v2 where
+/// `.ci/interop-deps` installs it, with tool vectors cached in
 /// `target/bench-embeddings.sqlite` (the first run embeds a catalog once); `None`, saying
 /// so, when the model is missing.
 pub(crate) fn semantic_model() -> Option<std::sync::Arc<antler_search::semantic::SemanticModel>> {
@@ -36,10 +37,14 @@ pub(crate) fn semantic_model() -> Option<std::sync::Arc<antler_search::semantic:
         ModelLocation, ModelSource, SemanticModel, cache::EmbeddingCache,
     };
     let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/minilm"),
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/models/all-MiniLM-L6-v2"),
         PathBuf::from,
     );
-    if !dir.join("model.safetensors").exists() {
+    let weights = [
+        "model.safetensors",
+        antler_search::semantic::E5_WEIGHTS_FILE,
+    ];
+    if !weights.iter().any(|file| dir.join(file).exists()) {
         println!(
             "no sentence encoder model at {}: the encoder is not measured",
             dir.display()

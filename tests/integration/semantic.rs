@@ -60,7 +60,7 @@ fn fetched_model_is_reported_and_ranks_the_search() {
         "no shared word: nothing without the encoder"
     );
 
-    let from = interop_dir().join("minilm");
+    let from = interop_dir().join("models/all-MiniLM-L6-v2");
     let out = sb
         .antler()
         .args(["models", "fetch", "--from"])
@@ -99,7 +99,7 @@ fn a_copy_that_is_not_the_pinned_model_installs_nothing() {
     let sb = Sandbox::new();
     let copy = sb.path().join("copy");
     std::fs::create_dir_all(copy.join("1_Pooling")).unwrap();
-    let from = interop_dir().join("minilm");
+    let from = interop_dir().join("models/all-MiniLM-L6-v2");
     for file in [
         "config.json",
         "vocab.txt",
@@ -154,4 +154,42 @@ fn the_model_setting_is_followed_and_can_be_turned_off() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("turned off"));
+}
+
+#[test]
+fn a_model_in_the_models_folder_is_used_without_fetching() {
+    let sb = Sandbox::new();
+    sb.write("catalog.json", CATALOG);
+    let models = interop_dir().join("models");
+    // doctor exits 1 on the sandbox's other warnings; its report is what counts here.
+    let run = |args: &[&str]| {
+        let out = sb
+            .antler()
+            .env("ANTLER_MODELS_DIR", &models)
+            .args(args)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let report = run(&["doctor", "--json"]);
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "sentence encoder")
+        .unwrap();
+    assert_eq!(check["status"], "ok", "{check}");
+    let search = [
+        "tools",
+        "search",
+        "--catalog",
+        "catalog.json",
+        "--json",
+        QUERY,
+    ];
+    assert_eq!(run(&search)["results"][0]["name"], "weather_get_forecast");
+    assert!(
+        !sb.path().join("xdg-cache/antler/models").exists(),
+        "nothing was installed"
+    );
 }

@@ -409,13 +409,10 @@ fn semantic_model(
     Some(Arc::new(SemanticModel::new(location, cache)))
 }
 
-/// The default model directory: `<cache folder>/models/all-MiniLM-L6-v2`.
-fn default_model_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
-    crate::config::dirs::cache_dir(env).map(|dir| dir.join("models").join(semantic::MODEL_NAME))
-}
-
 /// The model directory: `$ANTLER_SEMANTIC_MODEL`, else `configured` (relative to `base`),
-/// else the default; `None` when there is no home folder to find the default in.
+/// else its folder in the models folder (`$ANTLER_MODELS_DIR`, else the cache folder's
+/// `models`, where `antler models fetch` installs); `None` when there is no home folder to
+/// find the default in.
 fn semantic_location(
     configured: Option<&Path>,
     base: &Path,
@@ -433,9 +430,13 @@ fn semantic_location(
             source: ModelSource::Config,
         });
     }
-    default_model_dir(env).map(|dir| ModelLocation {
-        dir,
-        source: ModelSource::Default,
+    let source = match env(crate::config::dirs::MODELS_DIR_ENV) {
+        Some(dir) if !dir.trim().is_empty() => ModelSource::ModelsDir,
+        _ => ModelSource::Default,
+    };
+    crate::config::dirs::models_dir(env).map(|dir| ModelLocation {
+        dir: dir.join(semantic::MODEL_NAME),
+        source,
     })
 }
 
@@ -725,4 +726,45 @@ pub fn assemble_tiers(
         tracing::warn!("{warning}");
     }
     toolset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::fixed_env;
+
+    #[test]
+    fn the_encoder_is_found_by_its_variable_then_config_then_the_models_folder() {
+        let base = Path::new("/project");
+        let at = |configured: Option<&str>, vars: &[(&str, &str)]| {
+            let env = fixed_env(vars);
+            semantic_location(configured.map(Path::new), base, &env)
+                .map(|location| (location.dir, location.source))
+        };
+        let all = [
+            ("HOME", "/h"),
+            ("ANTLER_MODELS_DIR", "/m"),
+            ("ANTLER_SEMANTIC_MODEL", "/e"),
+        ];
+        assert_eq!(
+            at(Some("enc"), &all),
+            Some((PathBuf::from("/e"), ModelSource::Environment))
+        );
+        assert_eq!(
+            at(Some("enc"), &all[..2]),
+            Some((PathBuf::from("/project/enc"), ModelSource::Config))
+        );
+        assert_eq!(
+            at(None, &all[..2]),
+            Some((PathBuf::from("/m/all-MiniLM-L6-v2"), ModelSource::ModelsDir))
+        );
+        assert_eq!(
+            at(None, &all[..1]),
+            Some((
+                PathBuf::from("/h/.cache/antler/models/all-MiniLM-L6-v2"),
+                ModelSource::Default
+            ))
+        );
+        assert_eq!(at(None, &[]), None);
+    }
 }

@@ -177,7 +177,7 @@ impl Encoded {
         keep: &dyn Fn(usize) -> bool,
     ) -> Option<Vec<Hit>> {
         let vectors = self.ready()?;
-        let embedding = vectors.encoder.embed(query)?;
+        let embedding = vectors.encoder.embed_query(query)?;
         let cosines = vectors.cosines(&embedding.vector);
         let mut semantic: Vec<Hit> = cosines
             .iter()

@@ -316,10 +316,15 @@ fn semantic_check(setup: &Setup, checks: &mut Vec<Check>) {
             NAME,
             CheckStatus::Ok,
             format!(
-                "{} (from {}), {} dimensions, loaded in {} ms",
+                "{} (from {}), {} dimensions{}, loaded in {} ms",
                 location.dir.display(),
                 location.source,
                 encoder.dims(),
+                if encoder.multilingual() {
+                    ", multilingual"
+                } else {
+                    ""
+                },
                 started.elapsed().as_millis()
             ),
         ),
@@ -413,7 +418,7 @@ async fn model_check(
 async fn embedded_check(env: EnvLookup<'_>, in_use: bool, offline: bool, checks: &mut Vec<Check>) {
     use crate::provider::embedded::{EmbeddedProvider, catalog};
     const NAME: &str = "embedded model";
-    let found = catalog::models_dir(env).and_then(|dir| catalog::installed(&dir));
+    let found = crate::config::dirs::models_dir(env).and_then(|dir| catalog::installed(&dir));
     let Some((model, path)) = found else {
         checks.push(Check::new(
             NAME,

@@ -137,10 +137,10 @@ pub(super) async fn fetch_chat(
         ))
         .report();
     };
-    let Some(dir) = catalog::models_dir(env) else {
+    let Some(dir) = crate::config::dirs::models_dir(env) else {
         return CliError::usage(format!(
             "models fetch: no home folder to install into; set ${}",
-            catalog::MODELS_DIR_ENV
+            crate::config::dirs::MODELS_DIR_ENV
         ))
         .report();
     };

@@ -37,6 +37,18 @@ pub fn cache_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
         .map(|dir| dir.join("antler"))
 }
 
+/// Names the folder that holds one folder per installed model, by name: the chat models and
+/// the sentence encoder, installed without `antler models fetch` (the tests' and CI's).
+pub const MODELS_DIR_ENV: &str = "ANTLER_MODELS_DIR";
+
+/// The folder of models, one folder each: `$ANTLER_MODELS_DIR`, else `<cache folder>/models`.
+pub fn models_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
+    var(env, MODELS_DIR_ENV)
+        .filter(|dir| !dir.trim().is_empty())
+        .map(PathBuf::from)
+        .or_else(|| cache_dir(env).map(|dir| dir.join("models")))
+}
+
 /// The log: `$XDG_STATE_HOME/antler`, else `~/.local/state/antler`.
 pub fn state_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
     var(env, "XDG_STATE_HOME")
@@ -77,5 +89,16 @@ mod tests {
         let env = fixed_env(&[("ANTLER_DATA_DIR", "/d"), ("XDG_DATA_HOME", "/x")]);
         assert_eq!(data_dir(&env), Some(PathBuf::from("/d")));
         assert_eq!(data_dir(&fixed_env(&[])), None);
+    }
+
+    #[test]
+    fn the_environment_names_the_models_folder() {
+        let env = fixed_env(&[(MODELS_DIR_ENV, "/m"), ("HOME", "/h")]);
+        assert_eq!(models_dir(&env), Some(PathBuf::from("/m")));
+        let home = fixed_env(&[("HOME", "/h"), (MODELS_DIR_ENV, " ")]);
+        assert_eq!(
+            models_dir(&home),
+            Some(PathBuf::from("/h/.cache/antler/models"))
+        );
     }
 }

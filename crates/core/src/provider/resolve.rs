@@ -137,13 +137,13 @@ pub(crate) fn embedded_missing(
             Err(ResolveError::NoEndpoint)
         );
     wanted
-        && catalog::models_dir(env)
+        && crate::config::dirs::models_dir(env)
             .and_then(|dir| catalog::installed(&dir))
             .is_none()
 }
 
 fn embedded(env: EnvLookup<'_>, defaulted: bool) -> Result<ChosenModel, ModelSetupError> {
-    let found = catalog::models_dir(env).and_then(|dir| catalog::installed(&dir));
+    let found = crate::config::dirs::models_dir(env).and_then(|dir| catalog::installed(&dir));
     let Some((model, path)) = found else {
         return Err(ModelSetupError::EmbeddedMissing { defaulted });
     };

@@ -571,7 +571,7 @@ pub(super) fn model_choices(
             current: Some(m.name.as_str()) == current,
         })
         .collect();
-    let installed = catalog::models_dir(env).and_then(|dir| catalog::installed(&dir));
+    let installed = crate::config::dirs::models_dir(env).and_then(|dir| catalog::installed(&dir));
     if let Some((model, _)) = installed
         && !models.iter().any(|m| m.name == EMBEDDED)
     {

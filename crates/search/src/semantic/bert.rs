@@ -65,9 +65,86 @@ struct Layer {
     output_norm: LayerNorm,
 }
 
+/// Where a model's weights come from: a safetensors file, or another layout that names
+/// its tensors differently (`super::e5`). Names are Hugging Face `BertModel`'s.
+pub(super) trait TensorSource {
+    /// The f32 tensor `name` with exactly `shape` (`None`: any size), and its shape.
+    fn floats(
+        &self,
+        name: &str,
+        shape: &[Option<usize>],
+    ) -> Result<(Vec<f32>, Vec<usize>), EncoderError>;
+
+    /// The word embeddings, `rows × cols`: dense unless the source keeps them smaller.
+    fn word_table(&self, rows: usize, cols: usize) -> Result<WordTable, EncoderError> {
+        let (data, _) = self.floats(
+            "embeddings.word_embeddings.weight",
+            &[Some(rows), Some(cols)],
+        )?;
+        Array2::from_shape_vec((rows, cols), data)
+            .map(WordTable::Dense)
+            .map_err(|e| EncoderError::Tensor(format!("`embeddings.word_embeddings.weight`: {e}")))
+    }
+}
+
+/// The word embeddings. A multilingual vocabulary (250,000 rows) is kept 4-bit: 54 MB
+/// instead of 384, each looked-up row expanded when a text is embedded.
+pub(super) enum WordTable {
+    Dense(Array2<f32>),
+    /// `rows` rows of `cols` weights in Q4_0 blocks (an f16 scale and 32 nibbles each).
+    Q4 {
+        blocks: Vec<u8>,
+        rows: usize,
+        cols: usize,
+    },
+}
+
+/// Bytes of one Q4_0 block: an f16 scale, then 16 bytes of nibbles.
+pub(super) const Q4_BLOCK_BYTES: usize = 18;
+/// Weights in one Q4_0 block.
+pub(super) const Q4_BLOCK_WEIGHTS: usize = 32;
+
+/// Expands Q4_0 blocks: byte `j` holds weight `j` (low nibble) and `j + 16` (high), each
+/// `(nibble - 8) × scale`.
+pub(super) fn dequantize_q4(blocks: &[u8], out: &mut Vec<f32>) {
+    for block in blocks.chunks_exact(Q4_BLOCK_BYTES) {
+        let scale = half::f16::from_le_bytes([block[0], block[1]]).to_f32();
+        let nibbles = &block[2..];
+        let low = nibbles.iter().map(|b| f32::from(b & 0x0f) - 8.0);
+        let high = nibbles.iter().map(|b| f32::from(b >> 4) - 8.0);
+        out.extend(low.chain(high).map(|q| q * scale));
+    }
+}
+
+impl WordTable {
+    fn rows(&self) -> usize {
+        match self {
+            Self::Dense(table) => table.nrows(),
+            Self::Q4 { rows, .. } => *rows,
+        }
+    }
+
+    /// Adds row `id` (below [`Self::rows`]) to `out`.
+    fn add_row(&self, id: usize, out: &mut ndarray::ArrayViewMut1<f32>) {
+        match self {
+            Self::Dense(table) => *out += &table.row(id),
+            Self::Q4 { blocks, cols, .. } => {
+                let per_row = cols / Q4_BLOCK_WEIGHTS * Q4_BLOCK_BYTES;
+                let mut row = Vec::with_capacity(*cols);
+                if let Some(bytes) = blocks.get(id * per_row..(id + 1) * per_row) {
+                    dequantize_q4(bytes, &mut row);
+                }
+                for (o, v) in out.iter_mut().zip(row) {
+                    *o += v;
+                }
+            }
+        }
+    }
+}
+
 /// A loaded BERT encoder.
 pub(crate) struct Bert {
-    word: Array2<f32>,
+    word: WordTable,
     position: Array2<f32>,
     segment: Array1<f32>,
     embedding_norm: LayerNorm,
@@ -76,16 +153,10 @@ pub(crate) struct Bert {
 }
 
 impl Bert {
-    /// Takes the weights of `shape` out of `tensors` (names as Hugging Face's `BertModel`
-    /// saves them, with or without a `bert.` prefix), checking every shape.
+    /// Takes the weights of `shape` out of a safetensors file (names as Hugging Face's
+    /// `BertModel` saves them, with or without a `bert.` prefix), checking every shape.
     pub(super) fn load(tensors: &SafeTensors<'_>, shape: &BertShape) -> Result<Self, EncoderError> {
-        if shape.heads == 0 || !shape.hidden.is_multiple_of(shape.heads) {
-            return Err(EncoderError::Shape(format!(
-                "hidden_size {} is not a multiple of num_attention_heads {}",
-                shape.hidden, shape.heads
-            )));
-        }
-        let w = Weights {
+        let source = Safetensors {
             tensors,
             prefix: if tensors.names().iter().any(|n| n.starts_with("bert.")) {
                 "bert."
@@ -93,6 +164,21 @@ impl Bert {
                 ""
             },
         };
+        Self::from_source(&source, shape)
+    }
+
+    /// Takes the weights of `shape` out of `source`, checking every shape.
+    pub(super) fn from_source(
+        source: &dyn TensorSource,
+        shape: &BertShape,
+    ) -> Result<Self, EncoderError> {
+        if shape.heads == 0 || !shape.hidden.is_multiple_of(shape.heads) {
+            return Err(EncoderError::Shape(format!(
+                "hidden_size {} is not a multiple of num_attention_heads {}",
+                shape.hidden, shape.heads
+            )));
+        }
+        let w = Weights { source };
         let (h, i) = (shape.hidden, shape.intermediate);
         let norm = |name: &str| -> Result<LayerNorm, EncoderError> {
             Ok(LayerNorm {
@@ -134,11 +220,7 @@ impl Bert {
             ));
         }
         Ok(Self {
-            word: w.matrix(
-                "embeddings.word_embeddings.weight",
-                Some(shape.vocab_size),
-                h,
-            )?,
+            word: source.word_table(shape.vocab_size, h)?,
             position: w.matrix(
                 "embeddings.position_embeddings.weight",
                 Some(shape.max_positions),
@@ -158,7 +240,7 @@ impl Bert {
 
     /// How many rows the word embedding has: token ids must be below it.
     pub(super) fn vocab_rows(&self) -> usize {
-        self.word.nrows()
+        self.word.rows()
     }
 
     /// The unit-length mean of the last layer's token states for `ids` (which the caller
@@ -168,13 +250,11 @@ impl Bert {
         if n == 0 || self.vocab_rows() == 0 {
             return None;
         }
-        let hidden = self.word.ncols();
+        let hidden = self.position.ncols();
         let mut x = Array2::<f32>::zeros((n, hidden));
         for (t, (mut row, &id)) in x.rows_mut().into_iter().zip(ids).enumerate() {
-            let word = self
-                .word
-                .row(usize::try_from(id).ok()?.min(self.vocab_rows() - 1));
-            row.assign(&word);
+            let id = usize::try_from(id).ok()?.min(self.vocab_rows() - 1);
+            self.word.add_row(id, &mut row);
             row += &self.position.row(t);
             row += &self.segment;
         }
@@ -244,14 +324,13 @@ fn erf(x: f32) -> f32 {
     y.copysign(x)
 }
 
-/// Reads checked tensors out of a safetensors file.
-struct Weights<'a, 'b> {
+/// A safetensors file's tensors.
+struct Safetensors<'a, 'b> {
     tensors: &'a SafeTensors<'b>,
     prefix: &'static str,
 }
 
-impl Weights<'_, '_> {
-    /// The f32 tensor `name` with exactly `shape`.
+impl TensorSource for Safetensors<'_, '_> {
     fn floats(
         &self,
         name: &str,
@@ -269,27 +348,51 @@ impl Weights<'_, '_> {
             )));
         }
         let got = view.shape();
-        let fits = got.len() == shape.len()
-            && got
-                .iter()
-                .zip(shape)
-                .all(|(g, want)| want.is_none_or(|w| *g == w));
-        if !fits {
-            return Err(EncoderError::Tensor(format!(
-                "`{full}` has shape {got:?}, expected {}",
-                shape
-                    .iter()
-                    .map(|d| d.map_or("any".to_owned(), |d| d.to_string()))
-                    .collect::<Vec<_>>()
-                    .join(" × ")
-            )));
-        }
+        check_shape(&full, got, shape)?;
         let data = view
             .data()
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         Ok((data, got.to_vec()))
+    }
+}
+
+/// Fails unless `got` is `want` (`None`: any size).
+pub(super) fn check_shape(
+    name: &str,
+    got: &[usize],
+    want: &[Option<usize>],
+) -> Result<(), EncoderError> {
+    let fits = got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(g, want)| want.is_none_or(|w| *g == w));
+    if fits {
+        return Ok(());
+    }
+    Err(EncoderError::Tensor(format!(
+        "`{name}` has shape {got:?}, expected {}",
+        want.iter()
+            .map(|d| d.map_or("any".to_owned(), |d| d.to_string()))
+            .collect::<Vec<_>>()
+            .join(" × ")
+    )))
+}
+
+/// Reads checked tensors, shaped, out of a source.
+struct Weights<'a> {
+    source: &'a dyn TensorSource,
+}
+
+impl Weights<'_> {
+    fn floats(
+        &self,
+        name: &str,
+        shape: &[Option<usize>],
+    ) -> Result<(Vec<f32>, Vec<usize>), EncoderError> {
+        self.source.floats(name, shape)
     }
 
     fn vector(&self, name: &str, len: usize) -> Result<Array1<f32>, EncoderError> {

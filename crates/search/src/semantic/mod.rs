@@ -5,12 +5,14 @@
 
 mod bert;
 pub mod cache;
+mod e5;
 mod encoder;
 mod error;
 pub mod install;
 mod model;
 pub mod wordpiece;
 
+pub use e5::E5_WEIGHTS_FILE;
 pub use encoder::{CONFIG_FILE, Embedding, Encoder, TOKENIZER_FILE, VOCAB_FILE, WEIGHTS_FILE};
 pub use error::EncoderError;
 pub use model::{

@@ -30,6 +30,8 @@ pub enum ModelSource {
     Environment,
     /// `tool_search.semantic.model` in config.yaml.
     Config,
+    /// Its folder in `$ANTLER_MODELS_DIR`, where the tests and CI install it.
+    ModelsDir,
     /// The default place in the cache folder, where `antler models fetch` installs.
     Default,
 }
@@ -39,6 +41,7 @@ impl std::fmt::Display for ModelSource {
         f.write_str(match self {
             Self::Environment => "$ANTLER_SEMANTIC_MODEL",
             Self::Config => "tool_search.semantic.model",
+            Self::ModelsDir => "$ANTLER_MODELS_DIR",
             Self::Default => "the default location",
         })
     }
@@ -89,7 +92,7 @@ impl SemanticModel {
     pub fn may_load(&self) -> bool {
         match self.encoder.get() {
             Some(loaded) => loaded.is_ok(),
-            None => self.location.dir.join(super::WEIGHTS_FILE).is_file(),
+            None => Encoder::has_weights(&self.location.dir),
         }
     }
 
@@ -163,7 +166,8 @@ impl SemanticModel {
                             return;
                         };
                         // A bug in the encoder costs this text its vector, not the run.
-                        let embedded = std::panic::catch_unwind(|| encoder.embed(&texts[i]));
+                        let embedded =
+                            std::panic::catch_unwind(|| encoder.embed_document(&texts[i]));
                         let (vector, keep) = match embedded {
                             Ok(Some(e)) => (e.vector, true),
                             Ok(None) => (vec![0.0; encoder.dims()], true),

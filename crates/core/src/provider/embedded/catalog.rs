@@ -2,12 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::EnvLookup;
-
-/// Names the folder that holds one folder per installed model, by name (the tests' and CI's
-/// models, installed without `antler models fetch`).
-pub const MODELS_DIR_ENV: &str = "ANTLER_MODELS_DIR";
-
 /// A chat model antler can run itself: one GGUF file at a pinned upstream revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChatModel {
@@ -80,14 +74,6 @@ impl ChatModel {
     }
 }
 
-/// The folder of models: `$ANTLER_MODELS_DIR`, else `<cache folder>/models`.
-pub fn models_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
-    env(MODELS_DIR_ENV)
-        .filter(|dir| !dir.trim().is_empty())
-        .map(PathBuf::from)
-        .or_else(|| crate::config::dirs::cache_dir(env).map(|dir| dir.join("models")))
-}
-
 /// The first chat model whose file is in `models_dir`, with its path.
 pub fn installed(models_dir: &Path) -> Option<(ChatModel, PathBuf)> {
     CHAT_MODELS.into_iter().find_map(|model| {
@@ -113,16 +99,5 @@ mod tests {
         std::fs::write(&big, b"x").unwrap();
         assert_eq!(installed(dir.path()).map(|(m, _)| m), Some(CHAT));
         assert!(CHAT.url().contains(CHAT.revision));
-    }
-
-    #[test]
-    fn the_environment_names_the_models_folder() {
-        let env = |key: &str| (key == MODELS_DIR_ENV).then(|| "/m".to_string());
-        assert_eq!(models_dir(&env), Some(PathBuf::from("/m")));
-        let home = |key: &str| (key == "HOME").then(|| "/h".to_string());
-        assert_eq!(
-            models_dir(&home),
-            Some(PathBuf::from("/h/.cache/antler/models"))
-        );
     }
 }
