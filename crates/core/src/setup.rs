@@ -431,7 +431,7 @@ fn semantic_location(
         });
     }
     let source = match env(crate::config::dirs::MODELS_DIR_ENV) {
-        Some(dir) if !dir.trim().is_empty() => ModelSource::ModelsDir,
+        Some(dir) if Path::new(&dir).is_absolute() => ModelSource::ModelsDir,
         _ => ModelSource::Default,
     };
     crate::config::dirs::models_dir(env).map(|dir| ModelLocation {

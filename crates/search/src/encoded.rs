@@ -15,6 +15,8 @@ use crate::semantic::{Encoder, SemanticModel, embedding_workers};
 /// Weight of the encoder's normalised similarity next to the normalised built-in score
 /// (tuned on half A of the dev queries).
 const ALPHA: f32 = 0.5;
+/// Tools of one script needed before their mean vector is taken out.
+const CENTROID_MIN: usize = 5;
 /// How many of the most similar tools get a semantic score (min-max normalised over them).
 const SEMANTIC_DEPTH: usize = 100;
 /// A tool found by the encoder alone must be at least this similar to the query: below it
@@ -47,10 +49,78 @@ pub struct SemanticSearch {
 struct Vectors {
     encoder: Arc<Encoder>,
     rows: Vec<f32>,
+    /// For a multilingual encoder, the tools' vectors with the mean vector of their script
+    /// taken out (CJK or not), and the two means: a query written in CJK characters is
+    /// compared with these, its own script's mean taken out too, so that what is left is
+    /// the meaning, not the language (otherwise the few tools described in Chinese draw
+    /// every Chinese query). Other queries are compared with the vectors as they are.
+    centered: Option<Centered>,
+}
+
+/// The tools' vectors with their script's mean taken out, and the two means.
+struct Centered {
+    rows: Vec<f32>,
+    means: [Option<Vec<f32>>; 2],
+}
+
+impl Centered {
+    /// `None` when neither script has [`CENTROID_MIN`] tools.
+    fn of(rows: &[f32], texts: &[String], dims: usize) -> Option<Self> {
+        let mut means = [None, None];
+        for (lang, mean) in means.iter_mut().enumerate() {
+            let members: Vec<&[f32]> = rows
+                .chunks_exact(dims.max(1))
+                .zip(texts)
+                .filter(|(_, t)| script(t) == lang)
+                .map(|(r, _)| r)
+                .collect();
+            if members.len() >= CENTROID_MIN {
+                let mut sum = vec![0f32; dims];
+                for r in &members {
+                    for (s, x) in sum.iter_mut().zip(*r) {
+                        *s += x / members.len() as f32;
+                    }
+                }
+                *mean = Some(sum);
+            }
+        }
+        if means.iter().all(Option::is_none) {
+            return None;
+        }
+        let mut centered_rows = rows.to_vec();
+        for (row, text) in centered_rows.chunks_exact_mut(dims.max(1)).zip(texts) {
+            if let Some(mean) = &means[script(text)] {
+                centered(row, mean);
+            }
+        }
+        Some(Self {
+            rows: centered_rows,
+            means,
+        })
+    }
+}
+
+/// The index of a text written mostly in CJK characters (any other text is 0).
+const CJK: usize = 1;
+
+/// [`CJK`] or not, as an index.
+fn script(text: &str) -> usize {
+    usize::from(cjk_share(text) > 0.3)
+}
+
+/// Subtracts `centroid` from `v` and scales the rest to unit length.
+fn centered(v: &mut [f32], centroid: &[f32]) {
+    for (x, c) in v.iter_mut().zip(centroid) {
+        *x -= c;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > f32::EPSILON {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
 }
 
 impl Vectors {
-    fn from(encoder: Arc<Encoder>, vectors: Vec<Option<Vec<f32>>>) -> Self {
+    fn from(encoder: Arc<Encoder>, vectors: Vec<Option<Vec<f32>>>, texts: &[String]) -> Self {
         let dims = encoder.dims();
         let mut rows = Vec::with_capacity(vectors.len() * dims);
         for v in vectors {
@@ -59,13 +129,31 @@ impl Vectors {
                 _ => rows.extend(std::iter::repeat_n(0.0, dims)),
             }
         }
-        Self { encoder, rows }
+        let centered = encoder
+            .multilingual()
+            .then(|| Centered::of(&rows, texts, dims))
+            .flatten();
+        Self {
+            encoder,
+            rows,
+            centered,
+        }
     }
 
-    fn cosines(&self, query: &[f32]) -> Vec<f32> {
-        self.rows
-            .chunks_exact(query.len().max(1))
-            .map(|row| row.iter().zip(query).map(|(a, b)| a * b).sum())
+    /// The query's cosine with each tool: for a query in CJK characters and a multilingual
+    /// encoder, with each script's mean taken out.
+    fn cosines(&self, mut query: Vec<f32>, text: &str) -> Vec<f32> {
+        let rows = match &self.centered {
+            Some(c) if script(text) == CJK => {
+                if let Some(mean) = &c.means[CJK] {
+                    centered(&mut query, mean);
+                }
+                &c.rows
+            }
+            _ => &self.rows,
+        };
+        rows.chunks_exact(query.len().max(1))
+            .map(|row| row.iter().zip(&query).map(|(a, b)| a * b).sum())
             .collect()
     }
 }
@@ -101,7 +189,10 @@ impl Encoded {
         let encoder = self.search.model.encoder().ok()?;
         let mut vectors = self.search.model.cached(&encoder, &self.texts);
         if vectors.iter().all(Option::is_some) {
-            return Some(self.vectors.get_or_init(|| Vectors::from(encoder, vectors)));
+            return Some(
+                self.vectors
+                    .get_or_init(|| Vectors::from(encoder, vectors, &self.texts)),
+            );
         }
         match &self.search.mode {
             EmbedMode::Blocking(progress) => {
@@ -118,7 +209,10 @@ impl Encoded {
                     &report,
                     &|| false,
                 );
-                Some(self.vectors.get_or_init(|| Vectors::from(encoder, vectors)))
+                Some(
+                    self.vectors
+                        .get_or_init(|| Vectors::from(encoder, vectors, &self.texts)),
+                )
             }
             EmbedMode::Background => {
                 let (model, texts) = (Arc::clone(&self.search.model), Arc::clone(&self.texts));
@@ -139,7 +233,7 @@ impl Encoded {
                             &gone,
                         ) && let Some(cell) = cell.upgrade()
                         {
-                            let _ = cell.set(Vectors::from(encoder, vectors));
+                            let _ = cell.set(Vectors::from(encoder, vectors, &texts));
                         }
                     });
                 match job {
@@ -178,7 +272,8 @@ impl Encoded {
     ) -> Option<Vec<Hit>> {
         let vectors = self.ready()?;
         let embedding = vectors.encoder.embed_query(query)?;
-        let cosines = vectors.cosines(&embedding.vector);
+        let trust = embedding.trust;
+        let cosines = vectors.cosines(embedding.vector, query);
         let mut semantic: Vec<Hit> = cosines
             .iter()
             .enumerate()
@@ -198,7 +293,7 @@ impl Encoded {
         }
         if let (Some(max), Some(min)) = (semantic.first(), semantic.last()) {
             let span = max.score - min.score;
-            let weight = ALPHA * embedding.trust;
+            let weight = ALPHA * trust;
             for hit in &semantic {
                 let normalised = if span > f32::EPSILON {
                     (hit.score - min.score) / span
@@ -216,6 +311,21 @@ impl Encoded {
             .collect();
         top(&mut hits, limit);
         Some(hits)
+    }
+}
+
+/// The share of a text's non-blank characters that are CJK.
+fn cjk_share(text: &str) -> f32 {
+    let (cjk, all) = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .fold((0u32, 0u32), |(cjk, all), c| {
+            (cjk + u32::from(super::tokenize::is_cjk(c)), all + 1)
+        });
+    if all == 0 {
+        0.0
+    } else {
+        cjk as f32 / all as f32
     }
 }
 

@@ -41,10 +41,11 @@ pub fn cache_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
 /// the sentence encoder, installed without `antler models fetch` (the tests' and CI's).
 pub const MODELS_DIR_ENV: &str = "ANTLER_MODELS_DIR";
 
-/// The folder of models, one folder each: `$ANTLER_MODELS_DIR`, else `<cache folder>/models`.
+/// The folder of models, one folder each: `$ANTLER_MODELS_DIR` (when absolute: a relative
+/// one would name a folder of whatever project antler runs in), else `<cache folder>/models`.
 pub fn models_dir(env: EnvLookup<'_>) -> Option<PathBuf> {
     var(env, MODELS_DIR_ENV)
-        .filter(|dir| !dir.trim().is_empty())
+        .filter(|dir| Path::new(dir).is_absolute())
         .map(PathBuf::from)
         .or_else(|| cache_dir(env).map(|dir| dir.join("models")))
 }
@@ -95,7 +96,7 @@ mod tests {
     fn the_environment_names_the_models_folder() {
         let env = fixed_env(&[(MODELS_DIR_ENV, "/m"), ("HOME", "/h")]);
         assert_eq!(models_dir(&env), Some(PathBuf::from("/m")));
-        let home = fixed_env(&[("HOME", "/h"), (MODELS_DIR_ENV, " ")]);
+        let home = fixed_env(&[("HOME", "/h"), (MODELS_DIR_ENV, "target/models")]);
         assert_eq!(
             models_dir(&home),
             Some(PathBuf::from("/h/.cache/antler/models"))

@@ -102,6 +102,7 @@ const NOT_FROM_DOTENV: &[&str] = &[
     "ANTLER_DATA_DIR",
     "ANTLER_LOG_FILE",
     "ANTLER_MODELS_DIR",
+    "ANTLER_SEMANTIC_MODEL",
     "HOME",
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",

