@@ -71,7 +71,7 @@ impl Centered {
             let members: Vec<&[f32]> = rows
                 .chunks_exact(dims.max(1))
                 .zip(texts)
-                .filter(|(_, t)| script(t) == lang)
+                .filter(|(r, t)| script(t) == lang && embedded(r))
                 .map(|(r, _)| r)
                 .collect();
             if members.len() >= CENTROID_MIN {
@@ -89,7 +89,9 @@ impl Centered {
         }
         let mut centered_rows = rows.to_vec();
         for (row, text) in centered_rows.chunks_exact_mut(dims.max(1)).zip(texts) {
-            if let Some(mean) = &means[script(text)] {
+            if let Some(mean) = &means[script(text)]
+                && embedded(row)
+            {
                 centered(row, mean);
             }
         }
@@ -98,6 +100,11 @@ impl Centered {
             means,
         })
     }
+}
+
+/// A tool whose text could not be embedded has a row of zeros: it stays zero (no cosine).
+fn embedded(row: &[f32]) -> bool {
+    row.iter().any(|&x| x != 0.0)
 }
 
 /// The index of a text written mostly in CJK characters (any other text is 0).
@@ -352,6 +359,40 @@ mod tests {
     use super::super::SearchIndex;
     use super::super::tests::{Doc, tool};
     use super::*;
+
+    #[test]
+    fn a_script_s_mean_is_taken_out_and_an_unembedded_tool_stays_zero() {
+        // Two topics (axes 0 and 1) in two scripts; the script adds its own offset (axis 2
+        // for CJK, axis 3 for the rest), as a multilingual model's vectors carry language.
+        let unit = |v: [f32; 4]| {
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.map(|x| x / n)
+        };
+        let mut rows = Vec::new();
+        let mut texts = Vec::new();
+        for i in 0..6 {
+            let topic = if i % 2 == 0 { [1.0, 0.0] } else { [0.0, 1.0] };
+            rows.extend(unit([topic[0], topic[1], 2.0, 0.0]));
+            texts.push(String::from("中文工具说明"));
+            rows.extend(unit([topic[0], topic[1], 0.0, 2.0]));
+            texts.push(String::from("an English tool"));
+        }
+        rows.extend([0.0; 4]);
+        texts.push(String::from("not embedded"));
+        let c = Centered::of(&rows, &texts, 4).unwrap();
+        assert!(c.means.iter().all(Option::is_some));
+        assert_eq!(&c.rows[c.rows.len() - 4..], &[0.0; 4]);
+        // Centered, a CJK tool and an English tool on the same topic point the same way.
+        let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        let (zh, en) = (&c.rows[0..4], &c.rows[4..8]);
+        assert!(cos(zh, en) > 0.99, "{zh:?} {en:?}");
+        assert!(cos(&rows[0..4], &rows[4..8]) < 0.3);
+        assert_eq!(script("知乎热榜"), CJK);
+        assert_eq!(script("docker 容器的全部输出日志"), CJK);
+        assert_eq!(script("docker container logs"), 0);
+        // Too few tools of a script: no mean for it.
+        assert!(Centered::of(&rows[..8], &texts[..2], 4).is_none());
+    }
     use crate::semantic::cache::EmbeddingCache;
     use crate::semantic::testing::model_dir;
     use crate::semantic::{ModelLocation, ModelSource};

@@ -613,11 +613,7 @@ mod tests {
     fn a_multilingual_model_that_is_not_the_pinned_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let real = crate::semantic::testing::multilingual_dir();
-        std::fs::copy(
-            real.join(E5_WEIGHTS_FILE),
-            dir.path().join(E5_WEIGHTS_FILE),
-        )
-        .unwrap();
+        std::fs::copy(real.join(E5_WEIGHTS_FILE), dir.path().join(E5_WEIGHTS_FILE)).unwrap();
         // A tokenizer.json that parses, but is not the model's.
         std::fs::write(
             dir.path().join(TOKENIZER_FILE),
