@@ -16,23 +16,30 @@ const CATALOG: &str = r#"{
 
 const QUERY: &str = "will it rain in Paris tomorrow";
 
+/// `tools search` for [`QUERY`] over [`CATALOG`], with `--json`.
+const SEARCH: [&str; 6] = [
+    "tools",
+    "search",
+    "--catalog",
+    "catalog.json",
+    "--json",
+    QUERY,
+];
+
 fn first_result(sb: &Sandbox) -> Option<String> {
     sb.write("catalog.json", CATALOG);
-    let args = [
-        "tools",
-        "search",
-        "--catalog",
-        "catalog.json",
-        "--json",
-        QUERY,
-    ];
-    let (report, code, _) = sb.json(&args);
+    let (report, code, _) = sb.json(&SEARCH);
     assert_eq!(code, 0, "{report}");
     report["results"][0]["name"].as_str().map(String::from)
 }
 
 fn encoder_check(sb: &Sandbox) -> Value {
     let (report, _, _) = sb.json(&["doctor", "--json"]);
+    encoder_check_of(&report)
+}
+
+/// The sentence encoder's line of a `doctor --json` report.
+fn encoder_check_of(report: &Value) -> Value {
     report["checks"]
         .as_array()
         .unwrap()
@@ -171,23 +178,9 @@ fn a_model_in_the_models_folder_is_used_without_fetching() {
             .unwrap();
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
-    let report = run(&["doctor", "--json"]);
-    let check = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["check"] == "sentence encoder")
-        .unwrap();
+    let check = encoder_check_of(&run(&["doctor", "--json"]));
     assert_eq!(check["status"], "ok", "{check}");
-    let search = [
-        "tools",
-        "search",
-        "--catalog",
-        "catalog.json",
-        "--json",
-        QUERY,
-    ];
-    assert_eq!(run(&search)["results"][0]["name"], "weather_get_forecast");
+    assert_eq!(run(&SEARCH)["results"][0]["name"], "weather_get_forecast");
     assert!(
         !sb.path().join("xdg-cache/antler/models").exists(),
         "nothing was installed"
