@@ -8,6 +8,7 @@ use ndarray::{Array1, Array2, ArrayView2, Axis, Slice, concatenate};
 use safetensors::{Dtype, SafeTensors};
 
 use super::error::EncoderError;
+use super::few_rows;
 
 /// The shape of a BERT model, from its `config.json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,17 +22,31 @@ pub(crate) struct BertShape {
     pub layer_norm_eps: f32,
 }
 
-/// `y = x W + b`, with `W` stored input-major so a row of `x` times `W` is one product.
+/// `y = x Wᵀ + b`, with `W` kept as PyTorch stores it, `[output, input]`: one output's
+/// weights are one contiguous row.
 struct Linear {
     weight: Array2<f32>,
     bias: Array1<f32>,
 }
 
+/// Up to this many rows (tokens) a product goes through [`few_rows`]; above it the general
+/// product's packing pays for itself (a tool's text is tens of tokens).
+const FEW_ROWS: usize = 24;
+
 impl Linear {
     fn apply(&self, x: &ArrayView2<f32>) -> Array2<f32> {
-        let mut y = x.dot(&self.weight);
+        let mut y = self.few_rows(x).unwrap_or_else(|| x.dot(&self.weight.t()));
         y += &self.bias;
         y
+    }
+
+    fn few_rows(&self, x: &ArrayView2<f32>) -> Option<Array2<f32>> {
+        if x.nrows() > FEW_ROWS {
+            return None;
+        }
+        let x = x.as_standard_layout();
+        let y = few_rows::product(x.as_slice()?, self.weight.as_slice()?, x.ncols())?;
+        Array2::from_shape_vec((x.nrows(), self.weight.nrows()), y).ok()
     }
 }
 
@@ -195,12 +210,12 @@ impl Bert {
                 w.linear(&format!("{p}.attention.self.key"), h, h)?,
                 w.linear(&format!("{p}.attention.self.value"), h, h)?,
             );
-            let joined = |a: &Array2<f32>, b: &Array2<f32>, c: &Array2<f32>, axis| {
-                concatenate(axis, &[a.view(), b.view(), c.view()])
+            let joined = |a: &Array2<f32>, b: &Array2<f32>, c: &Array2<f32>| {
+                concatenate(Axis(0), &[a.view(), b.view(), c.view()])
                     .map_err(|e| EncoderError::Shape(format!("{p}: {e}")))
             };
             let qkv = Linear {
-                weight: joined(&q.weight, &k.weight, &v.weight, Axis(1))?,
+                weight: joined(&q.weight, &k.weight, &v.weight)?,
                 bias: concatenate(Axis(0), &[q.bias.view(), k.bias.view(), v.bias.view()])
                     .map_err(|e| EncoderError::Shape(format!("{p}: {e}")))?,
             };
@@ -413,9 +428,8 @@ impl Weights<'_> {
 
     /// A linear layer `input` → `output`, stored by PyTorch as `[output, input]`.
     fn linear(&self, name: &str, input: usize, output: usize) -> Result<Linear, EncoderError> {
-        let weight = self.matrix(&format!("{name}.weight"), Some(output), input)?;
         Ok(Linear {
-            weight: weight.t().as_standard_layout().into_owned(),
+            weight: self.matrix(&format!("{name}.weight"), Some(output), input)?,
             bias: self.vector(&format!("{name}.bias"), output)?,
         })
     }

@@ -8,6 +8,7 @@ pub mod cache;
 mod e5;
 mod encoder;
 mod error;
+mod few_rows;
 pub mod install;
 mod model;
 pub mod wordpiece;
