@@ -336,6 +336,7 @@ fn bfcl(semantic: Option<SemanticSearch>) {
 fn semantic_search() -> Option<SemanticSearch> {
     Some(SemanticSearch {
         model: support::semantic_model()?,
+        multilingual: support::multilingual_model(),
         mode: EmbedMode::Blocking(None),
     })
 }

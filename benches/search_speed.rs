@@ -48,6 +48,9 @@ const QUERIES: &[&str] = &[
 
 /// The sentence encoder, if its model is installed.
 static MODEL: LazyLock<Option<Arc<SemanticModel>>> = LazyLock::new(support::semantic_model);
+/// The multilingual encoder beside it, if installed (see `support::multilingual_model`).
+static MULTILINGUAL: LazyLock<Option<Arc<SemanticModel>>> =
+    LazyLock::new(support::multilingual_model);
 
 /// An index of `tools` ranking with the encoder, its vectors ready (embedded once, with
 /// progress on stderr, if not cached).
@@ -60,6 +63,7 @@ fn with_encoder(tools: &[ToolInfo]) -> Option<SearchIndex> {
     });
     let search = SemanticSearch {
         model: Arc::clone(model),
+        multilingual: MULTILINGUAL.clone(),
         mode: EmbedMode::Blocking(Some(progress)),
     };
     let index = SearchIndex::with_semantic(tools, Some(search));

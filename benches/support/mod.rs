@@ -32,25 +32,51 @@ pub(crate) struct Stats {
 /// `.ci/interop-deps` installs it, with tool vectors cached in
 /// `target/bench-embeddings.sqlite` (the first run embeds a catalog once); `None`, saying
 /// so, when the model is missing.
-pub(crate) fn semantic_model() -> Option<std::sync::Arc<antler_search::semantic::SemanticModel>> {
+pub(crate) fn semantic_model() -> Option<Arc<antler_search::semantic::SemanticModel>> {
+    let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
+        || interop_models().join(antler_search::semantic::MODEL_NAME),
+        PathBuf::from,
+    );
+    bench_model(dir)
+}
+
+/// The multilingual encoder ranking beside [`semantic_model`], as a session finds it in the
+/// models folder: `target/interop/models/multilingual-e5-small` unless that is the model
+/// already, or `ANTLER_BENCH_MULTILINGUAL=off`.
+pub(crate) fn multilingual_model() -> Option<Arc<antler_search::semantic::SemanticModel>> {
+    if std::env::var_os("ANTLER_BENCH_MULTILINGUAL").is_some_and(|v| v == "off") {
+        return None;
+    }
+    let dir = interop_models().join(antler_search::semantic::MULTILINGUAL_MODEL_NAME);
+    let same = std::env::var_os("ANTLER_SEMANTIC_MODEL")
+        .is_some_and(|primary| Path::new(&primary).canonicalize().ok() == dir.canonicalize().ok());
+    if same {
+        return None;
+    }
+    bench_model(dir)
+}
+
+fn interop_models() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/models")
+}
+
+/// The model in `dir` with the bench's vector cache; `None`, saying so, when it is missing.
+fn bench_model(dir: PathBuf) -> Option<Arc<antler_search::semantic::SemanticModel>> {
     use antler_search::semantic::{
         ModelLocation, ModelSource, SemanticModel, cache::EmbeddingCache,
     };
-    let dir = std::env::var_os("ANTLER_SEMANTIC_MODEL").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/models/all-MiniLM-L6-v2"),
-        PathBuf::from,
-    );
     let weights = [
-        "model.safetensors",
+        antler_search::semantic::WEIGHTS_FILE,
         antler_search::semantic::E5_WEIGHTS_FILE,
     ];
     if !weights.iter().any(|file| dir.join(file).exists()) {
         println!(
-            "no sentence encoder model at {}: the encoder is not measured",
+            "no sentence encoder model at {}: it is not measured",
             dir.display()
         );
         return None;
     }
+    println!("sentence encoder: {}", dir.display());
     let cache = EmbeddingCache::at(
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-embeddings.sqlite"),
     );
@@ -58,10 +84,7 @@ pub(crate) fn semantic_model() -> Option<std::sync::Arc<antler_search::semantic:
         dir,
         source: ModelSource::Environment,
     };
-    Some(std::sync::Arc::new(SemanticModel::new(
-        location,
-        Some(cache),
-    )))
+    Some(Arc::new(SemanticModel::new(location, Some(cache))))
 }
 
 /// The LiveMCPBench data: `$ANTLER_BENCH_DIR`, else `../shared/bench/livemcp` beside the

@@ -167,7 +167,13 @@ fn the_model_setting_is_followed_and_can_be_turned_off() {
 fn a_model_in_the_models_folder_is_used_without_fetching() {
     let sb = Sandbox::new();
     sb.write("catalog.json", CATALOG);
-    let models = interop_dir().join("models");
+    // The two encoders only: the interop folder's chat model would make doctor load it.
+    let models = sb.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    for name in ["all-MiniLM-L6-v2", "multilingual-e5-small"] {
+        std::os::unix::fs::symlink(interop_dir().join("models").join(name), models.join(name))
+            .unwrap();
+    }
     // doctor exits 1 on the sandbox's other warnings; its report is what counts here.
     let run = |args: &[&str]| {
         let out = sb
@@ -178,9 +184,22 @@ fn a_model_in_the_models_folder_is_used_without_fetching() {
             .unwrap();
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
-    let check = encoder_check_of(&run(&["doctor", "--json"]));
+    let report = run(&["doctor", "--json"]);
+    let check = encoder_check_of(&report);
     assert_eq!(check["status"], "ok", "{check}");
     assert_eq!(run(&SEARCH)["results"][0]["name"], "weather_get_forecast");
+    // The multilingual encoder installed beside it ranks a Chinese query for English tools
+    // ("will it rain in Paris tomorrow"), which the English one cannot read.
+    let multilingual = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "multilingual encoder")
+        .unwrap();
+    assert_eq!(multilingual["status"], "ok", "{multilingual}");
+    let mut chinese = SEARCH;
+    chinese[5] = "明天巴黎会下雨吗";
+    assert_eq!(run(&chinese)["results"][0]["name"], "weather_get_forecast");
     assert!(
         !sb.path().join("xdg-cache/antler/models").exists(),
         "nothing was installed"

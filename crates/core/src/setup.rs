@@ -1,5 +1,9 @@
 //! From configuration files to a toolset: the one path every front-end takes.
 
+mod encoders;
+
+use encoders::Encoders;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,8 +27,7 @@ use crate::tools::{
     unknown_tool_settings,
 };
 use crate::trust::{ProjectFile, ProjectFileKind, ProjectTrust, UntrustedError};
-use antler_search::semantic::cache::EmbeddingCache;
-use antler_search::semantic::{self, ModelLocation, ModelSource, SemanticModel};
+use antler_search::semantic::SemanticModel;
 use antler_search::{EmbedMode, SemanticSearch};
 
 /// A setup problem that stops antler before it runs: exit status 2.
@@ -81,9 +84,9 @@ pub struct Setup {
     /// Secret values of the environment (the fallback API key, secret-named variables).
     env_secrets: Vec<String>,
     mcp: McpCache,
-    /// The sentence encoder for tool search (loaded at the first ranked search), unless
+    /// The sentence encoders for tool search (loaded at the first ranked search), unless
     /// `tool_search.semantic.enabled` is off.
-    semantic: Option<Arc<SemanticModel>>,
+    semantic: Option<Encoders>,
     /// The skills found at start (frontmatter only).
     skills: Skills,
     /// The loaded skills' folders the file tools may read, switched with the thread.
@@ -127,7 +130,7 @@ impl Setup {
             tokens: crate::mcp::oauth::TokenStore::in_data_dir(env),
         };
         let hooks = Arc::new(find_hooks(&mut app, cwd, env, trust)?);
-        let semantic = semantic_model(&app, cwd, env);
+        let semantic = Encoders::find(&app, cwd, env);
         if let Some(warning) = shell_reaches_private(&app.value.sandbox, cwd, &protected) {
             tracing::warn!("{warning}");
             app.warnings.push(warning);
@@ -372,72 +375,26 @@ impl Setup {
         Ok(deferred)
     }
 
-    /// The sentence encoder of tool search, used the way `mode` says; `None` when it is
-    /// turned off.
+    /// The sentence encoders of tool search, used the way `mode` says; `None` when they
+    /// are turned off.
     pub fn semantic_search(&self, mode: EmbedMode) -> Option<SemanticSearch> {
-        self.semantic.as_ref().map(|model| SemanticSearch {
-            model: Arc::clone(model),
+        self.semantic.as_ref().map(|found| SemanticSearch {
+            model: Arc::clone(&found.english),
+            multilingual: found.multilingual.clone(),
             mode,
         })
     }
 
     /// The sentence encoder's model (not loaded), unless it is turned off.
     pub fn semantic_model(&self) -> Option<&Arc<SemanticModel>> {
-        self.semantic.as_ref()
+        self.semantic.as_ref().map(|found| &found.english)
     }
-}
 
-/// The session's sentence encoder: where its model is and where tool vectors are cached
-/// (the data folder); `None` when turned off or there is no home folder to find it in.
-fn semantic_model(
-    app: &Loaded<AppConfig>,
-    cwd: &Path,
-    env: EnvLookup<'_>,
-) -> Option<Arc<SemanticModel>> {
-    let config = &app.value.tool_search.semantic;
-    if !config.enabled {
-        return None;
+    /// The multilingual encoder's model (not loaded) when one is installed beside the
+    /// English one, unless they are turned off.
+    pub fn multilingual_model(&self) -> Option<&Arc<SemanticModel>> {
+        self.semantic.as_ref()?.multilingual.as_ref()
     }
-    let base = app
-        .path
-        .as_deref()
-        .and_then(Path::parent)
-        .map_or_else(|| cwd.to_path_buf(), |dir| cwd.join(dir));
-    let location = semantic_location(config.model.as_deref(), &base, env)?;
-    let cache = crate::config::dirs::data_dir(env)
-        .map(|dir| EmbeddingCache::at(dir.join(antler_search::semantic::cache::FILE)));
-    Some(Arc::new(SemanticModel::new(location, cache)))
-}
-
-/// The model directory: `$ANTLER_SEMANTIC_MODEL`, else `configured` (relative to `base`),
-/// else its folder in the models folder (`$ANTLER_MODELS_DIR`, else the cache folder's
-/// `models`, where `antler models fetch` installs); `None` when there is no home folder to
-/// find the default in.
-fn semantic_location(
-    configured: Option<&Path>,
-    base: &Path,
-    env: EnvLookup<'_>,
-) -> Option<ModelLocation> {
-    if let Some(dir) = env(semantic::MODEL_ENV).filter(|v| !v.is_empty()) {
-        return Some(ModelLocation {
-            dir: PathBuf::from(dir),
-            source: ModelSource::Environment,
-        });
-    }
-    if let Some(dir) = configured {
-        return Some(ModelLocation {
-            dir: base.join(dir),
-            source: ModelSource::Config,
-        });
-    }
-    let source = match env(crate::config::dirs::MODELS_DIR_ENV) {
-        Some(dir) if Path::new(&dir).is_absolute() => ModelSource::ModelsDir,
-        _ => ModelSource::Default,
-    };
-    crate::config::dirs::models_dir(env).map(|dir| ModelLocation {
-        dir: dir.join(semantic::MODEL_NAME),
-        source,
-    })
 }
 
 /// The skills of the project (trusted ones usable), the user's config folder and
@@ -726,45 +683,4 @@ pub fn assemble_tiers(
         tracing::warn!("{warning}");
     }
     toolset
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::fixed_env;
-
-    #[test]
-    fn the_encoder_is_found_by_its_variable_then_config_then_the_models_folder() {
-        let base = Path::new("/project");
-        let at = |configured: Option<&str>, vars: &[(&str, &str)]| {
-            let env = fixed_env(vars);
-            semantic_location(configured.map(Path::new), base, &env)
-                .map(|location| (location.dir, location.source))
-        };
-        let all = [
-            ("HOME", "/h"),
-            ("ANTLER_MODELS_DIR", "/m"),
-            ("ANTLER_SEMANTIC_MODEL", "/e"),
-        ];
-        assert_eq!(
-            at(Some("enc"), &all),
-            Some((PathBuf::from("/e"), ModelSource::Environment))
-        );
-        assert_eq!(
-            at(Some("enc"), &all[..2]),
-            Some((PathBuf::from("/project/enc"), ModelSource::Config))
-        );
-        assert_eq!(
-            at(None, &all[..2]),
-            Some((PathBuf::from("/m/all-MiniLM-L6-v2"), ModelSource::ModelsDir))
-        );
-        assert_eq!(
-            at(None, &all[..1]),
-            Some((
-                PathBuf::from("/h/.cache/antler/models/all-MiniLM-L6-v2"),
-                ModelSource::Default
-            ))
-        );
-        assert_eq!(at(None, &[]), None);
-    }
 }

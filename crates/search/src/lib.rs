@@ -102,9 +102,7 @@ impl SearchIndex {
             semantic: fuse::Semantic::build(tools),
             // Tool texts are prepared only when a model is there to embed them; a catalog
             // built after one is installed picks it up.
-            encoded: semantic
-                .filter(|s| s.model.may_load())
-                .map(|s| Encoded::new(tools, s)),
+            encoded: semantic.and_then(|s| Encoded::new(tools, &s)),
             tools: tools.len(),
         }
     }

@@ -60,6 +60,7 @@ pub(super) async fn run(args: &DoctorArgs, ctx: CommandContext<'_>) -> Exit {
                     server_checks(&mcp, &mut checks).await;
                     deferred_check(&setup, &mcp, model, &mut checks).await;
                     semantic_check(&setup, &mut checks);
+                    multilingual_check(&setup, &mut checks);
                     mcp.shutdown(crate::mcp::McpManager::EXIT_GRACE).await;
                     model_check(&setup, model, args.offline, env, &mut checks).await;
                     store_check(env, &mut checks);
@@ -336,6 +337,32 @@ fn semantic_check(setup: &Setup, checks: &mut Vec<Check>) {
                  installs it"
             ),
         ),
+    });
+}
+
+/// The multilingual encoder, reported only when installed (it is optional): it ranks beside
+/// the sentence encoder, and alone for queries in CJK characters.
+fn multilingual_check(setup: &Setup, checks: &mut Vec<Check>) {
+    const NAME: &str = "multilingual encoder";
+    let Some(model) = setup.multilingual_model().filter(|m| m.may_load()) else {
+        return;
+    };
+    let location = model.location();
+    let started = std::time::Instant::now();
+    checks.push(match model.encoder() {
+        Ok(encoder) => Check::new(
+            NAME,
+            CheckStatus::Ok,
+            format!(
+                "{} (from {}), {} dimensions, loaded in {} ms; ranks beside the sentence \
+                 encoder, and alone for queries in CJK characters",
+                location.dir.display(),
+                location.source,
+                encoder.dims(),
+                started.elapsed().as_millis()
+            ),
+        ),
+        Err(err) => Check::new(NAME, CheckStatus::Warn, format!("not used: {err}")),
     });
 }
 

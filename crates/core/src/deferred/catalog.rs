@@ -163,7 +163,7 @@ impl DeferredCatalog {
     /// Whether a search may run the sentence encoder (a model is configured and is, or may
     /// be, loadable).
     pub fn may_encode(&self) -> bool {
-        self.semantic.as_ref().is_some_and(|s| s.model.may_load())
+        self.semantic.as_ref().is_some_and(SemanticSearch::may_load)
     }
 
     /// Like [`DeferredCatalog::search`] without the sentence encoder (see

@@ -17,7 +17,8 @@ pub use e5::E5_WEIGHTS_FILE;
 pub use encoder::{CONFIG_FILE, Embedding, Encoder, TOKENIZER_FILE, VOCAB_FILE, WEIGHTS_FILE};
 pub use error::EncoderError;
 pub use model::{
-    MODEL_ENV, MODEL_NAME, ModelLocation, ModelSource, SemanticModel, embedding_workers,
+    MODEL_ENV, MODEL_NAME, MULTILINGUAL_MODEL_NAME, ModelLocation, ModelSource, SemanticModel,
+    embedding_workers,
 };
 
 #[cfg(test)]

@@ -12,6 +12,9 @@ use super::cache::{EmbeddingCache, Key, key};
 
 /// The model antler uses by default and `antler models fetch` installs.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
+/// The multilingual encoder, ranking beside the English one when installed in the models
+/// folder under this name.
+pub const MULTILINGUAL_MODEL_NAME: &str = "multilingual-e5-small";
 /// Overrides where the model directory is.
 pub const MODEL_ENV: &str = "ANTLER_SEMANTIC_MODEL";
 /// Threads to embed on: every core, or all but one to leave the session one.
