@@ -333,8 +333,12 @@ fn semantic_check(setup: &Setup, checks: &mut Vec<Check>) {
             NAME,
             CheckStatus::Warn,
             format!(
-                "not used, tool search uses its built-in ranking: {err}; `antler models fetch` \
-                 installs it"
+                "not used, tool search uses {}: {err}; `antler models fetch` installs it",
+                if setup.multilingual_model().is_some_and(|m| m.may_load()) {
+                    "the multilingual encoder alone"
+                } else {
+                    "its built-in ranking"
+                }
             ),
         ),
     });
@@ -354,12 +358,16 @@ fn multilingual_check(setup: &Setup, checks: &mut Vec<Check>) {
             NAME,
             CheckStatus::Ok,
             format!(
-                "{} (from {}), {} dimensions, loaded in {} ms; ranks beside the sentence \
-                 encoder, and alone for queries in CJK characters",
+                "{} (from {}), {} dimensions, loaded in {} ms; {}",
                 location.dir.display(),
                 location.source,
                 encoder.dims(),
-                started.elapsed().as_millis()
+                started.elapsed().as_millis(),
+                if setup.semantic_model().is_some_and(|m| m.may_load()) {
+                    "ranks beside the sentence encoder, and alone for queries in CJK characters"
+                } else {
+                    "ranks alone (the sentence encoder is not installed)"
+                }
             ),
         ),
         Err(err) => Check::new(NAME, CheckStatus::Warn, format!("not used: {err}")),

@@ -30,7 +30,7 @@ impl Encoders {
             .and_then(Path::parent)
             .map_or_else(|| cwd.to_path_buf(), |dir| cwd.join(dir));
         let english = semantic_location(config.model.as_deref(), &base, env)?;
-        let multilingual = multilingual_location(env).filter(|m| m.dir != english.dir);
+        let multilingual = multilingual_location(env).filter(|m| !same_folder(&english, m));
         let cache = crate::config::dirs::data_dir(env)
             .map(|dir| EmbeddingCache::at(dir.join(semantic::cache::FILE)));
         Some(Self {
@@ -63,6 +63,22 @@ fn semantic_location(
         });
     }
     in_models_dir(semantic::MODEL_NAME, env)
+}
+
+/// Whether the English model named by the variable or the config is the models folder's
+/// multilingual one (however the path is spelt), which must not rank twice. Folders of the
+/// models folder differ by name, so the default path reads nothing.
+fn same_folder(english: &ModelLocation, multilingual: &ModelLocation) -> bool {
+    match english.source {
+        ModelSource::Environment | ModelSource::Config => {
+            english.dir == multilingual.dir
+                || matches!(
+                    (english.dir.canonicalize(), multilingual.dir.canonicalize()),
+                    (Ok(a), Ok(b)) if a == b
+                )
+        }
+        ModelSource::ModelsDir | ModelSource::Default => false,
+    }
 }
 
 /// The multilingual encoder's folder in the models folder.
@@ -142,5 +158,29 @@ mod tests {
             one.english.location().dir,
             PathBuf::from("/m/multilingual-e5-small")
         );
+    }
+
+    #[test]
+    fn a_link_to_the_multilingual_model_is_the_same_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("multilingual-e5-small");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let at = |dir: &Path, source| ModelLocation {
+            dir: dir.to_path_buf(),
+            source,
+        };
+        let multilingual = at(&real, ModelSource::ModelsDir);
+        assert!(same_folder(
+            &at(&link, ModelSource::Environment),
+            &multilingual
+        ));
+        assert!(same_folder(&at(&real, ModelSource::Config), &multilingual));
+        let other = dir.path().join("other");
+        assert!(!same_folder(
+            &at(&other, ModelSource::Environment),
+            &multilingual
+        ));
     }
 }

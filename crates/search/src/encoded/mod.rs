@@ -31,9 +31,13 @@ const ALPHA: f32 = 0.5;
 const CJK_LEXICAL: f32 = 0.3;
 /// How many of the most similar tools get a semantic score (min-max normalised over them).
 const SEMANTIC_DEPTH: usize = 100;
-/// A tool found by the encoder alone must be at least this similar to the query: below it
+/// A tool must be at least this similar to the query to get a semantic score: below it
 /// the "closest" tools of a nonsense query are noise, not hits.
 const MIN_COSINE: f32 = 0.2;
+/// The multilingual encoder's cosines all sit near 0.8 (a nonsense query is 0.79 from every
+/// tool, a match 0.82–0.86), so there a tool must instead beat the query's mean cosine over
+/// the catalog by this much.
+const MULTILINGUAL_MARGIN: f32 = 0.03;
 
 /// Progress of embedding a catalog: `(done, total)`.
 pub type EmbedProgress = Arc<dyn Fn(usize, usize) + Send + Sync>;
@@ -110,13 +114,13 @@ impl Encoded {
     }
 
     /// The vectors that are ready. An encoder starts getting its vectors once those before
-    /// it have theirs (or cannot load), so a background embedding takes one core at a time.
+    /// it are not embedding in the background any more, so one encoder embeds at a time.
     fn ready(&self) -> Vec<&Vectors> {
         let mut ready = Vec::new();
         for member in &self.members {
             match member.ready(&self.texts) {
                 Some(vectors) => ready.push(vectors),
-                None if member.model.may_load() => break,
+                None if member.embedding() => break,
                 None => {}
             }
         }
@@ -192,19 +196,28 @@ fn embed_queries(used: &[&Vectors], query: &str) -> Vec<Option<Embedding>> {
         return vec![first.encoder.embed_query(query)];
     }
     std::thread::scope(|scope| {
+        // An encoder whose thread cannot start embeds on this one, after the first.
         let others: Vec<_> = rest
             .iter()
-            .map(|v| scope.spawn(move || v.encoder.embed_query(query)))
+            .map(|v| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || v.encoder.embed_query(query))
+                    .map_err(|_| v)
+            })
             .collect();
         let mut all = vec![first.encoder.embed_query(query)];
-        all.extend(others.into_iter().map(|job| job.join().ok().flatten()));
+        all.extend(others.into_iter().map(|job| match job {
+            Ok(job) => job.join().ok().flatten(),
+            Err(v) => v.encoder.embed_query(query),
+        }));
         all
     })
 }
 
 /// Adds one encoder's similarity to `scores`: [`ALPHA`] times its trust in the query's
 /// vector times the cosine, min-max normalised over its [`SEMANTIC_DEPTH`] most similar
-/// tools of at least [`MIN_COSINE`].
+/// tools of at least [`MIN_COSINE`] (for a multilingual encoder, see
+/// [`MULTILINGUAL_MARGIN`]).
 fn add_similarity(
     vectors: &Vectors,
     embedding: Embedding,
@@ -214,10 +227,15 @@ fn add_similarity(
 ) {
     let weight = ALPHA * embedding.trust;
     let cosines = vectors.cosines(embedding.vector, query);
+    let floor = if vectors.encoder.multilingual() {
+        mean_of_embedded(&cosines) + MULTILINGUAL_MARGIN
+    } else {
+        MIN_COSINE
+    };
     let mut semantic: Vec<Hit> = cosines
         .iter()
         .enumerate()
-        .filter(|&(i, &c)| c >= MIN_COSINE && keep(i))
+        .filter(|&(i, &c)| c >= floor && keep(i))
         .map(|(index, &score)| Hit { index, score })
         .collect();
     top(&mut semantic, SEMANTIC_DEPTH);
@@ -237,7 +255,25 @@ fn add_similarity(
     }
 }
 
+/// The mean of the cosines of tools that were embedded (a tool that was not has 0).
+fn mean_of_embedded(cosines: &[f32]) -> f32 {
+    let (sum, n) = cosines
+        .iter()
+        .filter(|&&c| c != 0.0)
+        .fold((0.0, 0u32), |(sum, n), &c| (sum + c, n + 1));
+    if n == 0 { 0.0 } else { sum / n as f32 }
+}
+
 impl Member {
+    /// Whether its vectors are being computed on a background thread.
+    fn embedding(&self) -> bool {
+        self.background
+            .lock()
+            .ok()
+            .and_then(|slot| slot.as_ref().map(|job| !job.is_finished()))
+            .unwrap_or(false)
+    }
+
     /// The tool vectors if they are ready; the first call starts getting them.
     fn ready(&self, texts: &Arc<Vec<String>>) -> Option<&Vectors> {
         if let Some(v) = self.vectors.get() {
@@ -384,6 +420,37 @@ mod tests {
         assert!(names(&index, &tools, "zzqx vvk").is_empty());
         // Lexical evidence still leads.
         assert_eq!(names(&index, &tools, "orders")[0], "shop_list_orders");
+    }
+
+    #[test]
+    fn two_encoders_rank_english_and_chinese_and_not_nonsense() {
+        let tools = catalog();
+        let multilingual = ModelLocation {
+            dir: crate::semantic::testing::multilingual_dir(),
+            source: ModelSource::ModelsDir,
+        };
+        let semantic = SemanticSearch {
+            model: model(None),
+            multilingual: Some(Arc::new(SemanticModel::new(multilingual, None))),
+            mode: EmbedMode::Blocking(None),
+        };
+        let index = SearchIndex::with_semantic(&tools, Some(semantic));
+        assert_eq!(
+            names(&index, &tools, "will it rain in Paris tomorrow")[0],
+            "weather_get_forecast"
+        );
+        assert_eq!(
+            names(&index, &tools, "明天巴黎会下雨吗")[0],
+            "weather_get_forecast"
+        );
+        // The multilingual encoder finds every tool about 0.79 similar to these.
+        for nonsense in ["zzqx vvk", "qwpoe zmxnv", "asdf"] {
+            assert!(names(&index, &tools, nonsense).is_empty(), "{nonsense}");
+        }
+        assert_eq!(
+            names(&index, &tools, "my past purchases")[0],
+            "shop_list_orders"
+        );
     }
 
     #[test]

@@ -29,8 +29,8 @@ struct Linear {
     bias: Array1<f32>,
 }
 
-/// Up to this many rows (tokens) a product goes through [`few_rows`]; above it the general
-/// product's packing pays for itself (a tool's text is tens of tokens).
+/// Up to this many rows (tokens: a query, a short tool text) a product goes through
+/// [`few_rows`]; above it the general product's packing pays for itself.
 const FEW_ROWS: usize = 24;
 
 impl Linear {
@@ -41,7 +41,7 @@ impl Linear {
     }
 
     fn few_rows(&self, x: &ArrayView2<f32>) -> Option<Array2<f32>> {
-        if x.nrows() > FEW_ROWS {
+        if x.nrows() > FEW_ROWS || x.ncols() != self.weight.ncols() {
             return None;
         }
         let x = x.as_standard_layout();
