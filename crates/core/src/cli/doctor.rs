@@ -17,6 +17,7 @@ use crate::store::{ThreadStore, default_path};
 use crate::tools::sandbox::{LandlockStatus, landlock_status};
 use crate::trust::{ProjectTrust, project_files};
 use crate::ui::doctor::{Check, CheckStatus, doctor_table};
+use antler_search::semantic::SemanticModel;
 
 /// How long the model endpoint gets to answer the one-token request.
 const MODEL_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -310,25 +311,8 @@ fn semantic_check(setup: &Setup, checks: &mut Vec<Check>) {
         ));
         return;
     };
-    let location = model.location();
-    let started = std::time::Instant::now();
-    checks.push(match model.encoder() {
-        Ok(encoder) => Check::new(
-            NAME,
-            CheckStatus::Ok,
-            format!(
-                "{} (from {}), {} dimensions{}, loaded in {} ms",
-                location.dir.display(),
-                location.source,
-                encoder.dims(),
-                if encoder.multilingual() {
-                    ", multilingual"
-                } else {
-                    ""
-                },
-                started.elapsed().as_millis()
-            ),
-        ),
+    checks.push(match loaded(model) {
+        Ok(described) => Check::new(NAME, CheckStatus::Ok, described),
         Err(err) => Check::new(
             NAME,
             CheckStatus::Warn,
@@ -344,6 +328,26 @@ fn semantic_check(setup: &Setup, checks: &mut Vec<Check>) {
     });
 }
 
+/// Loads an encoder's model and describes it: where it is, its dimensions, how long the
+/// load took; why it does not load otherwise.
+fn loaded(model: &SemanticModel) -> Result<String, String> {
+    let location = model.location();
+    let started = std::time::Instant::now();
+    let encoder = model.encoder()?;
+    Ok(format!(
+        "{} (from {}), {} dimensions{}, loaded in {} ms",
+        location.dir.display(),
+        location.source,
+        encoder.dims(),
+        if encoder.multilingual() {
+            ", multilingual"
+        } else {
+            ""
+        },
+        started.elapsed().as_millis()
+    ))
+}
+
 /// The multilingual encoder, reported only when installed (it is optional): it ranks beside
 /// the sentence encoder, and alone for queries in CJK characters.
 fn multilingual_check(setup: &Setup, checks: &mut Vec<Check>) {
@@ -351,18 +355,12 @@ fn multilingual_check(setup: &Setup, checks: &mut Vec<Check>) {
     let Some(model) = setup.multilingual_model().filter(|m| m.may_load()) else {
         return;
     };
-    let location = model.location();
-    let started = std::time::Instant::now();
-    checks.push(match model.encoder() {
-        Ok(encoder) => Check::new(
+    checks.push(match loaded(model) {
+        Ok(described) => Check::new(
             NAME,
             CheckStatus::Ok,
             format!(
-                "{} (from {}), {} dimensions, loaded in {} ms; {}",
-                location.dir.display(),
-                location.source,
-                encoder.dims(),
-                started.elapsed().as_millis(),
+                "{described}; {}",
                 if setup.semantic_model().is_some_and(|m| m.may_load()) {
                     "ranks beside the sentence encoder, and alone for queries in CJK characters"
                 } else {
