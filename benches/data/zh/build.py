@@ -64,21 +64,18 @@ def main():
             }, ensure_ascii=False) + "\n")
             zh_targets = [n for n in q["any_of"] if n in zh_tools]
             en_targets = [n for n in q["any_of"] if n not in zh_tools]
-            # English query, a target tool described in Chinese.
-            if zh_targets:
-                n_cross["en->zh-tool"] += 1
+            # English query for a tool described in Chinese; Chinese query for one in English.
+            for direction, query, targets, suffix, original in (
+                ("en->zh-tool", en_text, zh_targets, "en", not orig_zh),
+                ("zh->en-tool", zh_text, en_targets, "zh", orig_zh),
+            ):
+                if not targets:
+                    continue
+                n_cross[direction] += 1
                 fc.write(json.dumps({
-                    "id": f"{q['id']}-en", "style": q["style"], "query": en_text, "any_of": q["any_of"],
-                    "direction": "en->zh-tool", "cross_tools": zh_targets,
-                    "source": "translation" if orig_zh else "original",
-                }, ensure_ascii=False) + "\n")
-            # Chinese query, a target tool described in English.
-            if en_targets:
-                n_cross["zh->en-tool"] += 1
-                fc.write(json.dumps({
-                    "id": f"{q['id']}-zh", "style": q["style"], "query": zh_text, "any_of": q["any_of"],
-                    "direction": "zh->en-tool", "cross_tools": en_targets,
-                    "source": "original" if orig_zh else "translation",
+                    "id": f"{q['id']}-{suffix}", "style": q["style"], "query": query, "any_of": q["any_of"],
+                    "direction": direction, "cross_tools": targets,
+                    "source": "original" if original else "translation",
                 }, ensure_ascii=False) + "\n")
     print(f"queries-dev-zh.jsonl: {len(dev)} ({len(zh_orig)} Chinese originals kept, {len(ZH)} translated to Chinese)")
     print(f"catalog tools with a Chinese description: {len(zh_tools)} of {len(all_tools)}")
