@@ -15,6 +15,10 @@
 //! tools), and the Berkeley Function-Calling Leaderboard's single-turn questions over their
 //! pooled function docs (`bash benches/data/fetch-bfcl` builds them from PyPI into
 //! `target/bench-data/bfcl`, or `ANTLER_BENCH_BFCL`; skipped, saying so, when missing).
+//!
+//! With the encoder, the time of a search as `tool_search` runs it is reported over every
+//! dev, task and Chinese dev query (p50, p90, p99, the slowest), the spread the search
+//! goals are stated in.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -196,7 +200,35 @@ fn main() {
     }
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data");
     cross_lingual(&tools, &data.join("zh"), &rankers);
+    if let Some(index) = &with_model {
+        let zh = read_queries(&data.join("zh/queries-dev-zh.jsonl"), "any_of");
+        latency(index, [&dev, &tasks, &zh]);
+    }
     bfcl(semantic);
+}
+
+/// How long a search takes as `tool_search` runs it (five results), over every query of
+/// `sets` in turn, each searched once: the 50th, 90th and 99th percentiles and the slowest.
+fn latency(index: &SearchIndex, sets: [&[Query]; 3]) {
+    let mut times: Vec<std::time::Duration> = sets
+        .iter()
+        .flat_map(|qs| qs.iter())
+        .map(|q| {
+            let started = std::time::Instant::now();
+            std::hint::black_box(index.search(&q.text, 5, &|_| true));
+            started.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    let at = |p: usize| times[(times.len() - 1) * p / 100];
+    println!(
+        "\nmodel search time over {} queries (dev, tasks, Chinese dev): p50 {:.1?}, p90 {:.1?}, p99 {:.1?}, max {:.1?}",
+        times.len(),
+        at(50),
+        at(90),
+        at(99),
+        times[times.len() - 1]
+    );
 }
 
 /// A search index as a ranking method.
