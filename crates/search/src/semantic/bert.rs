@@ -1,14 +1,14 @@
 //! The BERT encoder's forward pass, as sentence-transformers runs all-MiniLM-L6-v2: token,
 //! position and segment embeddings, then post-norm transformer layers (self-attention and a
 //! GELU feed-forward block), then the mean of the token states, normalised. One sequence at
-//! a time and no padding, so there is no attention mask; matrix products go through
-//! `ndarray` (matrixmultiply's SIMD kernels, picked at run time).
+//! a time and no padding, so there is no attention mask; a linear layer's product goes
+//! through [`Matrix`] (a query's few rows by `few_rows`, longer texts by matrixmultiply).
 
-use ndarray::{Array1, Array2, ArrayView2, Axis, Slice, concatenate};
+use ndarray::{Array1, Array2, ArrayView2, Axis, Slice};
 use safetensors::{Dtype, SafeTensors};
 
 use super::error::EncoderError;
-use super::few_rows;
+use super::matrix::{Matrix, Q4_BLOCK_BYTES, Q4_BLOCK_WEIGHTS};
 
 /// The shape of a BERT model, from its `config.json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,28 +25,15 @@ pub(crate) struct BertShape {
 /// `y = x Wᵀ + b`, with `W` kept as PyTorch stores it, `[output, input]`: one output's
 /// weights are one contiguous row.
 struct Linear {
-    weight: Array2<f32>,
+    weight: Matrix,
     bias: Array1<f32>,
 }
 
-/// Up to this many rows (tokens: a query, a short tool text) a product goes through
-/// [`few_rows`]; above it the general product's packing pays for itself.
-const FEW_ROWS: usize = 24;
-
 impl Linear {
     fn apply(&self, x: &ArrayView2<f32>) -> Array2<f32> {
-        let mut y = self.few_rows(x).unwrap_or_else(|| x.dot(&self.weight.t()));
+        let mut y = self.weight.product(x);
         y += &self.bias;
         y
-    }
-
-    fn few_rows(&self, x: &ArrayView2<f32>) -> Option<Array2<f32>> {
-        if x.nrows() > FEW_ROWS || x.ncols() != self.weight.ncols() {
-            return None;
-        }
-        let x = x.as_standard_layout();
-        let y = few_rows::product(x.as_slice()?, self.weight.as_slice()?, x.ncols())?;
-        Array2::from_shape_vec((x.nrows(), self.weight.nrows()), y).ok()
     }
 }
 
@@ -90,6 +77,11 @@ pub(super) trait TensorSource {
         shape: &[Option<usize>],
     ) -> Result<(Vec<f32>, Vec<usize>), EncoderError>;
 
+    /// The linear weight `name`, `rows × cols`: dense unless the source keeps it smaller.
+    fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Matrix, EncoderError> {
+        dense_matrix(self, name, rows, cols)
+    }
+
     /// The word embeddings, `rows × cols`: dense unless the source keeps them smaller.
     fn word_table(&self, rows: usize, cols: usize) -> Result<WordTable, EncoderError> {
         let (data, _) = self.floats(
@@ -100,6 +92,19 @@ pub(super) trait TensorSource {
             .map(WordTable::Dense)
             .map_err(|e| EncoderError::Tensor(format!("`embeddings.word_embeddings.weight`: {e}")))
     }
+}
+
+/// The f32 matrix `name` of `source`, `rows × cols`.
+pub(super) fn dense_matrix(
+    source: &(impl TensorSource + ?Sized),
+    name: &str,
+    rows: usize,
+    cols: usize,
+) -> Result<Matrix, EncoderError> {
+    let (data, _) = source.floats(name, &[Some(rows), Some(cols)])?;
+    Array2::from_shape_vec((rows, cols), data)
+        .map(Matrix::Dense)
+        .map_err(|e| EncoderError::Tensor(format!("`{name}`: {e}")))
 }
 
 /// The word embeddings. A multilingual vocabulary (250,000 rows) is kept 4-bit: 54 MB
@@ -113,11 +118,6 @@ pub(super) enum WordTable {
         cols: usize,
     },
 }
-
-/// Bytes of one Q4_0 block: an f16 scale, then 16 bytes of nibbles.
-pub(super) const Q4_BLOCK_BYTES: usize = 18;
-/// Weights in one Q4_0 block.
-pub(super) const Q4_BLOCK_WEIGHTS: usize = 32;
 
 /// Expands Q4_0 blocks: byte `j` holds weight `j` (low nibble) and `j + 16` (high), each
 /// `(nibble - 8) × scale`.
@@ -210,14 +210,13 @@ impl Bert {
                 w.linear(&format!("{p}.attention.self.key"), h, h)?,
                 w.linear(&format!("{p}.attention.self.value"), h, h)?,
             );
-            let joined = |a: &Array2<f32>, b: &Array2<f32>, c: &Array2<f32>| {
-                concatenate(Axis(0), &[a.view(), b.view(), c.view()])
-                    .map_err(|e| EncoderError::Shape(format!("{p}: {e}")))
-            };
+            let bias =
+                ndarray::concatenate(Axis(0), &[q.bias.view(), k.bias.view(), v.bias.view()])
+                    .map_err(|e| EncoderError::Shape(format!("{p}: {e}")))?;
             let qkv = Linear {
-                weight: joined(&q.weight, &k.weight, &v.weight)?,
-                bias: concatenate(Axis(0), &[q.bias.view(), k.bias.view(), v.bias.view()])
-                    .map_err(|e| EncoderError::Shape(format!("{p}: {e}")))?,
+                weight: Matrix::stacked([q.weight, k.weight, v.weight])
+                    .map_err(|why| EncoderError::Shape(format!("{p}: {why}")))?,
+                bias,
             };
             layers.push(Layer {
                 qkv,
@@ -429,7 +428,9 @@ impl Weights<'_> {
     /// A linear layer `input` → `output`, stored by PyTorch as `[output, input]`.
     fn linear(&self, name: &str, input: usize, output: usize) -> Result<Linear, EncoderError> {
         Ok(Linear {
-            weight: self.matrix(&format!("{name}.weight"), Some(output), input)?,
+            weight: self
+                .source
+                .matrix(&format!("{name}.weight"), output, input)?,
             bias: self.vector(&format!("{name}.bias"), output)?,
         })
     }

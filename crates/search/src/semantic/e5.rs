@@ -12,11 +12,9 @@ use std::collections::HashMap;
 
 use ndarray::Array2;
 
-use super::bert::{
-    BertShape, Q4_BLOCK_BYTES, Q4_BLOCK_WEIGHTS, TensorSource, WordTable, check_shape,
-    dequantize_q4,
-};
+use super::bert::{BertShape, TensorSource, WordTable, check_shape, dense_matrix, dequantize_q4};
 use super::error::EncoderError;
+use super::matrix::{BlockMatrix, Matrix, Q4_BLOCK_BYTES, Q4_BLOCK_WEIGHTS};
 
 /// The weights file's name in the model's folder, as the package names it.
 pub const E5_WEIGHTS_FILE: &str = "e5-small-q4.bin";
@@ -303,6 +301,18 @@ impl TensorSource for E5File<'_> {
             );
         }
         Ok((data, got))
+    }
+
+    /// A 4-bit weight stays in its blocks, as `i8`s and scales.
+    fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Matrix, EncoderError> {
+        let stored = file_name(name).ok_or_else(|| invalid(format!("no tensor for `{name}`")))?;
+        let entry = self.entry(&stored)?;
+        if !entry.quantized {
+            return dense_matrix(self, name, rows, cols);
+        }
+        BlockMatrix::from_q4(&self.bytes[entry.bytes.clone()], rows, cols)
+            .map(Matrix::Blocks)
+            .map_err(|why| invalid(format!("`{stored}`: {why}")))
     }
 
     fn word_table(&self, rows: usize, cols: usize) -> Result<WordTable, EncoderError> {

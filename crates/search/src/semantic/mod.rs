@@ -9,6 +9,7 @@ mod e5;
 mod encoder;
 mod error;
 mod few_rows;
+mod matrix;
 pub mod install;
 mod model;
 pub mod wordpiece;
