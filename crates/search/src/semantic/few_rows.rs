@@ -61,7 +61,7 @@ pub(super) fn product(x: &[f32], weight: Rows<'_>, input: usize) -> Option<Vec<f
         let expand = |values: &[i8], scales: &[f32], row: &mut [f32]| {
             expand_avx2(v3, values, scales, row);
         };
-        v3.vectorize(|| block_rows(v3, x, values, scales, input, outputs, &mut y, expand));
+        v3.vectorize(|| block_rows(v3, x, values, scales, input, &mut y, expand));
         return Some(y);
     }
     Arch::new().dispatch(Product {
@@ -101,26 +101,26 @@ impl WithSimd for Product<'_> {
                 }
             }
             Rows::Blocks { values, scales } => {
-                block_rows(simd, x, values, scales, input, outputs, y, expand);
+                block_rows(simd, x, values, scales, input, y, expand);
             }
         }
     }
 }
 
 /// `y = x Wᵀ` for block weights: each weight row is expanded by `expand` into a row of
-/// f32 (in L1, read back at once), then dotted with every row of `x`.
+/// f32 (in L1, read back at once), then dotted with every row of `x`. `input` is a
+/// non-zero multiple of [`Q4_BLOCK_WEIGHTS`] ([`Rows::fits`]).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn block_rows<S: Simd>(
     simd: S,
     x: &[f32],
     values: &[i8],
     scales: &[f32],
     input: usize,
-    outputs: usize,
     y: &mut [f32],
     expand: impl Fn(&[i8], &[f32], &mut [f32]),
 ) {
+    let outputs = values.len() / input;
     let mut row = vec![0.0; input];
     let row_scales = scales.chunks_exact(input / Q4_BLOCK_WEIGHTS);
     for (j, (values, scales)) in values.chunks_exact(input).zip(row_scales).enumerate() {
