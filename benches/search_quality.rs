@@ -208,26 +208,29 @@ fn main() {
 }
 
 /// How long a search takes as `tool_search` runs it (five results), over every query of
-/// `sets` in turn, each searched once: the 50th, 90th and 99th percentiles and the slowest.
+/// `sets` in turn, each searched once: the 50th, 90th and 99th percentiles and the slowest,
+/// with the start of its query.
 fn latency(index: &SearchIndex, sets: [&[Query]; 3]) {
-    let mut times: Vec<std::time::Duration> = sets
+    let mut times: Vec<(std::time::Duration, &str)> = sets
         .iter()
         .flat_map(|qs| qs.iter())
         .map(|q| {
             let started = std::time::Instant::now();
             std::hint::black_box(index.search(&q.text, 5, &|_| true));
-            started.elapsed()
+            (started.elapsed(), q.text.as_str())
         })
         .collect();
     times.sort_unstable();
-    let at = |p: usize| times[(times.len() - 1) * p / 100];
+    let at = |p: usize| times[(times.len() - 1) * p / 100].0;
+    let (slowest, query) = times[times.len() - 1];
+    let start: String = query.chars().take(40).collect();
     println!(
-        "\nmodel search time over {} queries (dev, tasks, Chinese dev): p50 {:.1?}, p90 {:.1?}, p99 {:.1?}, max {:.1?}",
+        "\nmodel search time over {} queries (dev, tasks, Chinese dev): p50 {:.1?}, p90 {:.1?}, p99 {:.1?}, max {slowest:.1?} ({start:?}…, {} characters)",
         times.len(),
         at(50),
         at(90),
         at(99),
-        times[times.len() - 1]
+        query.chars().count()
     );
 }
 
