@@ -8,7 +8,7 @@ use ndarray::{Array1, Array2, ArrayView2, Axis, Slice};
 use safetensors::{Dtype, SafeTensors};
 
 use super::error::EncoderError;
-use super::matrix::{Matrix, Q4_BLOCK_BYTES, Q4_BLOCK_WEIGHTS};
+use super::matrix::{Matrix, Q4_BLOCK_BYTES, Q4_BLOCK_WEIGHTS, dequantize_q4};
 
 /// The shape of a BERT model, from its `config.json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,18 +117,6 @@ pub(super) enum WordTable {
         rows: usize,
         cols: usize,
     },
-}
-
-/// Expands Q4_0 blocks: byte `j` holds weight `j` (low nibble) and `j + 16` (high), each
-/// `(nibble - 8) × scale`.
-pub(super) fn dequantize_q4(blocks: &[u8], out: &mut Vec<f32>) {
-    for block in blocks.chunks_exact(Q4_BLOCK_BYTES) {
-        let scale = half::f16::from_le_bytes([block[0], block[1]]).to_f32();
-        let nibbles = &block[2..];
-        let low = nibbles.iter().map(|b| f32::from(b & 0x0f) - 8.0);
-        let high = nibbles.iter().map(|b| f32::from(b >> 4) - 8.0);
-        out.extend(low.chain(high).map(|q| q * scale));
-    }
 }
 
 impl WordTable {

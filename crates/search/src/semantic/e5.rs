@@ -12,9 +12,9 @@ use std::collections::HashMap;
 
 use ndarray::Array2;
 
-use super::bert::{BertShape, TensorSource, WordTable, check_shape, dense_matrix, dequantize_q4};
+use super::bert::{BertShape, TensorSource, WordTable, check_shape, dense_matrix};
 use super::error::EncoderError;
-use super::matrix::{BlockMatrix, Matrix, Q4_BLOCK_BYTES, Q4_BLOCK_WEIGHTS};
+use super::matrix::{BlockMatrix, Matrix, Q4_BLOCK_BYTES, Q4_BLOCK_WEIGHTS, dequantize_q4};
 
 /// The weights file's name in the model's folder, as the package names it.
 pub const E5_WEIGHTS_FILE: &str = "e5-small-q4.bin";

@@ -129,9 +129,9 @@ fn block_rows<S: Simd>(
     }
 }
 
-/// One block row into f32, a weight at a time.
+/// Block weights into f32, a weight at a time (also a whole matrix's, `super::matrix`).
 #[inline(always)]
-fn expand(values: &[i8], scales: &[f32], row: &mut [f32]) {
+pub(super) fn expand(values: &[i8], scales: &[f32], row: &mut [f32]) {
     let blocks = row.chunks_exact_mut(Q4_BLOCK_WEIGHTS);
     for ((out, values), &scale) in blocks
         .zip(values.chunks_exact(Q4_BLOCK_WEIGHTS))

@@ -25,6 +25,24 @@ pub(super) enum Matrix {
     Blocks(BlockMatrix),
 }
 
+/// One Q4_0 block's scale and its 32 weights' integers: byte `j` holds weight `j` in its
+/// low nibble and `j + 16` in its high one, each `nibble - 8`.
+fn q4_block(block: &[u8]) -> (f32, impl Iterator<Item = i8> + '_) {
+    let scale = half::f16::from_le_bytes([block[0], block[1]]).to_f32();
+    let nibbles = &block[2..];
+    let low = nibbles.iter().map(|b| (b & 0x0f) as i8 - 8);
+    let high = nibbles.iter().map(|b| (b >> 4) as i8 - 8);
+    (scale, low.chain(high))
+}
+
+/// Expands Q4_0 blocks into f32, appended to `out`.
+pub(super) fn dequantize_q4(blocks: &[u8], out: &mut Vec<f32>) {
+    for block in blocks.chunks_exact(Q4_BLOCK_BYTES) {
+        let (scale, values) = q4_block(block);
+        out.extend(values.map(|v| f32::from(v) * scale));
+    }
+}
+
 /// `rows × cols` weights, each `value × scale` of its block of 32 along the row.
 pub(super) struct BlockMatrix {
     /// Each weight's integer, -8..=7 for a Q4_0 source.
@@ -36,9 +54,8 @@ pub(super) struct BlockMatrix {
 }
 
 impl BlockMatrix {
-    /// `rows × cols` weights from Q4_0 blocks (byte `j` of a block holds weight `j` in its
-    /// low nibble and `j + 16` in its high one, each `nibble - 8`); why not, when the
-    /// bytes do not hold that many weights.
+    /// `rows × cols` weights from Q4_0 blocks; why not, when the bytes do not hold that
+    /// many weights.
     pub(super) fn from_q4(blocks: &[u8], rows: usize, cols: usize) -> Result<Self, String> {
         let count = rows.checked_mul(cols).filter(|&n| n > 0);
         let fits = cols.is_multiple_of(Q4_BLOCK_WEIGHTS)
@@ -53,10 +70,9 @@ impl BlockMatrix {
         let mut values = Vec::with_capacity(rows * cols);
         let mut scales = Vec::with_capacity(blocks.len());
         for block in blocks {
-            scales.push(half::f16::from_le_bytes([block[0], block[1]]).to_f32());
-            let nibbles = &block[2..];
-            values.extend(nibbles.iter().map(|b| (b & 0x0f) as i8 - 8));
-            values.extend(nibbles.iter().map(|b| (b >> 4) as i8 - 8));
+            let (scale, block_values) = q4_block(block);
+            scales.push(scale);
+            values.extend(block_values);
         }
         Ok(Self {
             values,
@@ -68,15 +84,7 @@ impl BlockMatrix {
 
     /// Every weight as f32, into `data` (of [`Self::values`]' length).
     fn expand_into(&self, data: &mut [f32]) {
-        for ((out, values), &scale) in data
-            .chunks_exact_mut(Q4_BLOCK_WEIGHTS)
-            .zip(self.values.chunks_exact(Q4_BLOCK_WEIGHTS))
-            .zip(&self.scales)
-        {
-            for (o, &v) in out.iter_mut().zip(values) {
-                *o = f32::from(v) * scale;
-            }
-        }
+        few_rows::expand(&self.values, &self.scales, data);
     }
 
     fn expanded(&self) -> Array2<f32> {
@@ -227,7 +235,7 @@ mod tests {
             bytes.extend((0..16u8).map(|j| j.wrapping_mul(71).wrapping_add(b.wrapping_mul(13))));
         }
         let mut want = Vec::new();
-        super::super::bert::dequantize_q4(&bytes, &mut want);
+        dequantize_q4(&bytes, &mut want);
         let got = BlockMatrix::from_q4(&bytes, 4, 64).unwrap().expanded();
         assert_eq!(got.as_slice().unwrap(), &want[..]);
     }
