@@ -372,6 +372,7 @@ fn semantic_search() -> Option<SemanticSearch> {
     Some(SemanticSearch {
         model: support::semantic_model()?,
         multilingual: support::multilingual_model(),
+        dictionary: support::dictionary(),
         mode: EmbedMode::Blocking(None),
     })
 }

@@ -51,6 +51,9 @@ static MODEL: LazyLock<Option<Arc<SemanticModel>>> = LazyLock::new(support::sema
 /// The multilingual encoder beside it, if installed (see `support::multilingual_model`).
 static MULTILINGUAL: LazyLock<Option<Arc<SemanticModel>>> =
     LazyLock::new(support::multilingual_model);
+/// The dictionary glossing the Chinese query, if installed (see `support::dictionary`).
+static DICTIONARY: LazyLock<Option<Arc<antler_search::gloss::Glossary>>> =
+    LazyLock::new(support::dictionary);
 
 /// An index of `tools` ranking with the encoder, its vectors ready (embedded once, with
 /// progress on stderr, if not cached).
@@ -64,6 +67,7 @@ fn with_encoder(tools: &[ToolInfo]) -> Option<SearchIndex> {
     let search = SemanticSearch {
         model: Arc::clone(model),
         multilingual: MULTILINGUAL.clone(),
+        dictionary: DICTIONARY.clone(),
         mode: EmbedMode::Blocking(Some(progress)),
     };
     let index = SearchIndex::with_semantic(tools, Some(search));

@@ -56,6 +56,30 @@ pub(crate) fn multilingual_model() -> Option<Arc<antler_search::semantic::Semant
     bench_model(dir)
 }
 
+/// The dictionary glossing Chinese queries, where `.ci/interop-deps` installs it, read now
+/// (so no search pays for it); `None`, saying so, when it is missing or
+/// `ANTLER_BENCH_DICTIONARY=off`.
+pub(crate) fn dictionary() -> Option<Arc<antler_search::gloss::Glossary>> {
+    use antler_search::gloss::{DICTIONARY_NAME, Glossary};
+    if std::env::var_os("ANTLER_BENCH_DICTIONARY").is_some_and(|v| v == "off") {
+        return None;
+    }
+    let glossary = Glossary::new(interop_models().join(DICTIONARY_NAME));
+    let started = std::time::Instant::now();
+    match glossary.dictionary() {
+        Ok(d) => println!(
+            "dictionary: {} headwords, read in {:.1?}",
+            d.headwords(),
+            started.elapsed()
+        ),
+        Err(err) => {
+            println!("no dictionary ({err}): it is not measured");
+            return None;
+        }
+    }
+    Some(Arc::new(glossary))
+}
+
 fn interop_models() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/interop/models")
 }

@@ -147,7 +147,7 @@ fn models_fetch_refuses_an_unknown_name() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(
-            "unknown model `../../etc`; the models are encoder, multilingual-e5-small, chat and \
+            "unknown model `../../etc`; the models are encoder, multilingual-e5-small, cc-cedict, chat and \
              chat-small"
         ),
         "{stderr}"

@@ -251,3 +251,79 @@ fn the_multilingual_model_is_fetched_from_a_copy_and_checked() {
     }
     assert!(String::from_utf8_lossy(&out.stdout).contains("installed multilingual-e5-small"));
 }
+
+#[test]
+fn the_dictionary_is_fetched_checked_and_glosses_a_chinese_query() {
+    let sb = Sandbox::new();
+    sb.write("catalog.json", CATALOG);
+    let cedict = interop_dir().join("models/cc-cedict");
+    let file = "cedict_1_0_ts_utf-8_mdbg.txt.gz";
+    // The English encoder only: it cannot read Chinese, so the gloss is what finds the tool.
+    let models = sb.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    std::os::unix::fs::symlink(
+        interop_dir().join("models/all-MiniLM-L6-v2"),
+        models.join("all-MiniLM-L6-v2"),
+    )
+    .unwrap();
+    let antler = || {
+        let mut command = sb.antler();
+        command.env("ANTLER_MODELS_DIR", &models);
+        command
+    };
+    let mut chinese = SEARCH;
+    chinese[5] = "巴黎的天气预报";
+    let search = || {
+        let out = antler().args(chinese).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let before = search();
+    assert_ne!(
+        before["results"][0]["name"], "weather_get_forecast",
+        "{before}"
+    );
+
+    // A copy that is not the pinned file installs nothing.
+    let tampered = sb.path().join("tampered");
+    std::fs::create_dir(&tampered).unwrap();
+    let mut bytes = std::fs::read(cedict.join(file)).unwrap();
+    bytes[1000] ^= 1;
+    std::fs::write(tampered.join(file), bytes).unwrap();
+    let fetch = |from: &std::path::Path| {
+        antler()
+            .args(["models", "fetch", "cc-cedict", "--from"])
+            .arg(from)
+            .output()
+            .unwrap()
+    };
+    let out = fetch(&tampered);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not the pinned cc-cedict"), "{stderr}");
+    assert!(!models.join("cc-cedict").exists());
+
+    let out = fetch(&cedict);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("installed cc-cedict"));
+    assert_eq!(search()["results"][0]["name"], "weather_get_forecast");
+    let out = antler().args(["doctor", "--json"]).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "dictionary")
+        .cloned()
+        .unwrap();
+    assert_eq!(check["status"], "ok", "{check}");
+    assert!(
+        check["detail"].as_str().unwrap().contains("headwords"),
+        "{check}"
+    );
+}

@@ -381,8 +381,15 @@ impl Setup {
         self.semantic.as_ref().map(|found| SemanticSearch {
             model: Arc::clone(&found.english),
             multilingual: found.multilingual.clone(),
+            dictionary: found.dictionary.clone(),
             mode,
         })
+    }
+
+    /// The dictionary glossing Chinese queries (not read), unless the encoders are turned
+    /// off.
+    pub fn dictionary(&self) -> Option<&Arc<antler_search::gloss::Glossary>> {
+        self.semantic.as_ref()?.dictionary.as_ref()
     }
 
     /// The sentence encoder's model (not loaded), unless it is turned off.

