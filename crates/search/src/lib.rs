@@ -91,7 +91,6 @@ pub struct SearchIndex {
     encoded: Option<Encoded>,
     /// The dictionary that glosses Chinese queries into English, when installed.
     glossary: Option<Arc<gloss::Glossary>>,
-
     tools: usize,
 }
 
